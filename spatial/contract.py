@@ -1,0 +1,523 @@
+"""The contract every spatial-index backend fulfils.
+
+A backend subclasses :class:`SpatialIndex` and implements the underscored hooks. The public
+methods here validate input once (ids, finite bounds, flags, modes), keep the shared
+:class:`~spatial.objects.ObjectTable` in step, time the work and convert slots back to ids, so
+every backend reports errors and results the same way.
+
+Semantics (all backends, checked against :class:`plugins.brute.BruteForce` by the oracle suite):
+
+* Boxes are closed: touching boxes overlap, a point on a face is inside.
+* ``query_box/sphere/point/frustum`` return the ids of every object whose box meets the query,
+  ascending, together with the work done (nodes visited, objects tested).
+* ``query_ray`` returns every hit with its entry distance ``t`` (0 when the origin is inside,
+  in multiples of the direction's length), sorted by ``t`` then id, up to ``max_t`` inclusive.
+* ``pairs(mode)`` returns every overlapping pair once as ``(a, b)`` with ``a < b``, rows sorted.
+  ``mode='all'``: every overlapping pair (the level-analysis view). ``mode='active'``: only pairs
+  in which at least one object is dynamic *and* awake (what a game tests each frame).
+  ``tests`` counts the candidate pair tests the structure made (a candidate examined in two
+  leaves counts twice); ``node_tests`` splits them per row of :meth:`nodes`.
+* A 2D backend partitions on two axes but answers in 3D: it filters its candidates with the
+  exact 3D test, so its answers equal the oracle's.
+* Batch queries (``query_boxes``, ``query_rays``) return CSR-style results; ids within one query
+  are in unspecified order.
+
+Node rows: :meth:`nodes` returns a :class:`NodeTable` (a struct of arrays); ``trace=True`` on a
+query reports the rows visited (and, for frusta, the rows culled) in that table's numbering,
+valid until the next edit.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import GeometryError, IndexInvariantError, ParamError
+from .geometry import as_boxes, normalize_planes
+from .objects import ObjectTable
+from .params import param_specs, parse_params, validate_params
+
+PAIR_MODES = ("all", "active")
+
+
+# --------------------------------------------------------------------------- result types
+@dataclass
+class QueryResult:
+    """Result of one box, sphere, point or frustum query."""
+
+    ids: np.ndarray
+    nodes_visited: int
+    objects_tested: int
+    visited: np.ndarray | None = None  # node rows visited (trace=True only)
+    culled: np.ndarray | None = None   # node rows rejected by the query shape (trace=True only)
+
+
+@dataclass
+class RayResult:
+    """Every hit of one ray, nearest first."""
+
+    ids: np.ndarray
+    t: np.ndarray
+    nodes_visited: int
+    objects_tested: int
+    visited: np.ndarray | None = None
+
+
+@dataclass
+class BatchResult:
+    """CSR result of many queries: hits of query ``q`` are ``ids[offsets[q]:offsets[q+1]]``."""
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    nodes_visited: np.ndarray
+    objects_tested: np.ndarray
+
+    def hits(self, q: int) -> np.ndarray:
+        return self.ids[self.offsets[q]: self.offsets[q + 1]]
+
+
+@dataclass
+class RayBatchResult:
+    """Closest hit of each of many rays: ``ids[q] == -1`` and ``t[q] == inf`` on a miss."""
+
+    ids: np.ndarray
+    t: np.ndarray
+    nodes_visited: np.ndarray
+    objects_tested: np.ndarray
+
+
+@dataclass
+class PairResult:
+    """Overlapping pairs ``(M, 2)`` (each once, ``a < b``, rows sorted) and the work it took."""
+
+    pairs: np.ndarray
+    tests: int
+    node_tests: np.ndarray | None = None
+
+
+_NODE_COLUMNS = {
+    "lo": (np.float64, (3,)), "hi": (np.float64, (3,)),
+    "core_lo": (np.float64, (3,)), "core_hi": (np.float64, (3,)),
+    "depth": (np.int32, ()), "parent": (np.int32, ()), "is_leaf": (np.bool_, ()),
+    "own_count": (np.int32, ()), "subtree_count": (np.int64, ()),
+    "lifespan_left": (np.int32, ()), "lifespan_max": (np.int32, ()),
+    "awake": (np.bool_, ()), "pair_tests": (np.int64, ()),
+}
+
+
+@dataclass
+class NodeTable:
+    """The whole tree as a struct of arrays, one row per node, parents before children.
+
+    ``lo``/``hi`` are the bounds used for containment (the *loose* bounds of a loose octree);
+    ``core_lo``/``core_hi`` are the tight cell (equal to ``lo``/``hi`` for non-loose trees).
+    ``own_count`` counts object references held by the node itself (an object stored in two
+    leaves counts in both); ``subtree_count`` counts references in the node and its descendants.
+    ``lifespan_left``/``lifespan_max`` are the empty-node countdown (0/0 where it does not apply).
+    ``pair_tests`` are the tests made in the node by the latest :meth:`SpatialIndex.pairs` call.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    core_lo: np.ndarray
+    core_hi: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    is_leaf: np.ndarray
+    own_count: np.ndarray
+    subtree_count: np.ndarray
+    lifespan_left: np.ndarray
+    lifespan_max: np.ndarray
+    awake: np.ndarray
+    pair_tests: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.depth)
+
+    @classmethod
+    def empty(cls, n: int = 0) -> "NodeTable":
+        """A table of ``n`` zeroed rows (``parent`` -1) for a backend to fill."""
+        cols = {}
+        for name, (dtype, shape) in _NODE_COLUMNS.items():
+            cols[name] = np.zeros((n,) + shape, dtype=dtype)
+        cols["parent"][:] = -1
+        return cls(**cols)
+
+    @classmethod
+    def from_columns(cls, **columns) -> "NodeTable":
+        """Build a table from the columns given; missing ones are zero-filled, cores = bounds."""
+        n = len(columns["depth"])
+        table = cls.empty(n)
+        for name, values in columns.items():
+            if name not in _NODE_COLUMNS:
+                raise KeyError(f"unknown node column {name!r}")
+            dtype, _ = _NODE_COLUMNS[name]
+            setattr(table, name, np.ascontiguousarray(np.asarray(values, dtype=dtype)))
+        if "core_lo" not in columns:
+            table.core_lo = table.lo.copy()
+        if "core_hi" not in columns:
+            table.core_hi = table.hi.copy()
+        return table
+
+
+# --------------------------------------------------------------------------- the contract
+class SpatialIndex:
+    """Base class of every backend. See the module docstring for the semantics.
+
+    Subclasses set the class attributes and implement the ``_hooks``. ``_insert``, ``_remove``
+    and ``_update`` receive *slots* into ``self.objects`` (already updated: bounds written on
+    insert/update; on remove, the slots are already freed but still hold the old bounds).
+    Queries receive validated arrays and return slots; the base class maps them to ids.
+    """
+
+    name: ClassVar[str] = ""
+    dims: ClassVar[int] = 3
+    description: ClassVar[str] = ""
+    Params: ClassVar[type]
+    #: children per inner node, for the ideal depth in stats (8 octree, 4 quadtree, 2 binary)
+    branching: ClassVar[int] = 2
+
+    def __init__(self, params: Any = None, **overrides: Any):
+        if params is None:
+            params = self.Params()
+        elif isinstance(params, dict):
+            params = parse_params(self.Params, params)
+        elif not isinstance(params, self.Params):
+            raise ParamError(type(params).__name__,
+                             f"{self.name} expects {self.Params.__name__}, got {type(params).__name__}")
+        if overrides:
+            params = parse_params(self.Params, overrides, base=params)
+        self.params = validate_params(params)
+        self.objects = ObjectTable(self.dims)
+        self.frame = 0
+        self.build_ms = 0.0
+        self.update_ms = 0.0
+        self._last_node_tests: np.ndarray | None = None
+        self._setup()
+
+    # ---------------------------------------------------------------- hooks to implement
+    def _setup(self) -> None:
+        """Initialise empty structure (called by ``__init__`` and before every ``build``)."""
+
+    def _build(self, slots: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _insert(self, slots: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _remove(self, slots: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _update(self, slots: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _set_awake(self, slots: np.ndarray) -> None:
+        """Flags already written to ``self.objects.awake``; refresh derived node state."""
+
+    def _step(self, frames: int) -> None:
+        """Advance per-frame bookkeeping (lifespans) by ``frames``."""
+
+    def _flush(self) -> None:
+        """Apply deferred work (e.g. a lazy insertion batch) before a query or inspection."""
+
+    def _query_box(self, lo, hi, trace):  # -> (slots, visited, tested, visited_rows|None)
+        raise NotImplementedError
+
+    def _query_sphere(self, center, radius, trace):
+        raise NotImplementedError
+
+    def _query_point(self, point, trace):
+        return self._query_box(point, point, trace)
+
+    def _query_ray(self, origin, direction, max_t, trace):  # -> (slots, t, visited, tested, rows)
+        raise NotImplementedError
+
+    def _query_frustum(self, planes, trace):  # -> (slots, visited, tested, rows, culled_rows)
+        raise NotImplementedError
+
+    def _pairs(self, mode: str):  # -> (pairs of slots (M,2), tests, node_tests|None)
+        raise NotImplementedError
+
+    def _nodes(self) -> NodeTable:
+        raise NotImplementedError
+
+    def _node_objects(self, row: int) -> np.ndarray:
+        """Slots stored in node ``row`` itself."""
+        raise NotImplementedError
+
+    def _validate(self) -> None:
+        raise NotImplementedError
+
+    def _leaf_capacity(self) -> float:
+        """Objects a leaf is meant to hold, for the ideal depth (1 unless a bucket size)."""
+        return 1.0
+
+    def _memory_bytes(self) -> int:
+        """Estimate of the structure's own memory (not the shared object table)."""
+        return 0
+
+    def _extra_stats(self) -> dict:
+        return {}
+
+    # ---------------------------------------------------------------- edits
+    def build(self, ids, lo, hi, dynamic=None, awake=None) -> None:
+        """Replace the whole content with these objects and build the structure eagerly."""
+        self.objects = ObjectTable(self.dims)
+        slots = self.objects.add(ids, lo, hi, dynamic, awake)
+        self._setup()
+        start = time.perf_counter()
+        self._build(slots)
+        self._flush()
+        self.build_ms = (time.perf_counter() - start) * 1e3
+
+    def insert(self, ids, lo, hi, dynamic=None, awake=None) -> None:
+        """Add objects (ids must be new). Flags default to dynamic and awake."""
+        slots = self.objects.add(ids, lo, hi, dynamic, awake)
+        if len(slots):
+            self._timed_update(self._insert, slots)
+
+    def remove(self, ids) -> None:
+        """Remove objects by id."""
+        slots = self.objects.remove(ids)
+        if len(slots):
+            self._timed_update(self._remove, slots)
+
+    def update(self, ids, lo, hi) -> None:
+        """Move or resize existing objects, incrementally."""
+        slots = self.objects.slots_of(ids)
+        lo, hi = self.objects.check_bounds(lo, hi, len(slots))
+        if len(slots) == 0:
+            return
+        self.objects.lo[slots] = lo
+        self.objects.hi[slots] = hi
+        self._timed_update(self._update, slots)
+
+    def set_awake(self, ids, flags) -> None:
+        """Set the awake flag of objects (only dynamic objects use it)."""
+        slots = self.objects.slots_of(ids)
+        flags = ObjectTable._flags(flags, len(slots), True, "awake")
+        self.objects.awake[slots] = flags
+        if len(slots):
+            self._set_awake(slots)
+
+    def step(self, frames: int = 1) -> None:
+        """Advance the clock: empty-node lifespans count down by ``frames``."""
+        if int(frames) != frames or frames < 0:
+            raise ParamError("frames", f"must be a whole number >= 0, got {frames!r}")
+        self._flush()
+        self.frame += int(frames)
+        self._step(int(frames))
+
+    def _timed_update(self, hook, slots) -> None:
+        start = time.perf_counter()
+        hook(slots)
+        self.update_ms = (time.perf_counter() - start) * 1e3
+
+    def set_params(self, params: Any = None, **overrides: Any) -> None:
+        """Change parameters and rebuild from the current objects (flags kept)."""
+        if params is None:
+            params = self.params
+        elif isinstance(params, dict):
+            params = parse_params(self.Params, params, base=self.params)
+        if overrides:
+            params = parse_params(self.Params, overrides, base=params)
+        self.params = validate_params(params)
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        """Rebuild the structure from scratch with the current objects and flags."""
+        self._flush()
+        slots = self.objects.alive_slots()
+        obj = self.objects
+        self.build(obj.ids[slots], obj.lo[slots], obj.hi[slots], obj.dynamic[slots], obj.awake[slots])
+
+    # ---------------------------------------------------------------- queries
+    def __len__(self) -> int:
+        return self.objects.count
+
+    def _ids(self, slots) -> np.ndarray:
+        return self.objects.ids[np.asarray(slots, dtype=np.int64)]
+
+    def _sorted_ids(self, slots) -> np.ndarray:
+        return np.sort(self._ids(slots))
+
+    @staticmethod
+    def _point(p, what: str) -> np.ndarray:
+        p = np.asarray(p, dtype=np.float64).reshape(-1)
+        if p.shape != (3,) or not np.isfinite(p).all():
+            raise GeometryError(f"{what} must be 3 finite numbers, got {p.tolist()}")
+        return p
+
+    def query_box(self, lo, hi, trace: bool = False) -> QueryResult:
+        """Ids of objects whose boxes overlap the closed box ``[lo, hi]``."""
+        lo, hi = as_boxes(lo, hi, what="query box")
+        self._flush()
+        slots, visited, tested, rows = self._query_box(lo[0], hi[0], trace)
+        return QueryResult(self._sorted_ids(slots), int(visited), int(tested), rows)
+
+    def query_sphere(self, center, radius, trace: bool = False) -> QueryResult:
+        """Ids of objects whose boxes touch the closed sphere."""
+        center = self._point(center, "sphere center")
+        radius = float(radius)
+        if not (math.isfinite(radius) and radius >= 0):
+            raise GeometryError(f"sphere radius must be finite and >= 0, got {radius}")
+        self._flush()
+        slots, visited, tested, rows = self._query_sphere(center, radius, trace)
+        return QueryResult(self._sorted_ids(slots), int(visited), int(tested), rows)
+
+    def query_point(self, point, trace: bool = False) -> QueryResult:
+        """Ids of objects whose closed boxes contain the point."""
+        point = self._point(point, "point")
+        self._flush()
+        slots, visited, tested, rows = self._query_point(point, trace)
+        return QueryResult(self._sorted_ids(slots), int(visited), int(tested), rows)
+
+    def query_ray(self, origin, direction, max_t: float = math.inf, trace: bool = False) -> RayResult:
+        """Every box the ray ``origin + t * direction`` (``0 <= t <= max_t``) meets, nearest first."""
+        origin = self._point(origin, "ray origin")
+        direction = self._point(direction, "ray direction")
+        if not direction.any():
+            raise GeometryError("ray direction must not be zero")
+        max_t = float(max_t)
+        if math.isnan(max_t) or max_t < 0:
+            raise GeometryError(f"ray max_t must be >= 0, got {max_t}")
+        self._flush()
+        slots, t, visited, tested, rows = self._query_ray(origin, direction, max_t, trace)
+        ids = self._ids(slots)
+        t = np.asarray(t, dtype=np.float64)
+        order = np.lexsort((ids, t))
+        return RayResult(ids[order], t[order], int(visited), int(tested), rows)
+
+    def query_frustum(self, planes, trace: bool = False) -> QueryResult:
+        """Objects not entirely outside any of the (inward-facing) planes."""
+        planes = normalize_planes(planes)
+        self._flush()
+        slots, visited, tested, rows, culled = self._query_frustum(planes, trace)
+        return QueryResult(self._sorted_ids(slots), int(visited), int(tested), rows, culled)
+
+    def query_boxes(self, lo, hi) -> BatchResult:
+        """Many box queries at once (CSR result). Backends override this with a fused kernel."""
+        lo, hi = as_boxes(lo, hi, what="query boxes")
+        self._flush()
+        return self._query_boxes(lo, hi)
+
+    def _query_boxes(self, lo, hi) -> BatchResult:
+        parts, offsets, visited, tested = [], [0], [], []
+        for q in range(len(lo)):
+            slots, v, t, _ = self._query_box(lo[q], hi[q], False)
+            parts.append(self._ids(slots))
+            offsets.append(offsets[-1] + len(slots))
+            visited.append(v)
+            tested.append(t)
+        ids = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        return BatchResult(ids, np.asarray(offsets, dtype=np.int64),
+                           np.asarray(visited, dtype=np.int64), np.asarray(tested, dtype=np.int64))
+
+    def query_rays(self, origins, directions, max_t: float = math.inf) -> RayBatchResult:
+        """Closest hit of each ray (ties broken by the smaller id)."""
+        origins = np.ascontiguousarray(np.asarray(origins, dtype=np.float64).reshape(-1, 3))
+        directions = np.ascontiguousarray(np.asarray(directions, dtype=np.float64).reshape(-1, 3))
+        if origins.shape != directions.shape:
+            raise GeometryError("origins and directions must have the same shape")
+        if not (np.isfinite(origins).all() and np.isfinite(directions).all()):
+            raise GeometryError("ray origins and directions must be finite")
+        if len(directions) and not directions.any(axis=1).all():
+            raise GeometryError(f"ray {int(np.flatnonzero(~directions.any(axis=1))[0])} has a zero direction")
+        if math.isnan(max_t) or max_t < 0:
+            raise GeometryError(f"ray max_t must be >= 0, got {max_t}")
+        self._flush()
+        return self._query_rays(origins, directions, float(max_t))
+
+    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+        q = len(origins)
+        ids = np.full(q, -1, dtype=np.int64)
+        ts = np.full(q, np.inf)
+        visited = np.zeros(q, dtype=np.int64)
+        tested = np.zeros(q, dtype=np.int64)
+        for i in range(q):
+            slots, t, v, n, _ = self._query_ray(origins[i], directions[i], max_t, False)
+            visited[i], tested[i] = v, n
+            if len(slots):
+                hit_ids = self._ids(slots)
+                order = np.lexsort((hit_ids, np.asarray(t)))
+                ids[i] = hit_ids[order[0]]
+                ts[i] = np.asarray(t)[order[0]]
+        return RayBatchResult(ids, ts, visited, tested)
+
+    def pairs(self, mode: str = "all") -> PairResult:
+        """Every overlapping pair once (``a < b``, rows sorted); see the module docstring."""
+        if mode not in PAIR_MODES:
+            raise ParamError("mode", f"expected one of {', '.join(PAIR_MODES)}, got {mode!r}")
+        self._flush()
+        pairs, tests, node_tests = self._pairs(mode)
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        ids = self.objects.ids[pairs] if len(pairs) else np.empty((0, 2), dtype=np.int64)
+        ids = np.sort(ids, axis=1)
+        if len(ids):
+            ids = ids[np.lexsort((ids[:, 1], ids[:, 0]))]
+        self._last_node_tests = node_tests
+        return PairResult(ids, int(tests), node_tests)
+
+    # ---------------------------------------------------------------- inspection
+    def nodes(self) -> NodeTable:
+        """The whole tree as a struct of arrays (see :class:`NodeTable`)."""
+        self._flush()
+        table = self._nodes()
+        if self._last_node_tests is not None and len(self._last_node_tests) == len(table):
+            table.pair_tests = np.asarray(self._last_node_tests, dtype=np.int64)
+        return table
+
+    def node_objects(self, row: int) -> np.ndarray:
+        """Ids stored in node ``row`` of :meth:`nodes` itself (not its descendants)."""
+        self._flush()
+        return self._sorted_ids(self._node_objects(int(row)))
+
+    def stats(self) -> dict:
+        """Size and shape of the structure: nodes, leaves, depth vs ideal, references, memory."""
+        table = self.nodes()
+        n = self.objects.count
+        leaves = int(table.is_leaf.sum()) if len(table) else 0
+        cap = max(self._leaf_capacity(), 1.0)
+        ideal = math.ceil(math.log(max(n / cap, 1.0), self.branching)) if n else 0
+        obj = self.objects
+        out = {
+            "backend": self.name,
+            "objects": int(n),
+            "nodes": int(len(table)),
+            "leaves": leaves,
+            "max_depth": int(table.depth.max()) if len(table) else 0,
+            "ideal_depth": int(ideal),
+            "references": int(table.own_count.sum()) if len(table) else 0,
+            "memory_bytes": int(self._memory_bytes()),
+            "object_table_bytes": int(obj.lo.nbytes + obj.hi.nbytes + obj.ids.nbytes
+                                      + obj.dynamic.nbytes + obj.awake.nbytes + obj.alive.nbytes),
+            "build_ms": round(self.build_ms, 3),
+            "update_ms": round(self.update_ms, 3),
+        }
+        out.update(self._extra_stats())
+        return out
+
+    def validate(self) -> None:
+        """Raise :class:`IndexInvariantError` if any invariant of the structure is broken."""
+        self._flush()
+        obj = self.objects
+        alive = obj.alive_slots()
+        if len(alive) != obj.count:
+            raise IndexInvariantError(f"object table count {obj.count} != {len(alive)} alive slots")
+        if len(alive):
+            back = obj._slot_by_id[obj.ids[alive]]
+            if not np.array_equal(back, alive):
+                raise IndexInvariantError("object id map does not point back to its slots")
+        self._validate()
+
+    @classmethod
+    def param_specs(cls):
+        """The :class:`~spatial.params.ParamSpec` of every parameter of this backend."""
+        return param_specs(cls.Params)
+
+    def describe_params(self) -> dict:
+        return dataclasses.asdict(self.params)
