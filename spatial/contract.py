@@ -197,6 +197,7 @@ class SpatialIndex:
         self.build_ms = 0.0
         self.update_ms = 0.0
         self._last_node_tests: np.ndarray | None = None
+        self.split_planes = np.empty((0, 4))
         self._setup()
 
     # ---------------------------------------------------------------- hooks to implement
@@ -316,6 +317,20 @@ class SpatialIndex:
         start = time.perf_counter()
         hook(slots)
         self.update_ms = (time.perf_counter() - start) * 1e3
+
+    def set_split_planes(self, planes) -> None:
+        """Offer planes of the scene's own geometry (e.g. brush faces) as split candidates.
+
+        ``planes`` is ``(K, 4)`` rows ``(nx, ny, nz, d)`` with ``n . p + d = 0`` on the plane.
+        Backends that choose splits from geometry (BSP) use them at the next build and rebuild
+        now; every other backend ignores them. An empty array withdraws the offer.
+        """
+        planes = np.asarray(planes, dtype=np.float64).reshape(-1, 4)
+        self.split_planes = normalize_planes(planes) if len(planes) else planes
+        self._split_planes_changed()
+
+    def _split_planes_changed(self) -> None:
+        """Hook: backends that use split planes rebuild here."""
 
     def set_params(self, params: Any = None, **overrides: Any) -> None:
         """Change parameters and rebuild from the current objects (flags kept)."""
