@@ -13,15 +13,11 @@ import numpy as np
 
 from spatial.contract import NodeTable, SpatialIndex
 from spatial.geometry import box_contains_point, boxes_overlap, frustum_box, ray_box, sphere_box
-from spatial.params import param
 
 
 @dataclass(frozen=True)
 class BruteParams:
-    """The brute-force oracle has nothing to tune; the field documents that."""
-
-    chunk: int = param(4096, lo=64, hi=1 << 20, unit="objects", tunable=False,
-                       help="Objects tested per vectorised step (memory/speed trade-off only).")
+    """The brute-force oracle has nothing to tune."""
 
 
 @numba.njit(cache=True, nogil=True)

@@ -1,0 +1,25 @@
+"""Partition Studio entry point.
+
+``python app.py`` opens the editor on the embedded demo level; ``python app.py FILE`` opens a
+file. Headless subcommands for build pipelines (``stats``, ``plugins``, ``convert``, ...) run
+without importing Qt: see ``python app.py --help``.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch to the headless CLI or start the GUI; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from editor.cli import is_cli_invocation, run_cli
+
+    if is_cli_invocation(argv):
+        return run_cli(argv)
+    from editor.qt.app_main import run_gui  # Qt is imported only on this path
+
+    return run_gui(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

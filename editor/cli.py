@@ -1,0 +1,297 @@
+"""The headless command line: ``stats``, ``plugins`` and the other pipeline subcommands.
+
+Qt-free. ``--json`` prints exactly one JSON document on stdout; errors print one line
+``partition-studio: error: ...`` on stderr and exit non-zero (2 for bad arguments or input,
+1 for an unexpected failure), so build pipelines can rely on the exit status.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from spatial.errors import PartitionStudioError
+from spatial.params import params_to_dict, split_assignments
+
+PROG = "partition-studio"
+
+#: the largest generated scene ``--random`` accepts (memory: ~100 bytes an object and more)
+MAX_RANDOM_OBJECTS = 20_000_000
+
+
+class CliError(PartitionStudioError):
+    """A user error on the command line; printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own errors: one line and exit 2, like ours
+        raise CliError(message)
+
+
+# --------------------------------------------------------------------------- scene sources
+@dataclass
+class SceneSource:
+    """What a subcommand needs of a scene: counts for the report and objects for the index."""
+
+    source: str
+    counts: dict
+    ids: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    dynamic: np.ndarray
+    split_planes: np.ndarray = field(default_factory=lambda: np.empty((0, 4)))
+    backend: str | None = None          # the document's own backend choice, if it has one
+    params: dict | None = None
+    document: Any = None                # the loaded document, when there is one
+
+
+def _random_source(n: int, seed: int, layout: str) -> SceneSource:
+    from spatial.scenegen import random_boxes
+
+    if n < 0 or n > MAX_RANDOM_OBJECTS:
+        raise CliError(f"--random: N must be between 0 and {MAX_RANDOM_OBJECTS}, got {n}")
+    ids, lo, hi = random_boxes(n, seed=seed, layout=layout)
+    bounds = [lo.min(axis=0).tolist(), hi.max(axis=0).tolist()] if n else [[0, 0, 0], [0, 0, 0]]
+    counts = {"brushes": 0, "entities": 0, "brush_entities": 0, "faces": 0, "triangles": 0,
+              "segments": 0, "objects": n, "bounds": bounds}
+    return SceneSource(f"random:{n}:seed={seed}:{layout}", counts, ids, lo, hi,
+                       np.ones(n, dtype=bool))
+
+
+def _document_source(path: str | None) -> SceneSource:
+    """Load the demo level (``path`` None) or a file through the importer registry."""
+    from editor.model.loading import load_document, demo_document, document_source
+
+    doc = demo_document() if path is None else load_document(path)
+    return document_source(doc, "demo" if path is None else path)
+
+
+def load_source(args) -> SceneSource:
+    if getattr(args, "random", None) is not None:
+        return _random_source(args.random, args.seed, args.layout)
+    if getattr(args, "demo", False):
+        return _document_source(None)
+    return _document_source(args.path)
+
+
+# --------------------------------------------------------------------------- backends
+def make_backend(name: str | None, assignments: list[str] | None, params_file: str | None,
+                 source: SceneSource):
+    """Instantiate the backend named on the command line (or the document's, or octree)."""
+    from spatial.params import parse_params
+    from spatial.registry import default_registry
+
+    registry = default_registry()
+    chosen = name or source.backend or ("octree" if "octree" in registry.backends else "brute")
+    cls = registry.backend(chosen)
+    values: dict[str, Any] = {}
+    if source.params and chosen == source.backend:
+        values.update(source.params)
+    if params_file:
+        values.update(_read_params_file(params_file, chosen))
+    values.update(split_assignments(assignments or []))
+    return cls(parse_params(cls.Params, values))
+
+
+def _read_params_file(path: str, backend: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("params"), dict):
+        raise CliError(f"{path}: expected an object with a 'params' object")
+    if doc.get("backend") not in (None, backend):
+        raise CliError(f"{path}: parameters are for backend '{doc.get('backend')}', not '{backend}'")
+    return doc["params"]
+
+
+# --------------------------------------------------------------------------- subcommands
+def _add_source_args(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("path", nargs="?", help="scene file (native .json or any importable format)")
+    src.add_argument("--demo", action="store_true", help="use the embedded demo level")
+    src.add_argument("--random", type=int, metavar="N", help="generate N random boxes")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
+    p.add_argument("--layout", choices=["uniform", "clustered"], default="uniform",
+                   help="layout for --random (default uniform)")
+
+
+def _add_backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", metavar="NAME", help="spatial index backend (see 'plugins')")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="backend parameter (repeatable)")
+    p.add_argument("--params", metavar="PARAMS.json", help="parameters exported by 'tune'")
+
+
+def cmd_stats(args) -> dict:
+    """Build the index for a scene and report scene, index and pair statistics."""
+    source = load_source(args)
+    index = make_backend(args.backend, args.param, args.params, source)
+    if len(source.split_planes):
+        index.set_split_planes(source.split_planes)
+    index.build(source.ids, source.lo, source.hi, source.dynamic)
+    start = time.perf_counter()
+    result = index.pairs("all")
+    pairs_ms = (time.perf_counter() - start) * 1e3
+    stats = index.stats()
+    report = {
+        "scene": {"source": source.source, **source.counts},
+        "index": {
+            "backend": index.name,
+            "params": params_to_dict(index.params),
+            **{k: v for k, v in stats.items() if k not in ("backend",)},
+        },
+        "pairs": {"candidates": result.tests, "overlapping": int(len(result.pairs)),
+                  "ms": round(pairs_ms, 3)},
+    }
+    return report
+
+
+def _print_stats(report: dict) -> None:
+    s, i, p = report["scene"], report["index"], report["pairs"]
+    print(f"scene    {s['source']}: {s['objects']} objects ({s['brushes']} brushes, "
+          f"{s['entities']} entities, {s['faces']} faces)")
+    print(f"index    {i['backend']} {i['params']}")
+    print(f"         {i['nodes']} nodes, {i['leaves']} leaves, depth {i['max_depth']} "
+          f"(ideal {i['ideal_depth']}), {i['references']} references, built in {i['build_ms']:.1f} ms")
+    print(f"pairs    {p['candidates']} candidate tests, {p['overlapping']} overlapping "
+          f"({p['ms']:.1f} ms)")
+
+
+def cmd_plugins(args) -> dict:
+    """List every registered backend, importer, exporter, motion and every plugin failure."""
+    from spatial.registry import default_registry
+
+    return default_registry().describe()
+
+
+def _print_plugins(report: dict) -> None:
+    print("backends:")
+    for name, b in report["backends"].items():
+        params = ", ".join(f"{p['name']}={p['default']}" for p in b["params"])
+        print(f"  {name:10s} {b['description']}  [{params}]")
+    for kind in ("importers", "exporters"):
+        print(f"{kind}:")
+        for name, item in report[kind].items():
+            print(f"  {name:14s} {' '.join(item['patterns'])}")
+    if report["motions"]:
+        print("motions: " + ", ".join(report["motions"]))
+    failed = [p for p in report["plugins"] if p["error"]]
+    for p in failed:
+        print(f"FAILED plugin {p['name']} ({p['source']}): {p['error']}")
+
+
+@dataclass
+class Subcommand:
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[Any], dict]
+    show: Callable[[dict], None]
+
+
+def _configure_stats(p):
+    _add_source_args(p)
+    _add_backend_args(p)
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {}
+
+
+def subcommand(name: str, help: str, configure, show):
+    """Register a subcommand; other modules add theirs the same way (``simulate``, ``tune``)."""
+    def wrap(run):
+        SUBCOMMANDS[name] = Subcommand(name, help, configure, run, show)
+        return run
+    return wrap
+
+
+subcommand("stats", "scene, index and pair statistics", _configure_stats, _print_stats)(cmd_stats)
+subcommand("plugins", "list plugins, backends, importers and exporters",
+           lambda p: None, _print_plugins)(cmd_plugins)
+
+
+def _load_extra_subcommands() -> None:
+    """Subcommands living in their own modules register themselves on import."""
+    import importlib
+
+    for module in ("editor.cli_convert",):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _load_extra_subcommands()
+    parser = _Parser(prog=PROG, description="See and tune the spatial partition of a game level.")
+    parser.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
+                        help="extra plugin folder (repeatable)")
+    subs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for sc in SUBCOMMANDS.values():
+        p = subs.add_parser(sc.name, help=sc.help, description=sc.help)
+        sc.configure(p)
+        p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    return parser
+
+
+def is_cli_invocation(argv: list[str]) -> bool:
+    """True when the arguments name a subcommand (or ask for help) rather than a file to open."""
+    _load_extra_subcommands()
+    rest = list(argv)
+    while rest and rest[0].startswith("--plugin-dir"):
+        rest = rest[1:] if "=" in rest[0] else rest[2:]
+    if not rest:
+        return False
+    first = rest[0]
+    return first in SUBCOMMANDS or first in ("-h", "--help")
+
+
+def _json_default(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def run_cli(argv: list[str]) -> int:
+    """Run a headless subcommand; returns the exit status."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        from spatial.registry import add_plugin_dir
+
+        for folder in args.plugin_dir:
+            add_plugin_dir(folder)
+        report = SUBCOMMANDS[args.command].run(args)
+    except PartitionStudioError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except (MemoryError, KeyboardInterrupt) as exc:
+        print(f"{PROG}: error: {type(exc).__name__}", file=sys.stderr)
+        return 1
+    if report is None:
+        return 0
+    try:
+        if args.json:
+            json.dump(report, sys.stdout, default=_json_default, allow_nan=False)
+            sys.stdout.write("\n")
+        else:
+            SUBCOMMANDS[args.command].show(report)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
+        sys.stderr.close()
+    return 0

@@ -1,0 +1,26 @@
+"""Test-session setup shared by every test directory."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO.parent / "shared" / "data").resolve()
+
+
+def shared_file(*parts: str) -> Path:
+    """Path of a file under ../shared/data, skipping the test with a clear reason when absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real-level data not available: {path} is absent (needs ../shared beside the repo)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_plugins(tmp_path_factory, monkeypatch):
+    """Tests never read the developer's own per-user plugin folder or settings."""
+    config = tmp_path_factory.getbasetemp() / "xdg-config"
+    config.mkdir(exist_ok=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
