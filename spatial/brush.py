@@ -31,7 +31,7 @@ from .errors import GeometryError
 
 __all__ = [
     "ConvexBrush", "plane_from_points", "planes_from_points", "brush_from_planes",
-    "brushes_from_planes", "is_closed_convex", "closure_problems",
+    "brushes_from_planes", "brushes_from_plane_arrays", "is_closed_convex", "closure_problems",
 ]
 
 # Kernel status codes.
@@ -376,7 +376,7 @@ def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
 
 @numba.njit(cache=True, nogil=True)
 def _build_brushes(normals, dists, face_offsets, slot_offsets, vert_out, face_idx_out,
-                   face_len_out, status, detail, n_verts, n_idx):
+                   face_len_out, status, detail, n_verts, n_idx, lo_out, hi_out):
     """Build every brush ``b`` from planes ``face_offsets[b]:face_offsets[b + 1]``."""
     for b in range(len(face_offsets) - 1):
         f0, f1 = face_offsets[b], face_offsets[b + 1]
@@ -387,31 +387,46 @@ def _build_brushes(normals, dists, face_offsets, slot_offsets, vert_out, face_id
         detail[b] = det
         n_verts[b] = nv
         n_idx[b] = ni
+        for a in range(3):
+            lo = np.inf
+            hi = -np.inf
+            for k in range(s0, s0 + nv):
+                lo = min(lo, vert_out[k, a])
+                hi = max(hi, vert_out[k, a])
+            lo_out[b, a] = lo
+            hi_out[b, a] = hi
 
 
 # --------------------------------------------------------------------------------------------
 # public builders
 
 
-def _checked_planes(normals, dists, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _checked_planes(normals, dists, counts, names) -> tuple[np.ndarray, np.ndarray]:
+    """Validate concatenated planes and return them with unit normals."""
     normals = np.asarray(normals, dtype=np.float64)
     dists = np.asarray(dists, dtype=np.float64)
     if normals.ndim != 2 or normals.shape[1] != 3 or dists.shape != (normals.shape[0],):
-        raise GeometryError(f"{what}: need normals (F, 3) and dists (F,), got {normals.shape} "
-                            f"and {dists.shape}")
+        raise GeometryError(f"{names(0)}: need normals (F, 3) and dists (F,), got "
+                            f"{normals.shape} and {dists.shape}")
+    owner = np.repeat(np.arange(len(counts)), counts)
+    first_plane = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
     finite = np.isfinite(normals).all(axis=1) & np.isfinite(dists)
     if not finite.all():
         k = int(np.flatnonzero(~finite)[0])
-        raise GeometryError(f"{what}: plane {k} is not finite (normal {normals[k].tolist()}, "
-                            f"dist {float(dists[k])})")
-    length = np.linalg.norm(normals, axis=1)
+        raise GeometryError(f"{names(owner[k])}: plane {k - first_plane[owner[k]]} is not finite"
+                            f" (normal {normals[k].tolist()}, dist {float(dists[k])})")
+    length = np.sqrt(np.einsum("ij,ij->i", normals, normals))
     if (length == 0).any():
-        raise GeometryError(f"{what}: plane {int(np.flatnonzero(length == 0)[0])} has a zero "
+        k = int(np.flatnonzero(length == 0)[0])
+        raise GeometryError(f"{names(owner[k])}: plane {k - first_plane[owner[k]]} has a zero "
                             f"normal")
-    if len(normals) < 4:
-        raise GeometryError(f"{what}: open (unbounded): {len(normals)} planes cannot enclose a "
-                            f"volume, at least 4 are needed")
-    return normals / length[:, None], dists / length
+    too_few = counts < 4
+    if too_few.any():
+        b = int(np.flatnonzero(too_few)[0])
+        raise GeometryError(f"{names(b)}: open (unbounded): {int(counts[b])} planes cannot "
+                            f"enclose a volume, at least 4 are needed")
+    return (np.ascontiguousarray(normals / length[:, None]),
+            np.ascontiguousarray(dists / length))
 
 
 def _failure(what: str, status: int, detail: int) -> GeometryError:
@@ -424,13 +439,20 @@ def _failure(what: str, status: int, detail: int) -> GeometryError:
                          f"or a point)")
 
 
-def brushes_from_planes(planes, *, what: str = "brush", on_error: str = "raise") -> list:
-    """Build many brushes in one compiled call.
+def brushes_from_plane_arrays(normals, dists, face_counts, *, what: str = "brush",
+                              on_error: str = "raise") -> list:
+    """Build many brushes whose planes are concatenated, in one compiled call.
+
+    This is the fast path for importers: brush ``b`` owns the next ``face_counts[b]`` rows.
 
     Parameters
     ----------
-    planes : sequence of (normals, dists)
-        One ``((F, 3), (F,))`` pair per brush; inside is ``normal . x <= dist``.
+    normals : array_like, shape (F_total, 3)
+        Outward plane normals of every brush, one brush after the other.
+    dists : array_like, shape (F_total,)
+        Matching plane distances; inside is ``normal . x <= dist``.
+    face_counts : array_like of int, shape (B,)
+        Number of planes of each brush.
     what : str
         Prefix for error messages; the brush index is appended (``"brush 12: ..."``).
     on_error : {"raise", "none"}
@@ -441,49 +463,84 @@ def brushes_from_planes(planes, *, what: str = "brush", on_error: str = "raise")
     -------
     list of ConvexBrush (or None where a brush failed and ``on_error="none"``)
     """
+    return _build_many(normals, dists, face_counts, lambda b: f"{what} {b}", on_error)
+
+
+def brushes_from_planes(planes, *, what: str = "brush", on_error: str = "raise") -> list:
+    """Build many brushes in one compiled call.
+
+    Parameters
+    ----------
+    planes : sequence of (normals, dists)
+        One ``((F, 3), (F,))`` pair per brush; inside is ``normal . x <= dist``.
+    what, on_error
+        As for :func:`brushes_from_plane_arrays`.
+
+    Returns
+    -------
+    list of ConvexBrush (or None where a brush failed and ``on_error="none"``)
+    """
+    planes = list(planes)
+    if not planes:
+        return []
+    normals = [np.asarray(n, dtype=np.float64).reshape(-1, 3) for n, _ in planes]
+    dists = [np.asarray(d, dtype=np.float64).reshape(-1) for _, d in planes]
+    for b, (n, d) in enumerate(zip(normals, dists)):
+        if len(n) != len(d):
+            raise GeometryError(f"{what} {b}: {len(n)} normals but {len(d)} dists")
+    counts = np.array([len(d) for d in dists], dtype=np.int64)
+    return _build_many(np.concatenate(normals), np.concatenate(dists), counts,
+                       lambda b: f"{what} {b}", on_error)
+
+
+def _build_many(normals, dists, counts, names, on_error):
     if on_error not in ("raise", "none"):
         raise ValueError(f"on_error must be 'raise' or 'none', got {on_error!r}")
-    names = [f"{what} {b}" for b in range(len(planes))]
-    checked = [_checked_planes(n, d, name) for (n, d), name in zip(planes, names)]
-    return _build_many(checked, names, on_error)
-
-
-def _build_many(checked, names, on_error):
-    if not checked:
+    counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if (counts < 0).any() or counts.sum() != len(np.asarray(dists).reshape(-1)):
+        raise GeometryError(f"{names(0)}: face counts sum to {int(counts.sum())} but "
+                            f"{len(np.asarray(dists).reshape(-1))} planes were given")
+    normals, dists = _checked_planes(normals, dists, counts, names)
+    n_brushes = len(counts)
+    if n_brushes == 0:
         return []
-    counts = np.array([len(d) for _, d in checked], dtype=np.int64)
-    face_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    face_offsets = np.zeros(n_brushes + 1, dtype=np.int64)
     np.cumsum(counts, out=face_offsets[1:])
-    slot_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    slot_offsets = np.zeros(n_brushes + 1, dtype=np.int64)
     np.cumsum(counts * (counts + 4), out=slot_offsets[1:])
-    normals = np.ascontiguousarray(np.concatenate([n for n, _ in checked]))
-    dists = np.ascontiguousarray(np.concatenate([d for _, d in checked]))
     vert_out = np.empty((slot_offsets[-1], 3))
     face_idx_out = np.empty(slot_offsets[-1], dtype=np.int64)
     face_len_out = np.zeros(face_offsets[-1], dtype=np.int64)
-    n_brushes = len(counts)
     status = np.empty(n_brushes, dtype=np.int64)
     detail = np.empty(n_brushes, dtype=np.int64)
     n_verts = np.empty(n_brushes, dtype=np.int64)
     n_idx = np.empty(n_brushes, dtype=np.int64)
+    lo_out = np.empty((n_brushes, 3))
+    hi_out = np.empty((n_brushes, 3))
     _build_brushes(normals, dists, face_offsets, slot_offsets, vert_out, face_idx_out,
-                   face_len_out, status, detail, n_verts, n_idx)
+                   face_len_out, status, detail, n_verts, n_idx, lo_out, hi_out)
 
+    if on_error == "raise" and (status != _OK).any():
+        b = int(np.flatnonzero(status != _OK)[0])
+        raise _failure(names(b), int(status[b]), int(detail[b]))
+    # Per-face split points inside each brush's index block, computed once for the level.
+    running = np.concatenate([[0], np.cumsum(face_len_out)])
+    face_ends = running[1:] - np.repeat(running[face_offsets[:-1]], counts)
     out = []
+    fo, so = face_offsets.tolist(), slot_offsets.tolist()
+    nv, ni, ok = n_verts.tolist(), n_idx.tolist(), (status == _OK).tolist()
     for b in range(n_brushes):
-        if status[b] != _OK:
-            if on_error == "raise":
-                raise _failure(names[b], int(status[b]), int(detail[b]))
+        if not ok[b]:
             out.append(None)
             continue
-        f0, f1, s0 = face_offsets[b], face_offsets[b + 1], slot_offsets[b]
-        verts = vert_out[s0:s0 + n_verts[b]].copy()
-        lens = face_len_out[f0:f1]
-        idx = face_idx_out[s0:s0 + n_idx[b]].copy()
-        faces = tuple(np.split(idx, np.cumsum(lens)[:-1]))
-        out.append(ConvexBrush(vertices=verts, faces=faces, normals=normals[f0:f1].copy(),
-                               dists=dists[f0:f1].copy(), lo=verts.min(axis=0),
-                               hi=verts.max(axis=0)))
+        f0, f1, s0 = fo[b], fo[b + 1], so[b]
+        idx = face_idx_out[s0:s0 + ni[b]].copy()
+        ends = face_ends[f0:f1].tolist()
+        starts = [0] + ends[:-1]
+        out.append(ConvexBrush(vertices=vert_out[s0:s0 + nv[b]].copy(),
+                               faces=tuple(idx[a:e] for a, e in zip(starts, ends)),
+                               normals=normals[f0:f1], dists=dists[f0:f1],
+                               lo=lo_out[b], hi=hi_out[b]))
     return out
 
 
@@ -505,7 +562,12 @@ def brush_from_planes(normals, dists, *, what: str = "brush") -> ConvexBrush:
         ``"{what}: ..."`` when a plane is NaN/inf or has a zero normal, or when the planes leave
         the brush open (unbounded), empty, or degenerate (zero volume).
     """
-    return _build_many([_checked_planes(normals, dists, what)], [what], "raise")[0]
+    dists = np.asarray(dists, dtype=np.float64).reshape(-1)
+    normals = np.asarray(normals, dtype=np.float64)
+    if normals.shape != (len(dists), 3):
+        raise GeometryError(f"{what}: need normals (F, 3) and dists (F,), got {normals.shape} "
+                            f"and {dists.shape}")
+    return _build_many(normals, dists, [len(dists)], lambda b: what, "raise")[0]
 
 
 # --------------------------------------------------------------------------------------------
