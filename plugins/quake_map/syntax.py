@@ -1,0 +1,669 @@
+"""Syntax of Quake-family ``.map`` files: parse into plain dataclasses and write them back.
+
+This layer knows the text format only; it keeps everything as written (texture names, offsets,
+axes, trailing surface flags, key/values in file order with duplicates) so a map survives a
+round trip, and it knows nothing of the scene model built on top of it.
+
+What is accepted
+----------------
+* A file is a sequence of entities ``{ ... }``. An entity holds ``"key" "value"`` pairs and
+  brushes ``{ face face ... }`` in any order. Brush entities (``worldspawn``, ``func_door``,
+  TrenchBroom layers and groups, which are ``func_group`` entities carrying ``_tb_type``) are
+  simply entities that own brushes.
+* A face is three plane points ``( x y z )``, a texture name (bare, or quoted if it holds spaces),
+  then either the standard form ``xoff yoff rotation xscale yscale`` or the Valve 220 form
+  ``[ ux uy uz uoff ] [ vx vy vz voff ] rotation xscale yscale``. Tokens after that up to the next
+  face or the ``}`` closing the brush (Quake 2/3 contents, flags and value) are kept verbatim in
+  :attr:`MapFace.extra`.
+* ``//`` comments may appear anywhere between tokens; any whitespace separates tokens (tabs, CR LF)
+  and none is needed where the split is unambiguous, as in ``)(`` or ``(0 0 0)``.
+* Numbers take any decimal float form (``1``, ``-2.``, ``.5``, ``1.000000``, ``-2.22045e-16``);
+  NaN and infinities are rejected.
+* Quoted strings end on the line they start. ``\\"`` stands for a quote and ``\\\\`` for a
+  backslash; any other backslash is literal, so ``"wad" "\\quake\\id1.wad"`` reads as written.
+* The comment lines before the first entity form :attr:`MapFile.header` (TrenchBroom's
+  ``// Game: Quake`` and ``// Format: Valve``); the ``// entity N`` and ``// brush N`` markers
+  are not kept, the writer numbers entities and brushes afresh. Other comments are dropped.
+* An empty file, or one holding only whitespace and comments, is a valid map with no entities.
+* The file format is that of the faces (one file uses one form; mixing them is an error), or,
+  in a map without faces, the ``// Format:`` header, then worldspawn's ``"mapversion" "220"``.
+
+What is rejected
+----------------
+Every problem raises :class:`spatial.errors.ParseError` whose ``line`` and ``column`` (1-based,
+columns count characters) point at it: bytes that are not UTF-8, control characters, stray
+tokens, unterminated strings, brushes and entities (reported where they were opened), faces with
+missing or malformed parts, NaN or infinite numbers, faces whose three plane points are collinear
+or coincident, patches and other non-brush blocks (``patchDef2``, ``brushDef`` ...), and faces
+whose form contradicts the rest of the file or its ``// Format:`` header. Syntax is checked
+first and plane geometry after it, and no partial result is ever returned.
+
+Whether brushes are closed and convex is a question for the scene model, not for this layer.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from spatial.errors import ParseError
+
+STANDARD = "standard"
+VALVE220 = "valve220"
+FORMATS = (STANDARD, VALVE220)
+
+Vec3 = tuple[float, float, float]
+
+#: Three plane points are collinear when the sine of the angle between the two edge vectors they
+#: span is below this: the plane normal would then be numerical noise rather than geometry.
+COLLINEAR_SINE = 1e-10
+
+
+@dataclass(slots=True)
+class MapFace:
+    """One brush face as written: three plane points, a texture and its alignment.
+
+    ``line`` and ``column`` locate the face's ``(`` in the source and take no part in equality.
+    """
+
+    points: tuple[Vec3, Vec3, Vec3]
+    texture: str
+    offset: tuple[float, float]
+    rotation: float
+    scale: tuple[float, float]
+    u_axis: Vec3 | None = None
+    v_axis: Vec3 | None = None
+    extra: tuple[str, ...] = ()
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
+
+    @property
+    def is_valve220(self) -> bool:
+        """True when the face carries explicit Valve 220 texture axes."""
+        return self.u_axis is not None
+
+
+@dataclass(slots=True)
+class MapBrush:
+    """A convex brush: the faces between its braces, in file order."""
+
+    faces: list[MapFace]
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(slots=True)
+class MapEntity:
+    """An entity: key/values in file order (duplicates kept) and the brushes it owns."""
+
+    properties: list[tuple[str, str]]
+    brushes: list[MapBrush] = field(default_factory=list)
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """Return the value of ``key``; with duplicates the last one wins, as in the game.
+
+        Parameters
+        ----------
+        key : str
+            Property name, matched exactly (case-sensitive, as Quake does).
+        default : str or None
+            Returned when the key is absent.
+        """
+        for name, value in reversed(self.properties):
+            if name == key:
+                return value
+        return default
+
+    @property
+    def classname(self) -> str | None:
+        """The entity's ``classname`` or None when it has none."""
+        return self.get("classname")
+
+
+@dataclass(slots=True)
+class MapFile:
+    """A whole ``.map`` file: its entities, face format and leading header comments."""
+
+    entities: list[MapEntity]
+    format: str = STANDARD
+    header: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict:
+        """Count entities (brush entities included), brush entities, brushes and faces."""
+        brushes = sum(len(e.brushes) for e in self.entities)
+        return {
+            "entities": len(self.entities),
+            "brush_entities": sum(1 for e in self.entities if e.brushes),
+            "brushes": brushes,
+            "faces": sum(len(b.faces) for e in self.entities for b in e.brushes),
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Lexical pieces. Possessive quantifiers keep the engine from backtracking into separators.
+
+_SEP = r"\s*+(?://[^\n]*+\s*+)*+"
+_NUMBER = r'[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+(?![^\s()\[\]{}"/])'
+_STRING_BODY = r'(?:[^"\\\n]|\\.)*+'
+_QUOTED = '"' + _STRING_BODY + '"'
+# Texture names may start with '{' (Quake's alpha-masked textures) or '*' or '+', but a lone
+# brace, a bracket or a parenthesis is structure, not a name.
+_BARE_TEXTURE = r'(?!\{(?:\s|\Z))(?:[^\s"()}\[\]/]|/(?!/))(?:[^\s"/]|/(?!/))*+'
+_EXTRA = r'(?:[^\s"(){}\[\]/]|/(?!/))++'
+
+_SEP_RE = re.compile(_SEP)
+_QUOTED_RE = re.compile(_QUOTED)
+_PROPERTY_RE = re.compile(f'"({_STRING_BODY})"{_SEP}"({_STRING_BODY})"')
+_UNESCAPE_RE = re.compile(r'\\([\\"])')
+_ESCAPE_RE = re.compile(r'"|\\(?=[\\"]|\Z)')
+_COMMENT_RE = re.compile(r"//[^\n]*")
+_MARKER_RE = re.compile(r"//\s*(?:entity|brush|patch)\s+\d+\s*\Z")
+_FORMAT_HEADER_RE = re.compile(r"//\s*Format\s*:\s*(.*?)\s*\Z", re.IGNORECASE)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TOKEN_RE = re.compile(r'"[^"\n]*"?|[(){}\[\]]|(?:[^\s"(){}\[\]/]|/(?!/))+')
+_BLOCK_RE = re.compile(r"([A-Za-z_]\w*)" + _SEP + r"\{")
+_NOT_A_NUMBER_RE = re.compile(r"[-+]?(?:nan|inf|infinity|\d*\.?\d*#\w*)\Z", re.IGNORECASE)
+_EXTRA_TOKEN_RE = re.compile(f"//[^\\n]*|{_EXTRA}")
+_BARE_TEXTURE_FULL_RE = re.compile(_BARE_TEXTURE + r"\Z")
+_EXTRA_FULL_RE = re.compile(_EXTRA + r"\Z")
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One element of the face grammar: its pattern and how an error names it."""
+
+    pattern: str
+    what: str
+    captured: bool = False
+
+    @property
+    def regex(self) -> re.Pattern:
+        return re.compile(self.pattern)
+
+    @property
+    def is_number(self) -> bool:
+        return self.pattern == _NUMBER
+
+
+def _literal(char: str, what: str) -> _Item:
+    return _Item(re.escape(char), what)
+
+
+def _number(what: str) -> _Item:
+    return _Item(_NUMBER, what, captured=True)
+
+
+def _point_items(ordinal: str) -> list[_Item]:
+    return [_literal("(", f"'(' starting the {ordinal} plane point"),
+            *(_number(f"the {axis} of the {ordinal} plane point (a number)") for axis in "xyz"),
+            _literal(")", f"')' closing the {ordinal} plane point")]
+
+
+def _axis_items(axis: str) -> list[_Item]:
+    return [_literal("[", f"'[' starting the texture {axis} axis"),
+            *(_number(f"the {c} of the texture {axis} axis (a number)") for c in "xyz"),
+            _number(f"the texture {axis} offset (a number)"),
+            _literal("]", f"']' closing the texture {axis} axis")]
+
+
+def _alignment_items() -> list[_Item]:
+    return [_number("the texture rotation (a number)"),
+            _number("the texture x scale (a number)"),
+            _number("the texture y scale (a number)")]
+
+
+# The face grammar is written once, as these item lists: the fast whole-face expression below is
+# assembled from them, and the error diagnosis walks the very same items one at a time.
+_HEAD_ITEMS = [*_point_items("first"), *_point_items("second"), *_point_items("third"),
+               _Item(f"{_QUOTED}|{_BARE_TEXTURE}", "a texture name", captured=True)]
+_VALVE_ITEMS = [*_axis_items("U"), *_axis_items("V"), *_alignment_items()]
+_STANDARD_ITEMS = [_number("the texture x offset (a number), or '[' starting a Valve 220 U axis"),
+                   _number("the texture y offset (a number)"), *_alignment_items()]
+
+
+def _join(items: list[_Item]) -> str:
+    return "".join(_SEP + (f"({it.pattern})" if it.captured else f"(?:{it.pattern})")
+                   for it in items)
+
+
+_FACE_RE = re.compile(_join(_HEAD_ITEMS) + f"(?:{_join(_VALVE_ITEMS)}|{_join(_STANDARD_ITEMS)})"
+                      + f"((?:{_SEP}{_EXTRA})*+){_SEP}")
+# Group layout of _FACE_RE: 9 point coordinates, the texture, 11 Valve numbers, 5 standard
+# numbers, the trailing extras.
+_G_TEXTURE, _G_VALVE, _G_STANDARD, _G_EXTRA = 9, 10, 21, 26
+
+
+def _unquote(token: str) -> str:
+    body = token[1:-1]
+    return _UNESCAPE_RE.sub(r"\1", body) if "\\" in body else body
+
+
+def _header_format(line: str) -> str | None:
+    """The face format a ``// Format: ...`` header line announces, or None for other lines."""
+    m = _FORMAT_HEADER_RE.match(line)
+    if m is None:
+        return None
+    return VALVE220 if "valve" in m.group(1).lower() else STANDARD
+
+
+class _Parser:
+    """A single pass over the text; positions become line/column only where they are needed."""
+
+    def __init__(self, text: str, path: str):
+        self.text = text
+        self.path = path
+        self._counted_to = 0      # newlines before this offset are already counted ...
+        self._counted_line = 1    # ... and this is the line number at that offset
+        self.header_format: str | None = None
+        self.face_form: str | None = None
+        self.face_is_valve: bool | None = None  # face_form as a flag, for the per-face test
+        self.face_form_at = (0, 0)
+        self.coords: list[float] = []
+        self.faces: list[MapFace] = []
+
+    # -- positions and errors --------------------------------------------------------------
+    def where(self, pos: int) -> tuple[int, int]:
+        text = self.text
+        if pos >= self._counted_to:
+            self._counted_line += text.count("\n", self._counted_to, pos)
+            self._counted_to = pos
+            line = self._counted_line
+        else:
+            line = text.count("\n", 0, pos) + 1
+        return line, pos - text.rfind("\n", 0, pos)
+
+    def error(self, pos: int, message: str) -> ParseError:
+        line, column = self.where(pos)
+        return ParseError(self.path, line, column, message)
+
+    def describe(self, pos: int) -> str:
+        """Name the token at ``pos`` for an error message."""
+        if pos >= len(self.text):
+            return "the end of the file"
+        m = _TOKEN_RE.match(self.text, pos)
+        token = m.group() if m else self.text[pos]
+        if len(token) > 40:
+            token = token[:37] + "..."
+        return f"'{token}'"
+
+    def skip(self, pos: int) -> int:
+        return _SEP_RE.match(self.text, pos).end()
+
+    # -- grammar ---------------------------------------------------------------------------
+    def parse(self) -> MapFile:
+        text, n = self.text, len(self.text)
+        pos = self.skip(0)
+        header = [line.rstrip() for line in _COMMENT_RE.findall(text, 0, pos)]
+        header = [line for line in header if not _MARKER_RE.match(line)]
+        for line in header:
+            self.header_format = _header_format(line) or self.header_format
+        entities = []
+        while pos < n:
+            if text[pos] != "{":
+                raise self.error(pos, f"expected '{{' starting an entity, got {self.describe(pos)}")
+            entity, pos = self.entity(pos)
+            entities.append(entity)
+            pos = self.skip(pos)
+        self.check_planes()
+        if self.face_form is not None:
+            fmt = self.face_form
+        elif self.header_format is not None:
+            fmt = self.header_format
+        elif entities and entities[0].get("mapversion") == "220":
+            fmt = VALVE220
+        else:
+            fmt = STANDARD
+        return MapFile(entities, fmt, header)
+
+    def entity(self, start: int) -> tuple[MapEntity, int]:
+        text, n = self.text, len(self.text)
+        line, column = self.where(start)
+        properties: list[tuple[str, str]] = []
+        brushes: list[MapBrush] = []
+        pos = start + 1
+        while True:
+            pos = self.skip(pos)
+            if pos >= n:
+                raise self.error(start, "unterminated entity: the file ends before the '}' "
+                                        "closing the entity opened here")
+            char = text[pos]
+            if char == '"':
+                m = _PROPERTY_RE.match(text, pos)
+                if m is None:
+                    self.diagnose_property(pos)
+                key, value = m.group(1), m.group(2)
+                if "\\" in key:
+                    key = _UNESCAPE_RE.sub(r"\1", key)
+                if "\\" in value:
+                    value = _UNESCAPE_RE.sub(r"\1", value)
+                properties.append((key, value))
+                pos = m.end()
+            elif char == "{":
+                brush, pos = self.brush(pos)
+                brushes.append(brush)
+            elif char == "}":
+                return MapEntity(properties, brushes, line, column), pos + 1
+            else:
+                raise self.error(pos, "expected a quoted key, '{' starting a brush or '}' closing "
+                                      f"the entity, got {self.describe(pos)}")
+
+    def brush(self, start: int) -> tuple[MapBrush, int]:
+        text, n = self.text, len(self.text)
+        line, column = self.where(start)
+        faces: list[MapFace] = []
+        pos = self.skip(start + 1)
+        while True:
+            if pos >= n:
+                raise self.error(start, "unterminated brush: the file ends before the '}' "
+                                        "closing the brush opened here")
+            char = text[pos]
+            if char == "(":
+                m = _FACE_RE.match(text, pos)
+                if m is None:
+                    self.diagnose_face(pos)
+                faces.append(self.face(m, pos))
+                pos = m.end()  # _FACE_RE ends with the separator after the face
+            elif char == "}":
+                return MapBrush(faces, line, column), pos + 1
+            else:
+                block = _BLOCK_RE.match(text, pos)
+                if block is not None:
+                    raise self.error(pos, f"'{block.group(1)}' blocks are not supported: only "
+                                          "brushes made of plane faces can be read")
+                hint = (" (is the '}' closing the previous brush or entity missing?)"
+                        if char in '"{' else "")
+                raise self.error(pos, "expected '(' starting a brush face or '}' closing the "
+                                      f"brush, got {self.describe(pos)}{hint}")
+
+    def face(self, m: re.Match, pos: int) -> MapFace:
+        groups = m.groups()
+        valve = groups[_G_VALVE] is not None
+        numbers = tuple(map(float, groups[:9] + groups[_G_VALVE:_G_STANDARD] if valve
+                            else groups[:9] + groups[_G_STANDARD:_G_EXTRA]))
+        if not all(map(math.isfinite, numbers)):
+            self.diagnose_face(pos)
+        if valve is not self.face_is_valve:
+            self.check_form(VALVE220 if valve else STANDARD, pos)
+        texture = groups[_G_TEXTURE]
+        if texture[0] == '"':
+            texture = _unquote(texture)
+        extra = groups[_G_EXTRA]
+        extra = tuple(t for t in _EXTRA_TOKEN_RE.findall(extra) if t[:2] != "//") if extra else ()
+        line, column = self.where(pos)
+        points = (numbers[0:3], numbers[3:6], numbers[6:9])
+        if valve:
+            # numbers[9:20]: ux uy uz uoffset vx vy vz voffset rotation xscale yscale
+            face = MapFace(points, texture, (numbers[12], numbers[16]), numbers[17],
+                           numbers[18:20], numbers[9:12], numbers[13:16], extra, line, column)
+        else:
+            face = MapFace(points, texture, numbers[9:11], numbers[11], numbers[12:14], None, None,
+                           extra, line, column)
+        self.coords.extend(numbers[:9])
+        self.faces.append(face)
+        return face
+
+    def check_form(self, form: str, pos: int) -> None:
+        name = {VALVE220: "Valve 220", STANDARD: "standard"}
+        if self.face_form is None:
+            if self.header_format is not None and self.header_format != form:
+                raise self.error(pos, f"this face is in {name[form]} form but the file's "
+                                      f"'// Format:' header announces {name[self.header_format]}")
+            self.face_form, self.face_form_at = form, self.where(pos)
+            self.face_is_valve = form == VALVE220
+            return
+        line, column = self.face_form_at
+        raise self.error(pos, f"this face is in {name[form]} form but the first face "
+                              f"(line {line}, column {column}) is in {name[self.face_form]} "
+                              "form; a map file uses one face format throughout")
+
+    def check_planes(self) -> None:
+        """Reject faces whose three points do not span a plane (collinear or coincident)."""
+        if not self.faces:
+            return
+        pts = np.asarray(self.coords, dtype=np.float64).reshape(-1, 3, 3)
+        a = pts[:, 1] - pts[:, 0]
+        b = pts[:, 2] - pts[:, 0]
+        normal = np.cross(a, b)
+        n2 = np.einsum("ij,ij->i", normal, normal)
+        bound = COLLINEAR_SINE ** 2 * np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b)
+        bad = np.flatnonzero(n2 <= bound)
+        if bad.size:
+            face = self.faces[int(bad[0])]
+            raise ParseError(self.path, face.line, face.column,
+                             "the three plane points of this face are collinear, so they do not "
+                             "define a plane")
+
+    # -- error diagnosis -------------------------------------------------------------------
+    def diagnose_property(self, pos: int) -> None:
+        """Raise the precise error for a key/value pair _PROPERTY_RE rejected at ``pos``."""
+        text = self.text
+        key = _QUOTED_RE.match(text, pos)
+        if key is None:
+            raise self.error(pos, "unterminated string: no closing '\"' on the line it starts")
+        value_pos = self.skip(key.end())
+        if not text.startswith('"', value_pos):
+            raise self.error(value_pos, f"expected the quoted value of key '{_unquote(key.group())}',"
+                                        f" got {self.describe(value_pos)}")
+        raise self.error(value_pos, "unterminated string: no closing '\"' on the line it starts")
+
+    def diagnose_face(self, start: int) -> None:
+        """Walk the face grammar item by item from ``start`` and raise at the first misfit."""
+        pos = start
+        for item in _HEAD_ITEMS:
+            pos = self.expect(item, pos)
+        items = _VALVE_ITEMS if self.text.startswith("[", self.skip(pos)) else _STANDARD_ITEMS
+        for item in items:
+            pos = self.expect(item, pos)
+        raise self.error(start, "malformed brush face")  # defensive: the items matched above
+
+    def expect(self, item: _Item, pos: int) -> int:
+        pos = self.skip(pos)
+        m = item.regex.match(self.text, pos)
+        if m is None:
+            got = self.describe(pos)
+            if item.is_number and _NOT_A_NUMBER_RE.match(got.strip("'")):
+                raise self.error(pos, f"expected {item.what}, got {got}: NaN and infinite "
+                                      "values are not allowed")
+            raise self.error(pos, f"expected {item.what}, got {got}")
+        if item.is_number and not math.isfinite(float(m.group())):
+            raise self.error(pos, f"expected {item.what}, got '{m.group()}', which is too large "
+                                  "to be a finite number")
+        return m.end()
+
+
+def _decode(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+        line = data.count(b"\n", 0, bad) + 1
+        line_start = data.rfind(b"\n", 0, bad) + 1
+        column = len(data[line_start:bad].decode("utf-8", "replace")) + 1
+        raise ParseError(path, line, column, f"not UTF-8 text: byte 0x{data[bad]:02x} cannot be "
+                                             "decoded (is this a binary file?)") from None
+
+
+def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
+    """Parse the text of a ``.map`` file.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The file's content; bytes must be UTF-8 (a leading byte-order mark is ignored).
+    path : str
+        Name used in error messages.
+
+    Returns
+    -------
+    MapFile
+        Entities, brushes and faces in file order, the face format and the header comments.
+
+    Raises
+    ------
+    spatial.errors.ParseError
+        At the line and column of the first problem; see the module docstring for the rules.
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = _decode(bytes(text), path)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    parser = _Parser(text, path)
+    control = _CONTROL_RE.search(text)
+    if control is not None:
+        raise parser.error(control.start(), f"control character U+{ord(control.group()):04X} is "
+                                            "not allowed in a .map file (is this a binary file?)")
+    return parser.parse()
+
+
+def read_map(path: str | os.PathLike) -> MapFile:
+    """Read and parse the ``.map`` file at ``path`` (errors name the path)."""
+    return parse_map(Path(path).read_bytes(), str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+
+def _format_number(x: float) -> str:
+    """Shortest text that reads back as exactly ``x``: integers without a decimal point."""
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"{x} cannot be written: NaN and infinite values are not allowed")
+    if x.is_integer() and abs(x) < 1e15:
+        if x == 0 and math.copysign(1.0, x) < 0:
+            return "-0"
+        return str(int(x))
+    return repr(x)
+
+
+def _quote(s: str, what: str) -> str:
+    if "\n" in s or "\r" in s or _CONTROL_RE.search(s):
+        raise ValueError(f"{what} {s!r} holds a line break or control character")
+    return '"' + _ESCAPE_RE.sub(lambda m: "\\" + m.group(), s) + '"'
+
+
+def _face_text(face: MapFace, valve: bool) -> str:
+    num = _format_number
+    parts = [" ".join(f"( {num(p[0])} {num(p[1])} {num(p[2])} )" for p in face.points)]
+    texture = face.texture
+    parts.append(texture if _BARE_TEXTURE_FULL_RE.match(texture) else _quote(texture, "texture"))
+    if valve:
+        if face.u_axis is None or face.v_axis is None:
+            raise ValueError("the map format is valve220 but the face has no texture axes")
+        u, v = face.u_axis, face.v_axis
+        parts.append(f"[ {num(u[0])} {num(u[1])} {num(u[2])} {num(face.offset[0])} ] "
+                     f"[ {num(v[0])} {num(v[1])} {num(v[2])} {num(face.offset[1])} ]")
+    else:
+        if face.u_axis is not None or face.v_axis is not None:
+            raise ValueError("the map format is standard but the face has Valve 220 texture axes")
+        parts.append(f"{num(face.offset[0])} {num(face.offset[1])}")
+    parts.append(f"{num(face.rotation)} {num(face.scale[0])} {num(face.scale[1])}")
+    for token in face.extra:
+        if not _EXTRA_FULL_RE.match(token):
+            raise ValueError(f"extra token {token!r} cannot be written as a bare token")
+        parts.append(token)
+    return " ".join(parts)
+
+
+def _export_header(mapfile: MapFile) -> list[str]:
+    """The header lines, with a ``// Format:`` line corrected if it contradicts the format."""
+    lines = []
+    for line in mapfile.header:
+        if not line.startswith("//") or "\n" in line or "\r" in line:
+            raise ValueError(f"header line {line!r} is not a single '//' comment line")
+        if _MARKER_RE.match(line):
+            raise ValueError(f"header line {line!r} looks like an entity/brush marker, which "
+                             "the writer generates itself")
+        announced = _header_format(line)
+        if announced is not None and announced != mapfile.format:
+            line = "// Format: Valve" if mapfile.format == VALVE220 else "// Format: Standard"
+        lines.append(line)
+    return lines
+
+
+def write_map(mapfile: MapFile) -> str:
+    """Write a map as TrenchBroom does: header, ``// entity N`` and ``// brush N`` markers.
+
+    Numbers are written in the shortest form that reads back exactly (``1`` rather than
+    ``1.000000``), so ``parse_map(write_map(m)) == m`` for every parsed ``m``.
+
+    Raises
+    ------
+    ValueError
+        Unknown format, a face whose form does not match it, NaN or infinite numbers, strings
+        with line breaks, or extra tokens that would not read back as single tokens; the message
+        names the entity, brush and face.
+    """
+    if mapfile.format not in FORMATS:
+        raise ValueError(f"unknown map format {mapfile.format!r}; expected one of {FORMATS}")
+    valve = mapfile.format == VALVE220
+    out = _export_header(mapfile)
+    for e, entity in enumerate(mapfile.entities):
+        out.append(f"// entity {e}")
+        out.append("{")
+        for key, value in entity.properties:
+            out.append(f"{_quote(key, 'key')} {_quote(value, f'value of key {key!r}')}")
+        for b, brush in enumerate(entity.brushes):
+            out.append(f"// brush {b}")
+            out.append("{")
+            for f, face in enumerate(brush.faces):
+                try:
+                    out.append(_face_text(face, valve))
+                except ValueError as exc:
+                    raise ValueError(f"entity {e}, brush {b}, face {f}: {exc}") from None
+            out.append("}")
+        out.append("}")
+    return "\n".join(out) + "\n" if out else ""
+
+
+_CHUNK = 1 << 20
+
+
+def _write_bytes(handle, data: bytes) -> None:
+    """Write ``data`` in chunks (a full disk fails part-way, like this)."""
+    view = memoryview(data)
+    for start in range(0, len(view), _CHUNK):
+        handle.write(view[start:start + _CHUNK])
+
+
+def save_map(mapfile: MapFile, path: str | os.PathLike) -> None:
+    """Write ``mapfile`` to ``path`` atomically.
+
+    The text goes to a temporary file in the same folder, is flushed and fsynced, then replaces
+    ``path`` in one ``os.replace``. On any failure the temporary file is removed and the file
+    previously at ``path`` is left untouched. An existing file's permission bits are kept.
+    """
+    path = Path(path)
+    data = write_map(mapfile).encode("utf-8")
+    folder = path.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            _write_bytes(handle, data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable; not every platform can open a folder.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
