@@ -1,0 +1,149 @@
+"""A brush of the document: an ordered list of faces, owned by one entity.
+
+A :class:`Brush` is an immutable value. Moving or resizing it builds a new brush whose face
+plane points are transformed (texture attributes untouched), so undo restores the old value
+exactly, bit for bit. The convex solid (vertices, bounds) comes from :mod:`spatial.brush` and is
+computed once per value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+
+from spatial.errors import GeometryError
+
+from .faces import Face
+
+
+def _spatial_brush():
+    # Imported on first use so the document model loads even while geometry is unavailable.
+    from spatial import brush as spatial_brush
+    return spatial_brush
+
+
+@dataclass(frozen=True, eq=True)
+class Brush:
+    """A convex solid bounded by its faces' planes.
+
+    Attributes
+    ----------
+    entity : int
+        Id of the owning entity (worldspawn, a func_door, a TrenchBroom group or layer...).
+    faces : tuple of Face
+        The faces in file order.
+    """
+
+    entity: int
+    faces: tuple[Face, ...]
+    _cache: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entity", int(self.entity))
+        faces = tuple(self.faces)
+        if len(faces) < 4:
+            raise GeometryError(f"a brush needs at least 4 faces, got {len(faces)}")
+        if not all(isinstance(f, Face) for f in faces):
+            raise TypeError("brush faces must be Face objects")
+        object.__setattr__(self, "faces", faces)
+
+    # ------------------------------------------------------------------ geometry
+    def plane_points(self) -> np.ndarray:
+        """Every face's three plane points, ``(F, 3, 3)``."""
+        return np.array([f.points for f in self.faces], dtype=np.float64).reshape(-1, 3, 3)
+
+    def planes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Face planes ``(normals (F, 3), dists (F,))`` with the inside ``n . x <= d``."""
+        if "planes" not in self._cache:
+            self._cache["planes"] = _spatial_brush().planes_from_points(self.plane_points())
+        return self._cache["planes"]
+
+    @property
+    def solid(self):
+        """The convex solid (:class:`spatial.brush.ConvexBrush`); raises ``GeometryError``."""
+        if "solid" not in self._cache:
+            normals, dists = self.planes()
+            self._cache["solid"] = _spatial_brush().brush_from_planes(normals, dists, what="brush")
+        return self._cache["solid"]
+
+    @property
+    def lo(self) -> np.ndarray:
+        return np.asarray(self.solid.lo, dtype=np.float64)
+
+    @property
+    def hi(self) -> np.ndarray:
+        return np.asarray(self.solid.hi, dtype=np.float64)
+
+    def check(self) -> "Brush":
+        """Return self if the faces bound a closed convex solid, else raise ``GeometryError``."""
+        self.solid
+        return self
+
+    # ------------------------------------------------------------------ edits (new values)
+    def with_entity(self, entity: int) -> "Brush":
+        return Brush(int(entity), self.faces)
+
+    def _mapped(self, points: np.ndarray) -> "Brush":
+        return Brush(self.entity, tuple(f.with_points(p) for f, p in zip(self.faces, points)))
+
+    def translated(self, delta) -> "Brush":
+        """The brush moved by ``delta`` (every plane point translated)."""
+        delta = np.asarray(delta, dtype=np.float64).reshape(3)
+        if not np.isfinite(delta).all():
+            raise GeometryError(f"translation must be finite, got {delta.tolist()}")
+        if not delta.any():
+            return self
+        return self._mapped(self.plane_points() + delta)
+
+    def scaled(self, anchor, factors) -> "Brush":
+        """The brush scaled by ``factors`` (per axis, non-zero) about ``anchor``.
+
+        An affine map sends planes to planes, so transforming the three points of every face is
+        exact for any brush. A negative factor mirrors the brush; the point order is then
+        reversed so the faces keep pointing outwards.
+        """
+        anchor = np.asarray(anchor, dtype=np.float64).reshape(3)
+        factors = np.asarray(factors, dtype=np.float64).reshape(3)
+        if not (np.isfinite(anchor).all() and np.isfinite(factors).all()) or (factors == 0).any():
+            raise GeometryError(f"scale factors must be finite and non-zero, got {factors.tolist()}")
+        if (factors == 1).all():
+            return self
+        points = anchor + (self.plane_points() - anchor) * factors
+        if np.prod(np.sign(factors)) < 0:
+            points = points[:, ::-1, :]
+        return self._mapped(points)
+
+    def resized(self, new_lo, new_hi) -> "Brush":
+        """The brush stretched so that its bounds become ``[new_lo, new_hi]``.
+
+        This is the axial resize of a box brush in TrenchBroom (dragging a face or corner),
+        generalised: the map taking the old bounds onto the new ones is applied to every face.
+        """
+        new_lo = np.asarray(new_lo, dtype=np.float64).reshape(3)
+        new_hi = np.asarray(new_hi, dtype=np.float64).reshape(3)
+        if not (np.isfinite(new_lo).all() and np.isfinite(new_hi).all()) or (new_hi <= new_lo).any():
+            raise GeometryError(f"resize needs lo < hi on every axis, got {new_lo.tolist()} {new_hi.tolist()}")
+        lo, hi = self.lo, self.hi
+        factors = (new_hi - new_lo) / (hi - lo)
+        moved = self.scaled(lo, factors)
+        return moved.translated(new_lo - lo)
+
+
+def build_solids(brushes, *, what: str = "brush") -> None:
+    """Compute the solids of many brushes in one compiled call (loaders use this).
+
+    Raises ``GeometryError`` naming ``what`` and the position of the first bad brush.
+    """
+    brushes = [b for b in brushes if "solid" not in b._cache]
+    if not brushes:
+        return
+    sb = _spatial_brush()
+    counts = np.array([len(b.faces) for b in brushes], dtype=np.int64)
+    points = np.array([f.points for b in brushes for f in b.faces], dtype=np.float64).reshape(-1, 3, 3)
+    normals, dists = sb.planes_from_points(points, what=what)
+    solids = sb.brushes_from_plane_arrays(normals, dists, counts, what=what)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    for b, brush in enumerate(brushes):
+        brush._cache["planes"] = (normals[offsets[b]:offsets[b + 1]], dists[offsets[b]:offsets[b + 1]])
+        brush._cache["solid"] = solids[b]

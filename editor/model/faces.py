@@ -1,0 +1,80 @@
+"""One brush face as a level editor writes it: three plane points plus texture attributes.
+
+The three points define the face plane the way Quake's ``.map`` format does: seen from outside
+the brush they wind clockwise, so ``(p2 - p0) x (p1 - p0)`` points out of the brush. Every
+texture attribute is kept verbatim so that exporting an imported level writes what was read.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from spatial.errors import GeometryError
+
+Point = tuple[float, float, float]
+
+
+def _floats(values, count: int | None, what: str) -> tuple[float, ...]:
+    out = tuple(float(v) for v in values)
+    if count is not None and len(out) != count:
+        raise GeometryError(f"{what}: expected {count} numbers, got {len(out)}")
+    if not all(math.isfinite(v) for v in out):
+        raise GeometryError(f"{what}: numbers must be finite, got {list(out)}")
+    return out
+
+
+@dataclass(frozen=True)
+class Face:
+    """A brush face: plane points and texture attributes (immutable; edits make new faces).
+
+    Attributes
+    ----------
+    points : tuple of three (x, y, z)
+        The plane points, clockwise seen from outside (outward normal ``(p2-p0) x (p1-p0)``).
+    texture : str
+        Texture name as written in the source file.
+    offset : (u, v)
+        Texture offsets.
+    rotation : float
+        Texture rotation in degrees.
+    scale : (su, sv)
+        Texture scale.
+    u_axis, v_axis : tuple of float or None
+        Valve 220 texture axes (``None`` for the standard Quake format).
+    extra : tuple of str
+        Any trailing tokens (surface flags of other games) kept for export.
+    """
+
+    points: tuple[Point, Point, Point]
+    texture: str = "__TB_empty"
+    offset: tuple[float, float] = (0.0, 0.0)
+    rotation: float = 0.0
+    scale: tuple[float, float] = (1.0, 1.0)
+    u_axis: tuple[float, ...] | None = None
+    v_axis: tuple[float, ...] | None = None
+    extra: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        pts = tuple(_floats(p, 3, "face point") for p in self.points)
+        if len(pts) != 3:
+            raise GeometryError(f"a face needs 3 points, got {len(pts)}")
+        object.__setattr__(self, "points", pts)
+        object.__setattr__(self, "texture", str(self.texture))
+        object.__setattr__(self, "offset", _floats(self.offset, 2, "texture offset"))
+        object.__setattr__(self, "rotation", _floats((self.rotation,), 1, "texture rotation")[0])
+        object.__setattr__(self, "scale", _floats(self.scale, 2, "texture scale"))
+        for name in ("u_axis", "v_axis"):
+            axis = getattr(self, name)
+            if axis is not None:
+                object.__setattr__(self, name, _floats(axis, None, name))
+        object.__setattr__(self, "extra", tuple(str(t) for t in self.extra))
+
+    def points_array(self) -> np.ndarray:
+        """The plane points as a ``(3, 3)`` float64 array."""
+        return np.array(self.points, dtype=np.float64)
+
+    def with_points(self, points) -> "Face":
+        """A copy with new plane points and every texture attribute unchanged."""
+        return replace(self, points=tuple(tuple(float(c) for c in p) for p in np.asarray(points)))
