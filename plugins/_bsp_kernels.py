@@ -1,0 +1,748 @@
+"""Compiled kernels of the BSP backend (:mod:`plugins.bsp`): build, queries, pairs, checks.
+
+The leading underscore keeps the plugin loader from treating this module as a plugin.
+
+Plane side of a box
+-------------------
+A plane is ``(nx, ny, nz, d)``; its *front* is the closed half-space ``n . x + d >= 0`` and its
+*back* the closed half-space ``n . x + d <= 0``. For a box, :func:`box_side_range` returns the
+smallest and largest value of ``n . x + d`` over its corners, summing the per-axis extremes in
+the same order as :func:`point_side` sums the terms for a point. Rounding is monotone, so for
+every float point ``p`` inside the box ``dmin <= point_side(p) <= dmax`` holds *exactly* in
+floating point. That is what makes the tree exact:
+
+* an object goes to the front child when ``dmax >= 0`` and to the back child when ``dmin <= 0``
+  (a box touching the plane goes to both: closed semantics);
+* a query box visits the front when its ``dmax >= 0`` and the back when its ``dmin <= 0``;
+* if an object and a query box overlap, a float corner ``p`` of their intersection lies in
+  both, and whichever side ``p`` is on, both the object and the query go there.
+
+Every node also keeps the bounding box of all object boxes stored below it (``cull`` box).
+Because it contains each of those boxes whole, a ray, sphere or frustum that the reference
+predicate says meets an object also meets the cull box of every node holding it (the slab,
+clamp and positive-vertex formulas are monotone in the box), so culling on it never loses a hit.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# Relative slack for culling nodes with sphere and frustum tests, whose reference predicates
+# run in numpy with a summation order that may differ from the compiled one by a rounding step.
+CULL_SLACK = 1e-9
+
+
+# --------------------------------------------------------------------------- plane sides
+@numba.njit(cache=True, nogil=True, inline="always")
+def box_side_range(plane, lo, hi):
+    """``(dmin, dmax)`` of ``n . x + d`` over the corners of the box ``[lo, hi]``."""
+    a0 = plane[0] * lo[0]
+    b0 = plane[0] * hi[0]
+    a1 = plane[1] * lo[1]
+    b1 = plane[1] * hi[1]
+    a2 = plane[2] * lo[2]
+    b2 = plane[2] * hi[2]
+    dmin = min(a0, b0) + min(a1, b1) + min(a2, b2) + plane[3]
+    dmax = max(a0, b0) + max(a1, b1) + max(a2, b2) + plane[3]
+    return dmin, dmax
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def point_side(plane, p):
+    """``n . p + d`` summed in the same order as :func:`box_side_range`."""
+    return plane[0] * p[0] + plane[1] * p[1] + plane[2] * p[2] + plane[3]
+
+
+@numba.njit(cache=True, nogil=True)
+def is_axial(plane):
+    """True when exactly one normal component is non-zero."""
+    zeros = 0
+    for a in range(3):
+        if plane[a] == 0.0:
+            zeros += 1
+    return zeros == 2
+
+
+@numba.njit(cache=True, nogil=True)
+def locate_point(p, planes, front, back):
+    """Leaf row holding the float point ``p``, ties on a plane going to the front.
+
+    Every object whose box contains ``p`` is stored in that leaf (see the module docstring), so
+    the leaf is a canonical meeting place for two overlapping objects.
+    """
+    node = 0
+    while front[node] >= 0:
+        if point_side(planes[node], p) >= 0.0:
+            node = front[node]
+        else:
+            node = back[node]
+    return node
+
+
+# --------------------------------------------------------------------------- build
+@numba.njit(cache=True, nogil=True)
+def _grow_int(arr, needed):
+    if needed <= len(arr):
+        return arr
+    size = max(needed, 2 * len(arr))
+    out = np.empty(size, dtype=arr.dtype)
+    out[: len(arr)] = arr
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow_rows(arr, needed):
+    if needed <= arr.shape[0]:
+        return arr
+    size = max(needed, 2 * arr.shape[0])
+    out = np.empty((size, arr.shape[1]), dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool, axes,
+                       max_candidates, out_planes, out_source):
+    """Fill ``out_planes`` with at most ``max_candidates`` planes that cut the box strictly.
+
+    A plane that does not cut the node's box strictly cannot separate its objects (they would
+    all touch or lie on one side), so it is never worth evaluating. With a pool (planes the scene
+    offered) the qualifying planes are sampled at an even stride; otherwise the box faces of an
+    evenly strided sample of the node's objects are used, on the split axes only.
+    """
+    count = 0
+    if use_pool:
+        qualifying = np.empty(len(pool), dtype=np.int64)
+        m = 0
+        for k in range(len(pool)):
+            dmin, dmax = box_side_range(pool[k], box_lo, box_hi)
+            if dmin < 0.0 < dmax:
+                qualifying[m] = k
+                m += 1
+        take = min(m, max_candidates)
+        for c in range(take):
+            k = qualifying[(c * m) // take]
+            out_planes[count, :] = pool[k]
+            out_source[count] = pool_source[k]
+            count += 1
+        return count
+    n = len(objs)
+    faces_per_object = 2 * len(axes)
+    sampled = max(1, max_candidates // faces_per_object)
+    sampled = min(sampled, n)
+    for s in range(sampled):
+        o = objs[(s * n) // sampled]
+        for ai in range(len(axes)):
+            a = axes[ai]
+            for side in range(2):
+                x = lo[o, a] if side == 0 else hi[o, a]
+                if not (box_lo[a] < x < box_hi[a]):
+                    continue
+                if count >= out_planes.shape[0]:
+                    return count
+                for b in range(3):
+                    out_planes[count, b] = 0.0
+                out_planes[count, a] = 1.0
+                out_planes[count, 3] = -x
+                out_source[count] = -1
+                count += 1
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_objects,
+               balance_weight, split_weight, max_candidates, axial_bonus, reference_budget):
+    """Build the tree breadth-first over the object slots ``objs0``.
+
+    A node holding more than ``min_objects`` objects above ``max_depth`` evaluates its candidate
+    planes with ``cost = balance_weight*|front_only - back_only| + split_weight*straddlers``
+    (non-axial planes cost ``(cost + 1) * axial_bonus - 1``) and splits on the cheapest plane
+    that leaves fewer objects on each side than the node holds; if none does, or the total
+    number of references would exceed ``reference_budget``, it stays a leaf.
+
+    Returns the node arrays (rows breadth-first, parents before children) and the leaves'
+    object slots as CSR ``(leaf_start, leaf_count, items)``.
+    """
+    n0 = len(objs0)
+    cap = 64
+    planes = np.full((cap, 4), np.nan)
+    source = np.full(cap, -1, dtype=np.int64)
+    front = np.full(cap, -1, dtype=np.int64)
+    back = np.full(cap, -1, dtype=np.int64)
+    parent = np.full(cap, -1, dtype=np.int64)
+    depth = np.zeros(cap, dtype=np.int64)
+    region_lo = np.zeros((cap, 3))
+    region_hi = np.zeros((cap, 3))
+    cull_lo = np.zeros((cap, 3))
+    cull_hi = np.zeros((cap, 3))
+    seg_start = np.zeros(cap, dtype=np.int64)
+    seg_count = np.zeros(cap, dtype=np.int64)
+    # object lists of every node, each a segment of ``work`` (children appended at the end)
+    work = np.empty(max(2 * n0, 16), dtype=np.int64)
+    work[:n0] = objs0
+    used = n0
+
+    # root: region and cull box are both the bounds of every object
+    for a in range(3):
+        region_lo[0, a] = np.inf
+        region_hi[0, a] = -np.inf
+    for i in range(n0):
+        o = objs0[i]
+        for a in range(3):
+            region_lo[0, a] = min(region_lo[0, a], lo[o, a])
+            region_hi[0, a] = max(region_hi[0, a], hi[o, a])
+    if n0 == 0:
+        region_lo[0, :] = 0.0
+        region_hi[0, :] = 0.0
+    cull_lo[0, :] = region_lo[0, :]
+    cull_hi[0, :] = region_hi[0, :]
+    if n0 == 0:
+        cull_lo[0, :] = np.inf
+        cull_hi[0, :] = -np.inf
+    seg_start[0] = 0
+    seg_count[0] = n0
+    n_nodes = 1
+    references = n0  # references held by the current frontier of leaves-to-be
+
+    cand_cap = max(max_candidates, 2 * len(axes)) + 6
+    cand = np.empty((cand_cap, 4))
+    cand_source = np.empty(cand_cap, dtype=np.int64)
+    test_lo = np.empty(3)
+    test_hi = np.empty(3)
+    head = 0
+    while head < n_nodes:
+        node = head
+        head += 1
+        start = seg_start[node]
+        n = seg_count[node]
+        if n <= min_objects or depth[node] >= max_depth:
+            continue
+        # candidates must cut the part of the region actually covered by objects
+        empty = False
+        for a in range(3):
+            test_lo[a] = max(region_lo[node, a], cull_lo[node, a])
+            test_hi[a] = min(region_hi[node, a], cull_hi[node, a])
+            if test_lo[a] > test_hi[a]:
+                empty = True
+        if empty:
+            continue
+        objs = work[start:start + n]
+        count = _gather_candidates(objs, lo, hi, test_lo, test_hi, pool, pool_source, use_pool,
+                                   axes, max_candidates, cand, cand_source)
+        best = -1
+        best_cost = np.inf
+        best_front = 0
+        best_back = 0
+        for c in range(count):
+            plane = cand[c]
+            front_only = 0
+            back_only = 0
+            straddle = 0
+            for i in range(n):
+                o = objs[i]
+                dmin, dmax = box_side_range(plane, lo[o], hi[o])
+                if dmin > 0.0:
+                    front_only += 1
+                elif dmax < 0.0:
+                    back_only += 1
+                else:
+                    straddle += 1
+            n_front = front_only + straddle
+            n_back = back_only + straddle
+            if n_front >= n or n_back >= n:
+                continue  # no progress: one side would hold everything
+            cost = balance_weight * abs(front_only - back_only) + split_weight * straddle
+            if not is_axial(plane):
+                cost = (cost + 1.0) * axial_bonus - 1.0
+            if cost < best_cost:
+                best_cost = cost
+                best = c
+                best_front = n_front
+                best_back = n_back
+        if best < 0:
+            continue
+        if references - n + best_front + best_back > reference_budget:
+            continue
+        references += best_front + best_back - n
+
+        needed = n_nodes + 2
+        if needed > len(depth):
+            new_cap = 2 * needed
+            planes = _grow_rows(planes, new_cap)
+            planes[n_nodes:] = np.nan
+            source = _grow_int(source, new_cap)
+            front = _grow_int(front, new_cap)
+            back = _grow_int(back, new_cap)
+            parent = _grow_int(parent, new_cap)
+            depth = _grow_int(depth, new_cap)
+            region_lo = _grow_rows(region_lo, new_cap)
+            region_hi = _grow_rows(region_hi, new_cap)
+            cull_lo = _grow_rows(cull_lo, new_cap)
+            cull_hi = _grow_rows(cull_hi, new_cap)
+            seg_start = _grow_int(seg_start, new_cap)
+            seg_count = _grow_int(seg_count, new_cap)
+            front[n_nodes:] = -1
+            back[n_nodes:] = -1
+            source[n_nodes:] = -1
+        plane = cand[best].copy()
+        planes[node, :] = plane
+        source[node] = cand_source[best]
+        work = _grow_int(work, used + best_front + best_back)
+        objs = work[start:start + n]
+        axial = is_axial(plane)
+        for side in range(2):
+            child = n_nodes
+            n_nodes += 1
+            if side == 0:
+                front[node] = child
+            else:
+                back[node] = child
+            parent[child] = node
+            depth[child] = depth[node] + 1
+            seg_start[child] = used
+            m = 0
+            for a in range(3):
+                cull_lo[child, a] = np.inf
+                cull_hi[child, a] = -np.inf
+            for i in range(n):
+                o = objs[i]
+                dmin, dmax = box_side_range(plane, lo[o], hi[o])
+                if (side == 0 and dmax >= 0.0) or (side == 1 and dmin <= 0.0):
+                    work[used + m] = o
+                    m += 1
+                    for a in range(3):
+                        cull_lo[child, a] = min(cull_lo[child, a], lo[o, a])
+                        cull_hi[child, a] = max(cull_hi[child, a], hi[o, a])
+            seg_count[child] = m
+            used += m
+            region_lo[child, :] = region_lo[node, :]
+            region_hi[child, :] = region_hi[node, :]
+            if axial:
+                a = 0
+                while plane[a] == 0.0:
+                    a += 1
+                x = -plane[3] / plane[a]
+                # front of ``s*x + d >= 0`` is x >= -d/s for s > 0 and x <= -d/s for s < 0
+                if (side == 0) == (plane[a] > 0.0):
+                    region_lo[child, a] = max(region_lo[child, a], x)
+                else:
+                    region_hi[child, a] = min(region_hi[child, a], x)
+            else:
+                # the region is a polytope; its box is approximated by the objects' box
+                for a in range(3):
+                    region_lo[child, a] = max(region_lo[child, a], cull_lo[child, a])
+                    region_hi[child, a] = min(region_hi[child, a], cull_hi[child, a])
+            for a in range(3):
+                if region_lo[child, a] > region_hi[child, a]:  # objects beyond the parent box
+                    mid = 0.5 * (region_lo[child, a] + region_hi[child, a])
+                    region_lo[child, a] = mid
+                    region_hi[child, a] = mid
+
+    # leaves' object lists, compacted
+    is_leaf = front[:n_nodes] < 0
+    total = 0
+    for node in range(n_nodes):
+        if is_leaf[node]:
+            total += seg_count[node]
+    items = np.empty(total, dtype=np.int64)
+    leaf_start = np.zeros(n_nodes, dtype=np.int64)
+    leaf_count = np.zeros(n_nodes, dtype=np.int64)
+    pos = 0
+    for node in range(n_nodes):
+        leaf_start[node] = pos
+        if is_leaf[node]:
+            c = seg_count[node]
+            items[pos:pos + c] = work[seg_start[node]:seg_start[node] + c]
+            leaf_count[node] = c
+            pos += c
+    subtree = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes - 1, -1, -1):
+        if is_leaf[node]:
+            subtree[node] = leaf_count[node]
+        else:
+            subtree[node] = subtree[front[node]] + subtree[back[node]]
+    return (planes[:n_nodes].copy(), source[:n_nodes].copy(), front[:n_nodes].copy(),
+            back[:n_nodes].copy(), parent[:n_nodes].copy(), depth[:n_nodes].copy(),
+            region_lo[:n_nodes].copy(), region_hi[:n_nodes].copy(), cull_lo[:n_nodes].copy(),
+            cull_hi[:n_nodes].copy(), leaf_start, leaf_count, items, subtree)
+
+
+# --------------------------------------------------------------------------- queries
+@numba.njit(cache=True, nogil=True, inline="always")
+def _box_meets(alo, ahi, blo, bhi):
+    return (alo[0] <= bhi[0] and blo[0] <= ahi[0] and alo[1] <= bhi[1] and blo[1] <= ahi[1]
+            and alo[2] <= bhi[2] and blo[2] <= ahi[2])
+
+
+@numba.njit(cache=True, nogil=True)
+def ray_box_entry(origin, direction, inv, lo, hi):
+    """Entry ``t`` of a ray into a closed box (``inf`` on a miss).
+
+    The same operations, in the same order, as :func:`spatial.geometry.ray_box`, so the
+    distances are bit-identical; ``inv`` is ``1 / direction`` (0 where a component is 0).
+    """
+    t_enter = -np.inf
+    t_exit = np.inf
+    for a in range(3):
+        if direction[a] == 0.0:
+            if not (lo[a] <= origin[a] and origin[a] <= hi[a]):
+                return np.inf
+        else:
+            t1 = (lo[a] - origin[a]) * inv[a]
+            t2 = (hi[a] - origin[a]) * inv[a]
+            t_near = min(t1, t2)
+            t_far = max(t1, t2)
+            if t_near > t_enter:
+                t_enter = t_near
+            if t_far < t_exit:
+                t_exit = t_far
+    if t_enter < 0.0:
+        t_enter = 0.0
+    if t_enter <= t_exit:
+        return t_enter
+    return np.inf
+
+
+@numba.njit(cache=True, nogil=True)
+def _inverse(direction):
+    inv = np.zeros(3)
+    for a in range(3):
+        if direction[a] != 0.0:
+            inv[a] = 1.0 / direction[a]
+    return inv
+
+
+@numba.njit(cache=True, nogil=True)
+def _sphere_meets(center, radius, lo, hi):
+    d2 = 0.0
+    for a in range(3):
+        c = min(max(center[a], lo[a]), hi[a])
+        d2 += (c - center[a]) * (c - center[a])
+    return d2 <= radius * radius * (1.0 + CULL_SLACK)
+
+
+@numba.njit(cache=True, nogil=True)
+def _frustum_meets(planes, lo, hi):
+    for k in range(planes.shape[0]):
+        value = planes[k, 3]
+        scale = abs(planes[k, 3])
+        for a in range(3):
+            corner = hi[a] if planes[k, a] >= 0.0 else lo[a]
+            value += planes[k, a] * corner
+            scale += abs(planes[k, a] * corner)
+        if value < -CULL_SLACK * scale:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes,
+                     planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
+                     slot_limit, trace):
+    """Objects of every leaf a query may reach, each once, for the exact filter that follows.
+
+    ``kind``: 0 box (also points), 1 sphere, 2 ray, 3 frustum. Boxes also use the plane sides;
+    the other shapes cull on the nodes' cull boxes. Returns the candidate slots, the number of
+    nodes visited, and (if ``trace``) the rows visited and the rows culled by the shape.
+    """
+    n_nodes = len(front)
+    seen = np.zeros(slot_limit, dtype=np.bool_)
+    out = np.empty(16, dtype=np.int64)
+    m = 0
+    visited_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    culled_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    n_visited = 0
+    n_culled = 0
+    inv = _inverse(direction)
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
+    top = 0
+    if n_nodes:
+        stack[0] = 0
+        top = 1
+    while top:
+        top -= 1
+        node = stack[top]
+        if kind == 0:
+            keep = _box_meets(qlo, qhi, cull_lo[node], cull_hi[node])
+        elif kind == 1:
+            keep = _sphere_meets(center, radius, cull_lo[node], cull_hi[node])
+        elif kind == 2:
+            keep = ray_box_entry(origin, direction, inv, cull_lo[node], cull_hi[node]) <= max_t
+        else:
+            keep = _frustum_meets(fplanes, cull_lo[node], cull_hi[node])
+        if not keep:
+            if trace:
+                culled_rows[n_culled] = node
+                n_culled += 1
+            continue
+        if trace:
+            visited_rows[n_visited] = node
+        n_visited += 1
+        if front[node] < 0:
+            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                o = items[i]
+                if not seen[o]:
+                    seen[o] = True
+                    if m == len(out):
+                        out = _grow_int(out, 2 * m)
+                    out[m] = o
+                    m += 1
+            continue
+        go_front = True
+        go_back = True
+        if kind == 0:
+            dmin, dmax = box_side_range(planes[node], qlo, qhi)
+            go_front = dmax >= 0.0
+            go_back = dmin <= 0.0
+        if go_back:
+            stack[top] = back[node]
+            top += 1
+        if go_front:
+            stack[top] = front[node]
+            top += 1
+    return out[:m].copy(), n_visited, visited_rows[:n_visited].copy(), culled_rows[:n_culled].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
+                lo, hi, slot_limit):
+    """Many box queries: CSR slots of the overlapping objects, visits and tests per query."""
+    q = qlo.shape[0]
+    n_nodes = len(front)
+    stamp = np.full(slot_limit, -1, dtype=np.int64)
+    offsets = np.zeros(q + 1, dtype=np.int64)
+    visited = np.zeros(q, dtype=np.int64)
+    tested = np.zeros(q, dtype=np.int64)
+    out = np.empty(64, dtype=np.int64)
+    m = 0
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
+    for k in range(q):
+        top = 0
+        if n_nodes:
+            stack[0] = 0
+            top = 1
+        while top:
+            top -= 1
+            node = stack[top]
+            if not _box_meets(qlo[k], qhi[k], cull_lo[node], cull_hi[node]):
+                continue
+            visited[k] += 1
+            if front[node] < 0:
+                for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                    o = items[i]
+                    if stamp[o] == k:
+                        continue
+                    stamp[o] = k
+                    tested[k] += 1
+                    if _box_meets(qlo[k], qhi[k], lo[o], hi[o]):
+                        if m == len(out):
+                            out = _grow_int(out, 2 * m)
+                        out[m] = o
+                        m += 1
+                continue
+            dmin, dmax = box_side_range(planes[node], qlo[k], qhi[k])
+            if dmin <= 0.0:
+                stack[top] = back[node]
+                top += 1
+            if dmax >= 0.0:
+                stack[top] = front[node]
+                top += 1
+        offsets[k + 1] = m
+    return out[:m].copy(), offsets, visited, tested
+
+
+@numba.njit(cache=True, nogil=True)
+def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi, leaf_start,
+               leaf_count, items, lo, hi, ids):
+    """Closest hit per ray (ties to the smaller id), front to back with early exit.
+
+    At an inner node the child on the origin's side of the plane is visited first; a node whose
+    cull box the ray enters beyond the best hit so far is skipped, since nothing in it can be
+    nearer (every object lies inside its cull box, and the slab entry is monotone).
+    """
+    q = origins.shape[0]
+    n_nodes = len(front)
+    best_slot = np.full(q, -1, dtype=np.int64)
+    best_t = np.full(q, np.inf)
+    visited = np.zeros(q, dtype=np.int64)
+    tested = np.zeros(q, dtype=np.int64)
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
+    stack_t = np.empty(n_nodes + 1)
+    for k in range(q):
+        origin = origins[k]
+        direction = directions[k]
+        inv = _inverse(direction)
+        top = 0
+        if n_nodes:
+            t0 = ray_box_entry(origin, direction, inv, cull_lo[0], cull_hi[0])
+            if t0 <= max_t:
+                stack[0] = 0
+                stack_t[0] = t0
+                top = 1
+        bt = np.inf
+        bs = -1
+        while top:
+            top -= 1
+            node = stack[top]
+            if stack_t[top] > bt:
+                continue
+            visited[k] += 1
+            if front[node] < 0:
+                for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                    o = items[i]
+                    tested[k] += 1
+                    t = ray_box_entry(origin, direction, inv, lo[o], hi[o])
+                    if t > max_t:
+                        continue
+                    if t < bt or (t == bt and bs >= 0 and ids[o] < ids[bs]):
+                        bt = t
+                        bs = o
+                continue
+            near = front[node]
+            far = back[node]
+            if point_side(planes[node], origin) < 0.0:
+                near, far = far, near
+            for child in (far, near):  # near pushed last, popped first
+                t = ray_box_entry(origin, direction, inv, cull_lo[child], cull_hi[child])
+                if t <= max_t and t <= bt:
+                    stack[top] = child
+                    stack_t[top] = t
+                    top += 1
+        best_slot[k] = bs
+        best_t[k] = bt
+    return best_slot, best_t, visited, tested
+
+
+# --------------------------------------------------------------------------- pairs
+@numba.njit(cache=True, nogil=True)
+def leaf_pairs(planes, front, back, leaf_start, leaf_count, items, lo, hi, active, only_active,
+               refcount):
+    """Overlapping pairs of every leaf, each reported once, and the tests made per node.
+
+    A pair met in several leaves is reported only in the leaf holding the lower corner of the
+    two boxes' intersection (:func:`locate_point`), which holds both objects. Objects referenced
+    once need no such check: their pairs can only be met in one leaf.
+    """
+    n_nodes = len(front)
+    node_tests = np.zeros(n_nodes, dtype=np.int64)
+    out = np.empty((64, 2), dtype=np.int64)
+    m = 0
+    p = np.empty(3)
+    for node in range(n_nodes):
+        if front[node] >= 0:
+            continue
+        s = leaf_start[node]
+        c = leaf_count[node]
+        if only_active:
+            any_active = False
+            for i in range(s, s + c):
+                if active[items[i]]:
+                    any_active = True
+                    break
+            if not any_active:
+                continue
+        for i in range(s, s + c):
+            a = items[i]
+            for j in range(i + 1, s + c):
+                b = items[j]
+                if only_active and not (active[a] or active[b]):
+                    continue
+                node_tests[node] += 1
+                if not _box_meets(lo[a], hi[a], lo[b], hi[b]):
+                    continue
+                if refcount[a] > 1 and refcount[b] > 1:
+                    for ax in range(3):
+                        p[ax] = max(lo[a, ax], lo[b, ax])
+                    if locate_point(p, planes, front, back) != node:
+                        continue
+                if m == out.shape[0]:
+                    out = _grow_rows(out, 2 * m)
+                out[m, 0] = a
+                out[m, 1] = b
+                m += 1
+    return out[:m].copy(), node_tests
+
+
+# --------------------------------------------------------------------------- checks
+@numba.njit(cache=True, nogil=True)
+def check_tree(planes, front, back, parent, region_lo, region_hi, cull_lo, cull_hi, leaf_start,
+               leaf_count, items, subtree, lo, hi, alive_slots, slot_limit):
+    """Return an error code and the offending row/slot (0 when every invariant holds).
+
+    Codes: 1 child's parent link wrong, 2 region box not nested in the parent's, 3 an object
+    outside its leaf's cull box or cull box not nested, 4 an object on the wrong side of an
+    ancestor plane, 5 an object missing from a leaf its box reaches, 6 a dead slot referenced,
+    7 subtree count wrong, 8 an object referenced twice in one leaf.
+    """
+    n_nodes = len(front)
+    alive = np.zeros(slot_limit, dtype=np.bool_)
+    for s in alive_slots:
+        alive[s] = True
+    for node in range(n_nodes):
+        if front[node] >= 0:
+            for child in (front[node], back[node]):
+                if parent[child] != node or child <= node:
+                    return 1, child
+                for a in range(3):
+                    if region_lo[child, a] < region_lo[node, a] or region_hi[child, a] > region_hi[node, a]:
+                        return 2, child
+                    if cull_lo[child, a] < cull_lo[node, a] or cull_hi[child, a] > cull_hi[node, a]:
+                        return 3, child
+            if subtree[node] != subtree[front[node]] + subtree[back[node]]:
+                return 7, node
+        elif subtree[node] != leaf_count[node]:
+            return 7, node
+    # every reference: alive, once per leaf, inside the cull box, on the right side of each plane
+    seen = np.full(slot_limit, -1, dtype=np.int64)
+    for node in range(n_nodes):
+        if front[node] >= 0:
+            continue
+        for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+            o = items[i]
+            if o < 0 or o >= slot_limit or not alive[o]:
+                return 6, node
+            if seen[o] == node:
+                return 8, node
+            seen[o] = node
+            if not _box_meets(lo[o], hi[o], lo[o], hi[o]) or not (
+                    cull_lo[node, 0] <= lo[o, 0] and hi[o, 0] <= cull_hi[node, 0]
+                    and cull_lo[node, 1] <= lo[o, 1] and hi[o, 1] <= cull_hi[node, 1]
+                    and cull_lo[node, 2] <= lo[o, 2] and hi[o, 2] <= cull_hi[node, 2]):
+                return 3, node
+            child = node
+            up = parent[node]
+            while up >= 0:
+                dmin, dmax = box_side_range(planes[up], lo[o], hi[o])
+                if child == front[up] and dmax < 0.0:
+                    return 4, o
+                if child == back[up] and dmin > 0.0:
+                    return 4, o
+                child = up
+                up = parent[up]
+    # every object in every leaf its box reaches through the planes
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
+    for o in alive_slots:
+        if n_nodes == 0:
+            return 5, o
+        stack[0] = 0
+        top = 1
+        while top:
+            top -= 1
+            node = stack[top]
+            if front[node] < 0:
+                found = False
+                for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                    if items[i] == o:
+                        found = True
+                        break
+                if not found:
+                    return 5, o
+                continue
+            dmin, dmax = box_side_range(planes[node], lo[o], hi[o])
+            if dmin <= 0.0:
+                stack[top] = back[node]
+                top += 1
+            if dmax >= 0.0:
+                stack[top] = front[node]
+                top += 1
+    return 0, 0

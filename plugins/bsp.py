@@ -1,0 +1,318 @@
+"""Binary space partitioning with split planes taken from the level's own geometry.
+
+Like Quake's ``qbsp`` and Doom's node builders, every inner node splits its objects with one
+plane chosen among candidates by a cost, ``balance_weight * |front - back| +
+split_weight * straddlers`` (non-axial planes cost more by ``axial_bonus``, as the Quake
+compilers prefer axial planes). Candidates come from the scene:
+
+* planes offered with :meth:`~spatial.contract.SpatialIndex.set_split_planes` (brush faces of a
+  map) when there are any; in ``space="2d"`` only those whose normal lies in the partition
+  plane, i.e. vertical walls seen as lines on the map, like Doom's linedefs;
+* otherwise the faces of the objects' boxes (axial planes; in 2D on the plane's two axes).
+
+Objects only have boxes, so an object whose box meets both closed half-spaces of a plane goes
+to both children (touching counts). Splitting the geometry itself along the plane (Doom's seg
+splitting) would happen where the children's object lists are made in
+:func:`plugins._bsp_kernels.build_tree`; an importer with exact segments can replace that step.
+
+The tree is compiled, not updated per frame: an edit marks it dirty and the next query or
+inspection rebuilds it from all current objects (``rebuilds`` in :meth:`stats` counts them).
+
+Node bounds: every region is a convex polytope. :meth:`nodes` reports its axis-aligned box,
+starting from the bounds of all objects at the root and clipped by each axial plane on the way
+down; below a non-axial plane the region's box is approximated by the box of the objects in the
+node, intersected with the parent's box. Queries cull on a second box per node, the bounds of
+every object stored below it, and box queries also on the plane sides (see
+:mod:`plugins._bsp_kernels` for why the answers are exact).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.errors import IndexInvariantError
+from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
+from spatial.params import param
+
+from . import _bsp_kernels as kernels
+
+#: Partition plane -> (its two axes, the up axis).
+PLANE_AXES = {"xy": ((0, 1), 2), "xz": ((0, 2), 1)}
+
+#: An offered plane counts as vertical (usable in 2D) when its normal's up component is below this.
+VERTICAL_TOLERANCE = 1e-9
+
+#: Straddlers are copied into both children; past this many references per object the build
+#: stops splitting, which bounds memory when a cost makes almost every object straddle.
+REFERENCE_BUDGET_PER_OBJECT = 32
+
+
+@dataclass(frozen=True)
+class BSPParams:
+    """Parameters of :class:`BSPTree`."""
+
+    space: str = param("3d", choices=("3d", "2d"),
+                       help="3d splits with planes; 2d splits with lines on a plane, like Doom.")
+    plane: str = param("xy", choices=("xy", "xz"), tunable=False,
+                       help="Plane of a 2d tree: xy (z up) or xz (y up).")
+    max_depth: int = param(24, lo=1, hi=64, unit="levels",
+                           help="Deepest level a node may be split to.")
+    min_objects: int = param(4, lo=1, hi=1024, unit="objects", scale="log",
+                             help="A node holding at most this many objects is not split.")
+    balance_weight: float = param(1.0, lo=0.0, hi=100.0, unit="cost/object",
+                                  help="Cost per object of imbalance between front and back.")
+    split_weight: float = param(8.0, lo=0.0, hi=100.0, unit="cost/object",
+                                help="Cost per object straddling a plane (copied to both sides).")
+    candidates: int = param(64, lo=1, hi=4096, unit="planes", scale="log",
+                            help="Most candidate planes evaluated per node (sampled evenly).")
+    axial_bonus: float = param(2.0, lo=1.0, hi=100.0, unit="x",
+                               help="Non-axial planes cost this many times more (1 = no preference).")
+
+
+class BSPTree(SpatialIndex):
+    """A compiled BSP tree over object boxes, split by planes of the scene's geometry."""
+
+    name = "bsp"
+    dims = 3
+    branching = 2
+    description = ("BSP tree: split planes chosen from the level's brush faces (or box faces), "
+                   "balancing sides against straddlers; compiled, rebuilt after edits.")
+    Params = BSPParams
+    param_variants: ClassVar[list[dict]] = [
+        {"space": "2d"}, {"space": "2d", "plane": "xz"}, {"min_objects": 1}, {"split_weight": 0.0},
+    ]
+
+    # ---------------------------------------------------------------- structure
+    def _setup(self) -> None:
+        self._dirty = False
+        self.rebuilds = getattr(self, "rebuilds", 0)
+        self._compile_from(np.empty(0, dtype=np.int64))
+
+    def _compile_from(self, slots: np.ndarray) -> None:
+        """Build the tree over ``slots`` with the current parameters and split planes."""
+        p = self.params
+        obj = self.objects
+        pool, pool_source = self._candidate_pool()
+        if p.space == "2d":
+            axes = np.array(PLANE_AXES[p.plane][0], dtype=np.int64)
+        else:
+            axes = np.arange(3, dtype=np.int64)
+        budget = REFERENCE_BUDGET_PER_OBJECT * max(len(slots), 1)
+        (self._planes, self._source, self._front, self._back, self._parent, self._depth,
+         self._region_lo, self._region_hi, self._cull_lo, self._cull_hi, self._leaf_start,
+         self._leaf_count, self._items, self._subtree) = kernels.build_tree(
+            np.ascontiguousarray(slots, dtype=np.int64), obj.lo, obj.hi, pool, pool_source,
+            len(pool) > 0, axes, p.max_depth, p.min_objects, float(p.balance_weight),
+            float(p.split_weight), p.candidates, float(p.axial_bonus), budget)
+        self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
+
+    def _candidate_pool(self) -> tuple[np.ndarray, np.ndarray]:
+        """Offered planes usable in this space, deduplicated, with their index in ``split_planes``.
+
+        A plane and its flip split alike, and neighbouring brushes repeat each other's faces, so
+        each geometric plane is evaluated once (the first offer of it is the one recorded). In 2D,
+        if no offered plane is vertical, the box faces are used as if nothing had been offered.
+        """
+        planes = np.asarray(self.split_planes, dtype=np.float64).reshape(-1, 4)
+        index = np.arange(len(planes), dtype=np.int64)
+        if self.params.space == "2d" and len(planes):
+            up = PLANE_AXES[self.params.plane][1]
+            vertical = np.abs(planes[:, up]) <= VERTICAL_TOLERANCE
+            planes, index = planes[vertical], index[vertical]
+        if len(planes):
+            # canonical orientation: first non-zero normal component positive
+            first = np.argmax(np.abs(planes[:, :3]) > 0, axis=1)
+            sign = np.sign(planes[np.arange(len(planes)), first])
+            canonical = np.round(planes * sign[:, None], 9)
+            _, keep = np.unique(canonical, axis=0, return_index=True)
+            keep.sort()
+            planes, index = planes[keep], index[keep]
+        return np.ascontiguousarray(planes), index
+
+    def _compile(self) -> None:
+        start_rebuilds = self.rebuilds
+        self._compile_from(self.objects.alive_slots())
+        self.rebuilds = start_rebuilds + 1
+        self._dirty = False
+
+    def _build(self, slots) -> None:
+        self._compile()
+
+    def _insert(self, slots) -> None:
+        self._dirty = True
+
+    def _remove(self, slots) -> None:
+        self._dirty = True
+
+    def _update(self, slots) -> None:
+        self._dirty = True
+
+    def _flush(self) -> None:
+        if self._dirty:
+            self._compile()
+
+    def _split_planes_changed(self) -> None:
+        self._compile()
+
+    # ---------------------------------------------------------------- queries
+    def _tree_args(self):
+        return (self._planes, self._front, self._back, self._cull_lo, self._cull_hi,
+                self._leaf_start, self._leaf_count, self._items)
+
+    def _candidates(self, kind, trace, qlo=None, qhi=None, center=None, radius=0.0,
+                    origin=None, direction=None, max_t=0.0, fplanes=None):
+        zero = np.zeros(3)
+        slots, visited, rows, culled = kernels.query_candidates(
+            kind, zero if qlo is None else qlo, zero if qhi is None else qhi,
+            zero if center is None else center, float(radius),
+            zero if origin is None else origin, zero if direction is None else direction,
+            float(max_t), np.zeros((0, 4)) if fplanes is None else fplanes,
+            *self._tree_args(), self.objects.slot_limit, bool(trace))
+        return slots, visited, (rows if trace else None), (culled if trace else None)
+
+    def _query_box(self, lo, hi, trace):
+        slots, visited, rows, _ = self._candidates(0, trace, qlo=lo, qhi=hi)
+        hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
+        return slots[hit], visited, len(slots), rows
+
+    def _query_point(self, point, trace):
+        return self._query_box(point, point, trace)
+
+    def _query_sphere(self, center, radius, trace):
+        slots, visited, rows, _ = self._candidates(1, trace, center=center, radius=radius)
+        hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
+        return slots[hit], visited, len(slots), rows
+
+    def _query_ray(self, origin, direction, max_t, trace):
+        slots, visited, rows, _ = self._candidates(2, trace, origin=origin, direction=direction,
+                                                   max_t=max_t)
+        hit, t = ray_box(origin, direction, self.objects.lo[slots], self.objects.hi[slots])
+        hit &= t <= max_t
+        return slots[hit], t[hit], visited, len(slots), rows
+
+    def _query_frustum(self, planes, trace):
+        slots, visited, rows, culled = self._candidates(3, trace, fplanes=planes)
+        hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
+        return slots[hit], visited, len(slots), rows, culled
+
+    def _query_boxes(self, lo, hi) -> BatchResult:
+        slots, offsets, visited, tested = kernels.query_boxes(
+            lo, hi, *self._tree_args(), self.objects.lo, self.objects.hi, self.objects.slot_limit)
+        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+
+    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+        slots, t, visited, tested = kernels.query_rays(
+            origins, directions, max_t, *self._tree_args(), self.objects.lo, self.objects.hi,
+            self.objects.ids)
+        ids = np.full(len(slots), -1, dtype=np.int64)
+        ids[slots >= 0] = self.objects.ids[slots[slots >= 0]]
+        return RayBatchResult(ids, t, visited, tested)
+
+    def _pairs(self, mode):
+        active = self.objects.active_mask()
+        if len(active) == 0:
+            active = np.zeros(1, dtype=bool)
+        pairs, node_tests = kernels.leaf_pairs(
+            self._planes, self._front, self._back, self._leaf_start, self._leaf_count,
+            self._items, self.objects.lo, self.objects.hi, active, mode == "active",
+            self._refcount)
+        return pairs, int(node_tests.sum()), node_tests
+
+    # ---------------------------------------------------------------- inspection
+    def _is_leaf(self) -> np.ndarray:
+        return self._front < 0
+
+    def _nodes(self) -> NodeTable:
+        is_leaf = self._is_leaf()
+        active = np.zeros(len(self._items) and self.objects.slot_limit, dtype=bool)
+        active[:] = self.objects.active_mask()
+        leaf_awake = np.zeros(len(is_leaf), dtype=bool)
+        if len(self._items):
+            owner = np.repeat(np.arange(len(is_leaf)), self._leaf_count)
+            np.logical_or.at(leaf_awake, owner, active[self._items])
+        awake = leaf_awake.copy()
+        for node in range(len(is_leaf) - 1, 0, -1):  # children follow parents: fold upwards
+            if awake[node]:
+                awake[self._parent[node]] = True
+        return NodeTable.from_columns(
+            lo=self._region_lo, hi=self._region_hi, depth=self._depth, parent=self._parent,
+            is_leaf=is_leaf, own_count=self._leaf_count, subtree_count=self._subtree,
+            lifespan_left=np.zeros(len(is_leaf)), lifespan_max=np.zeros(len(is_leaf)),
+            awake=awake, pair_tests=np.zeros(len(is_leaf)))
+
+    def _node_objects(self, row: int) -> np.ndarray:
+        if not 0 <= row < len(self._front):
+            raise IndexError(f"node row {row} does not exist (the tree has {len(self._front)} nodes)")
+        start = self._leaf_start[row]
+        return self._items[start:start + self._leaf_count[row]].copy()
+
+    def node_planes(self) -> np.ndarray:
+        """Split plane of every node row as ``(K, 4)`` rows ``(nx, ny, nz, d)``; NaN for leaves.
+
+        A node's front child holds the objects whose boxes meet ``n . x + d >= 0``.
+        """
+        self._flush()
+        return self._planes.copy()
+
+    def node_plane_sources(self) -> np.ndarray:
+        """Per node row: the index into ``split_planes`` of its plane, -1 for a box-face plane
+        or a leaf (leaves have NaN rows in :meth:`node_planes`)."""
+        self._flush()
+        return self._source.copy()
+
+    def _leaf_capacity(self) -> float:
+        return float(self.params.min_objects)
+
+    def _memory_bytes(self) -> int:
+        arrays = (self._planes, self._source, self._front, self._back, self._parent, self._depth,
+                  self._region_lo, self._region_hi, self._cull_lo, self._cull_hi,
+                  self._leaf_start, self._leaf_count, self._items, self._subtree)
+        return int(sum(a.nbytes for a in arrays))
+
+    def _extra_stats(self) -> dict:
+        inner = np.flatnonzero(~self._is_leaf())
+        if len(inner):
+            f = self._subtree[self._front[inner]].astype(np.float64)
+            b = self._subtree[self._back[inner]].astype(np.float64)
+            balance = float(np.mean(np.abs(f - b) / np.maximum(f + b, 1.0)))
+        else:
+            balance = 0.0
+        from_scene = int((self._source[inner] >= 0).sum()) if len(inner) else 0
+        return {
+            "splits": int(len(self._items) - self.objects.count),
+            "balance": round(balance, 6),
+            "rebuilds": int(self.rebuilds),
+            "scene_planes": from_scene,
+        }
+
+    def _validate(self) -> None:
+        obj = self.objects
+        code, where = kernels.check_tree(
+            self._planes, self._front, self._back, self._parent, self._region_lo,
+            self._region_hi, self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count,
+            self._items, self._subtree, obj.lo, obj.hi, obj.alive_slots().astype(np.int64),
+            obj.slot_limit)
+        if code:
+            problems = {
+                1: "node {} has a broken parent link",
+                2: "region box of node {} is not inside its parent's",
+                3: "node {} has an object outside its cull box (or a cull box outside its parent's)",
+                4: "object in slot {} lies on the wrong side of an ancestor's plane",
+                5: "object in slot {} is missing from a leaf its box reaches",
+                6: "leaf {} references a removed or unknown slot",
+                7: "subtree count of node {} is wrong",
+                8: "leaf {} holds an object twice",
+            }
+            raise IndexInvariantError("bsp: " + problems[code].format(where))
+        if len(self._items) and self._refcount.sum() != len(self._items):
+            raise IndexInvariantError("bsp: reference counts disagree with the leaves")
+        if obj.count and self._subtree[0] != len(self._items):
+            raise IndexInvariantError("bsp: root subtree count differs from the references held")
+
+
+def register(registry) -> None:
+    """Built-in plugin entry point."""
+    registry.add_backend(BSPTree)
