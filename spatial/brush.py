@@ -217,18 +217,13 @@ def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab):
 
 
 @numba.njit(cache=True, nogil=True)
-def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
-    """Build one brush; returns ``(status, detail_plane, n_vertices, n_face_indices)``.
+def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_out):
+    """Build one brush whose planes lie within about ``scale`` of the origin.
 
-    ``vert_out`` and ``face_idx_out`` need room for ``F * (F + 4)`` entries (every face polygon
-    has at most ``F + 4`` vertices: four from the square, one more per clip).
+    Returns ``(status, detail_plane, n_vertices, n_face_indices)``; see :func:`_build_brush`.
     """
     n_faces = normals.shape[0]
     cap = n_faces + 4
-    scale = 1.0
-    for i in range(n_faces):
-        if abs(dists[i]) + 1.0 > scale:
-            scale = abs(dists[i]) + 1.0
     huge = _HUGE_FACTOR * scale
     eps = _ON_PLANE_REL * scale
 
@@ -372,6 +367,46 @@ def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
     if n_idx == 0 or volume <= tol * area:
         return _DEGENERATE, -1, n_vert, 0
     return _OK, -1, n_vert, n_idx
+
+
+@numba.njit(cache=True, nogil=True)
+def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
+    """Build one brush; returns ``(status, detail_plane, n_vertices, n_face_indices)``.
+
+    ``vert_out`` and ``face_idx_out`` need room for ``F * (F + 4)`` entries (every face polygon
+    has at most ``F + 4`` vertices: four from the square, one more per clip).
+    """
+    scale = 1.0
+    for i in range(len(dists)):
+        scale = max(scale, abs(dists[i]) + 1.0)
+    result = _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_out)
+    n_vert = result[2]
+    if n_vert == 0:
+        return result
+    # Tolerances must follow the brush size, not its distance from the origin: a second pass
+    # works about the brush centre found by the first, with planes translated there.
+    centre = np.empty(3)
+    extent = 0.0
+    for a in range(3):
+        lo = vert_out[0, a]
+        hi = vert_out[0, a]
+        for k in range(n_vert):
+            lo = min(lo, vert_out[k, a])
+            hi = max(hi, vert_out[k, a])
+        centre[a] = 0.5 * (lo + hi)
+        extent = max(extent, hi - lo)
+    local = np.empty(len(dists))
+    local_scale = 1e-9 * scale
+    for i in range(len(dists)):
+        local[i] = dists[i] - (normals[i, 0] * centre[0] + normals[i, 1] * centre[1]
+                               + normals[i, 2] * centre[2])
+        local_scale = max(local_scale, abs(local[i]))
+    result = _build_brush_local(normals, local, local_scale, vert_out, face_idx_out,
+                                face_len_out)
+    for k in range(result[2]):
+        for a in range(3):
+            vert_out[k, a] += centre[a]
+    return result
 
 
 @numba.njit(cache=True, nogil=True)
