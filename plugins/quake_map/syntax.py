@@ -154,7 +154,7 @@ class MapFile:
 
 _SEP = r"\s*+(?://[^\n]*+\s*+)*+"
 _NUMBER = r'[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+(?![^\s()\[\]{}"/])'
-_STRING_BODY = r'(?:[^"\\\n]|\\.)*+'
+_STRING_BODY = r'(?:[^"\\\r\n]|\\[^\r\n])*+'
 _QUOTED = '"' + _STRING_BODY + '"'
 # Texture names may start with '{' (Quake's alpha-masked textures) or '*' or '+', but a lone
 # brace, a bracket or a parenthesis is structure, not a name.
@@ -456,8 +456,8 @@ class _Parser:
             raise self.error(pos, "unterminated string: no closing '\"' on the line it starts")
         value_pos = self.skip(key.end())
         if not text.startswith('"', value_pos):
-            raise self.error(value_pos, f"expected the quoted value of key '{_unquote(key.group())}',"
-                                        f" got {self.describe(value_pos)}")
+            raise self.missing(key.end(), value_pos,
+                               f"the quoted value of key '{_unquote(key.group())}'")
         raise self.error(value_pos, "unterminated string: no closing '\"' on the line it starts")
 
     def diagnose_face(self, start: int) -> None:
@@ -471,18 +471,31 @@ class _Parser:
         raise self.error(start, "malformed brush face")  # defensive: the items matched above
 
     def expect(self, item: _Item, pos: int) -> int:
+        start = pos
         pos = self.skip(pos)
         m = item.regex.match(self.text, pos)
         if m is None:
             got = self.describe(pos)
-            if item.is_number and _NOT_A_NUMBER_RE.match(got.strip("'")):
-                raise self.error(pos, f"expected {item.what}, got {got}: NaN and infinite "
-                                      "values are not allowed")
-            raise self.error(pos, f"expected {item.what}, got {got}")
+            hint = (": NaN and infinite values are not allowed"
+                    if item.is_number and _NOT_A_NUMBER_RE.match(got.strip("'")) else "")
+            raise self.missing(start, pos, item.what, hint)
         if item.is_number and not math.isfinite(float(m.group())):
             raise self.error(pos, f"expected {item.what}, got '{m.group()}', which is too large "
                                   "to be a finite number")
         return m.end()
+
+    def missing(self, after: int, at: int, what: str, hint: str = "") -> ParseError:
+        """The error for ``what`` missing at ``at``, the first token after offset ``after``.
+
+        When that token sits on a later line, the line that stops short is the problem (a
+        truncated face, a key without its value), so the error points just past its last token.
+        """
+        got = self.describe(at)
+        if "\n" in self.text[after:at]:
+            line, column = self.where(at)
+            return self.error(after, f"expected {what} before the end of the line (next comes "
+                                     f"{got} at line {line}, column {column}){hint}")
+        return self.error(at, f"expected {what}, got {got}{hint}")
 
 
 @contextlib.contextmanager
