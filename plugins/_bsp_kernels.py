@@ -467,7 +467,8 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
         elif kind == 1:
             keep = _sphere_meets(center, radius, cull_lo[node], cull_hi[node])
         elif kind == 2:
-            keep = ray_box_entry(origin, direction, inv, cull_lo[node], cull_hi[node]) <= max_t
+            t = ray_box_entry(origin, direction, inv, cull_lo[node], cull_hi[node])
+            keep = t < np.inf and t <= max_t
         else:
             keep = _frustum_meets(fplanes, cull_lo[node], cull_hi[node])
         if not keep:
@@ -575,7 +576,7 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
         top = 0
         if n_nodes:
             t0 = ray_box_entry(origin, direction, inv, cull_lo[0], cull_hi[0])
-            if t0 <= max_t:
+            if t0 < np.inf and t0 <= max_t:
                 stack[0] = 0
                 stack_t[0] = t0
                 top = 1
@@ -592,7 +593,7 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
                     o = items[i]
                     tested[k] += 1
                     t = ray_box_entry(origin, direction, inv, lo[o], hi[o])
-                    if t > max_t:
+                    if t == np.inf or t > max_t:
                         continue
                     if t < bt or (t == bt and bs >= 0 and ids[o] < ids[bs]):
                         bt = t
@@ -604,7 +605,7 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
                 near, far = far, near
             for child in (far, near):  # near pushed last, popped first
                 t = ray_box_entry(origin, direction, inv, cull_lo[child], cull_hi[child])
-                if t <= max_t and t <= bt:
+                if t < np.inf and t <= max_t and t <= bt:
                     stack[top] = child
                     stack_t[top] = t
                     top += 1
