@@ -1,0 +1,345 @@
+"""Compiled read-only traversals of the octree: queries, batch queries and pair finding.
+
+Every traversal uses an explicit stack and prunes a node when the query misses its loose
+bounds. The node tests use the very same predicates as :mod:`spatial.geometry` (closed boxes,
+the slab ray test, the positive-vertex frustum test); floating-point rounding is monotone, so a
+node that encloses an object is never rejected when the object itself would pass, and ray
+entry distances are bit-identical to the reference's.
+
+The root may be told to be always visited (``root_always``): under the ``keep_in_root`` policy
+it holds objects that stick out of its cell.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .layout import CHILD, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
+
+STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
+
+
+@numba.njit(cache=True)
+def _grow(arr, needed):
+    if needed <= arr.shape[0]:
+        return arr
+    size = max(needed, 2 * arr.shape[0])
+    out = np.empty((size,) + arr.shape[1:], dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _node_meets_box(NF, node, qlo, qhi):
+    for a in range(3):
+        if NF[node, LOOSE_LO + a] > qhi[a] or qlo[a] > NF[node, LOOSE_HI + a]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _box_meets_box(lo, hi, s, qlo, qhi):
+    for a in range(3):
+        if lo[s, a] > qhi[a] or qlo[a] > hi[s, a]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _sphere_meets(blo0, blo1, blo2, bhi0, bhi1, bhi2, centre, radius):
+    """``spatial.geometry.sphere_box`` for one box: clamp the centre, compare squared distance."""
+    d0 = min(max(centre[0], blo0), bhi0) - centre[0]
+    d1 = min(max(centre[1], blo1), bhi1) - centre[1]
+    d2 = min(max(centre[2], blo2), bhi2) - centre[2]
+    return d0 * d0 + d1 * d1 + d2 * d2 <= radius * radius
+
+
+@numba.njit(cache=True, inline="always")
+def _slab(origin, inv, parallel, box, row, col_lo, col_hi):
+    """``spatial.geometry.ray_box`` for one box: ``(hit, entry t)`` with the same arithmetic."""
+    t_enter = -np.inf
+    t_exit = np.inf
+    for a in range(3):
+        blo = box[row, col_lo + a]
+        bhi = box[row, col_hi + a]
+        if parallel[a]:
+            if not (blo <= origin[a] and origin[a] <= bhi):
+                return False, np.inf
+        else:
+            t1 = (blo - origin[a]) * inv[a]
+            t2 = (bhi - origin[a]) * inv[a]
+            t_enter = max(t_enter, min(t1, t2))
+            t_exit = min(t_exit, max(t1, t2))
+    t_enter = max(t_enter, 0.0)
+    if t_enter <= t_exit:
+        return True, t_enter
+    return False, np.inf
+
+
+@numba.njit(cache=True)
+def _ray_setup(direction):
+    parallel = np.empty(3, dtype=np.bool_)
+    inv = np.empty(3)
+    for a in range(3):
+        parallel[a] = direction[a] == 0.0
+        inv[a] = 0.0 if parallel[a] else 1.0 / direction[a]
+    return inv, parallel
+
+
+@numba.njit(cache=True, inline="always")
+def _frustum_keeps(planes, box, row, col_lo, col_hi):
+    """``spatial.geometry.frustum_box``: reject only when the positive vertex is behind a plane."""
+    for k in range(planes.shape[0]):
+        s = 0.0
+        for a in range(3):
+            n = planes[k, a]
+            s += (box[row, col_hi + a] if n >= 0 else box[row, col_lo + a]) * n
+        if s + planes[k, 3] < 0:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _frustum_box_rows(planes, lo, hi, s):
+    for k in range(planes.shape[0]):
+        acc = 0.0
+        for a in range(3):
+            n = planes[k, a]
+            acc += (hi[s, a] if n >= 0 else lo[s, a]) * n
+        if acc + planes[k, 3] < 0:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def query_shape(NI, NF, OB, lo, hi, kind, qlo, qhi, centre, radius, planes, root_always, trace):
+    """Objects meeting a box (``kind`` 0), sphere (1) or frustum (2).
+
+    Returns ``(slots, nodes visited, objects tested, visited node ids, culled node ids)``.
+    """
+    out = np.empty(64, dtype=np.int64)
+    m = 0
+    visited_ids = np.empty(64 if trace else 0, dtype=np.int64)
+    culled_ids = np.empty(64 if trace else 0, dtype=np.int64)
+    nv = 0
+    nc = 0
+    tested = 0
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if kind == 0:
+            meets = _node_meets_box(NF, node, qlo, qhi)
+        elif kind == 1:
+            meets = _sphere_meets(NF[node, LOOSE_LO], NF[node, LOOSE_LO + 1], NF[node, LOOSE_LO + 2],
+                                  NF[node, LOOSE_HI], NF[node, LOOSE_HI + 1], NF[node, LOOSE_HI + 2],
+                                  centre, radius)
+        else:
+            meets = _frustum_keeps(planes, NF, node, LOOSE_LO, LOOSE_HI)
+        if not meets and not (node == 0 and root_always):
+            if trace:
+                culled_ids = _grow(culled_ids, nc + 1)
+                culled_ids[nc] = node
+                nc += 1
+            continue
+        if trace:
+            visited_ids = _grow(visited_ids, nv + 1)
+            visited_ids[nv] = node
+        nv += 1
+        s = NI[node, HEAD]
+        while s >= 0:
+            tested += 1
+            if kind == 0:
+                hit = _box_meets_box(lo, hi, s, qlo, qhi)
+            elif kind == 1:
+                hit = _sphere_meets(lo[s, 0], lo[s, 1], lo[s, 2], hi[s, 0], hi[s, 1], hi[s, 2],
+                                    centre, radius)
+            else:
+                hit = _frustum_box_rows(planes, lo, hi, s)
+            if hit:
+                out = _grow(out, m + 1)
+                out[m] = s
+                m += 1
+            s = OB[s, NEXT]
+        if NI[node, NCHILD]:
+            for c in range(7, -1, -1):
+                child = NI[node, CHILD + c]
+                if child >= 0:
+                    stack[top] = child
+                    top += 1
+    return out[:m], nv, tested, visited_ids[:nv if trace else 0], culled_ids[:nc]
+
+
+@numba.njit(cache=True)
+def query_ray_all(NI, NF, OB, lo, hi, origin, direction, max_t, root_always, trace):
+    """Every object the ray meets within ``max_t``: ``(slots, t, visited, tested, visited ids)``."""
+    inv, parallel = _ray_setup(direction)
+    out = np.empty(64, dtype=np.int64)
+    out_t = np.empty(64)
+    m = 0
+    visited_ids = np.empty(64 if trace else 0, dtype=np.int64)
+    nv = 0
+    tested = 0
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        hit, t = _slab(origin, inv, parallel, NF, node, LOOSE_LO, LOOSE_HI)
+        if not (hit and t <= max_t) and not (node == 0 and root_always):
+            continue
+        if trace:
+            visited_ids = _grow(visited_ids, nv + 1)
+            visited_ids[nv] = node
+        nv += 1
+        s = NI[node, HEAD]
+        while s >= 0:
+            tested += 1
+            hit, t = _slab2(origin, inv, parallel, lo, hi, s)
+            if hit and t <= max_t:
+                out = _grow(out, m + 1)
+                out_t = _grow(out_t, m + 1)
+                out[m] = s
+                out_t[m] = t
+                m += 1
+            s = OB[s, NEXT]
+        if NI[node, NCHILD]:
+            for c in range(7, -1, -1):
+                child = NI[node, CHILD + c]
+                if child >= 0:
+                    stack[top] = child
+                    top += 1
+    return out[:m], out_t[:m], nv, tested, visited_ids[:nv if trace else 0]
+
+
+@numba.njit(cache=True, inline="always")
+def _slab2(origin, inv, parallel, lo, hi, s):
+    """:func:`_slab` on an object box held in two arrays."""
+    t_enter = -np.inf
+    t_exit = np.inf
+    for a in range(3):
+        blo = lo[s, a]
+        bhi = hi[s, a]
+        if parallel[a]:
+            if not (blo <= origin[a] and origin[a] <= bhi):
+                return False, np.inf
+        else:
+            t1 = (blo - origin[a]) * inv[a]
+            t2 = (bhi - origin[a]) * inv[a]
+            t_enter = max(t_enter, min(t1, t2))
+            t_exit = min(t_exit, max(t1, t2))
+    t_enter = max(t_enter, 0.0)
+    if t_enter <= t_exit:
+        return True, t_enter
+    return False, np.inf
+
+
+@numba.njit(cache=True)
+def query_boxes(NI, NF, OB, lo, hi, qlo, qhi, root_always):
+    """Many box queries fused: CSR ``(slots, offsets, visited, tested)``."""
+    q = qlo.shape[0]
+    out = np.empty(max(64, 4 * q), dtype=np.int64)
+    offsets = np.zeros(q + 1, dtype=np.int64)
+    visited = np.zeros(q, dtype=np.int64)
+    tested = np.zeros(q, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
+    m = 0
+    for i in range(q):
+        stack[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if not _node_meets_box(NF, node, qlo[i], qhi[i]) and not (node == 0 and root_always):
+                continue
+            visited[i] += 1
+            s = NI[node, HEAD]
+            while s >= 0:
+                tested[i] += 1
+                if _box_meets_box(lo, hi, s, qlo[i], qhi[i]):
+                    out = _grow(out, m + 1)
+                    out[m] = s
+                    m += 1
+                s = OB[s, NEXT]
+            if NI[node, NCHILD]:
+                for c in range(8):
+                    child = NI[node, CHILD + c]
+                    if child >= 0:
+                        stack[top] = child
+                        top += 1
+        offsets[i + 1] = m
+    return out[:m], offsets, visited, tested
+
+
+@numba.njit(cache=True)
+def query_rays_closest(NI, NF, OB, lo, hi, ids, origins, directions, max_t, root_always):
+    """Closest hit per ray (ties to the smaller id), children visited front to back.
+
+    A node is skipped once its entry distance exceeds the best hit so far, so a ray stops
+    descending as soon as nothing nearer can remain.
+    """
+    q = origins.shape[0]
+    best_slot = np.full(q, -1, dtype=np.int64)
+    best_t = np.full(q, np.inf)
+    visited = np.zeros(q, dtype=np.int64)
+    tested = np.zeros(q, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
+    stack_t = np.empty(STACK)
+    child_ids = np.empty(8, dtype=np.int64)
+    child_t = np.empty(8)
+    for i in range(q):
+        origin = origins[i]
+        inv, parallel = _ray_setup(directions[i])
+        limit = max_t
+        best = -1
+        best_id = -1
+        top = 0
+        hit, t = _slab(origin, inv, parallel, NF, 0, LOOSE_LO, LOOSE_HI)
+        if root_always:
+            hit, t = True, 0.0
+        if hit and t <= limit:
+            stack[0] = 0
+            stack_t[0] = t
+            top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if stack_t[top] > limit:
+                continue
+            visited[i] += 1
+            s = NI[node, HEAD]
+            while s >= 0:
+                tested[i] += 1
+                hit, t = _slab2(origin, inv, parallel, lo, hi, s)
+                if hit and (t < limit or (t == limit and (best < 0 or ids[s] < best_id))):
+                    limit = t
+                    best = s
+                    best_id = ids[s]
+                s = OB[s, NEXT]
+            if NI[node, NCHILD] == 0:
+                continue
+            k = 0
+            for c in range(8):
+                child = NI[node, CHILD + c]
+                if child >= 0:
+                    hit, t = _slab(origin, inv, parallel, NF, child, LOOSE_LO, LOOSE_HI)
+                    if hit and t <= limit:
+                        # insertion sort, farthest first, so the nearest child is popped first
+                        j = k
+                        while j > 0 and child_t[j - 1] < t:
+                            child_ids[j] = child_ids[j - 1]
+                            child_t[j] = child_t[j - 1]
+                            j -= 1
+                        child_ids[j] = child
+                        child_t[j] = t
+                        k += 1
+            for j in range(k):
+                stack[top] = child_ids[j]
+                stack_t[top] = child_t[j]
+                top += 1
+        best_slot[i] = best
+        best_t[i] = limit if best >= 0 else np.inf
+    return best_slot, best_t, visited, tested
