@@ -302,10 +302,18 @@ class _Parser:
     def parse(self) -> MapFile:
         text, n = self.text, len(self.text)
         pos = self.skip(0)
-        header = [line.rstrip() for line in _COMMENT_RE.findall(text, 0, pos)]
-        header = [line for line in header if not _MARKER_RE.match(line)]
-        for line in header:
-            self.header_format = _header_format(line) or self.header_format
+        header = []
+        for comment in _COMMENT_RE.finditer(text, 0, pos):
+            line = comment.group().rstrip()
+            if _MARKER_RE.match(line):
+                continue
+            announced = _header_format(line)
+            if announced is not None:
+                if self.header_format not in (None, announced):
+                    raise self.error(comment.start(), "this '// Format:' line contradicts an "
+                                                      "earlier one")
+                self.header_format = announced
+            header.append(line)
         entities = []
         while pos < n:
             if text[pos] != "{":

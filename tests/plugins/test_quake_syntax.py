@@ -286,6 +286,8 @@ MALFORMED = [
      "[ 0 1 0 0 ] 0 1 1\n}\n}\n", 4, 1, "one face format"),
     ("header contradicts faces", "// Format: Valve\n{\n{\n" + GOOD_FACE + "\n}\n}\n", 4, 1,
      "'// Format:' header"),
+    ("two format headers", "// Format: Valve\n// Game: Quake\n// Format: Standard\n", 3, 1,
+     "contradicts"),
     ("missing entity brace", '{\n"classname" "worldspawn"\n{\n' + GOOD_FACE + '\n}\n{\n"classname" '
      '"light"\n}\n', 7, 1, "missing?"),
 ]
@@ -300,6 +302,48 @@ def test_malformed_input_reports_line_and_column(name, text, line, column, messa
     assert (error.line, error.column) == (line, column), str(error)
     assert message in error.detail
     assert str(error).startswith(f"bad.map:{line}:{column}: ")
+
+
+SMALL_MAP = ('// Game: Quake\n{\n"classname" "worldspawn"\n"wad" "\\q\\id1.wad"\n{\n'
+             '( 0 0 0 ) ( 1 0 0 ) ( 0 1 0 ) {fence 0 0 0 1 1\n'
+             '( 0 0 0 ) ( 0 1 0 ) ( 0 0 1 ) T 1.5 -2 90 1 1 0 0 0\n}\n}\n'
+             '{\n"classname" "light"\n"origin" "0 0 24"\n}\n')
+
+
+def _parse_or_parse_error(text):
+    """Parse ``text``; any failure other than ParseError fails the test. Parsed maps must
+    survive a write/parse round trip unchanged."""
+    try:
+        parsed = parse_map(text, "fuzz.map")
+    except ParseError as error:
+        assert error.line >= 1 and error.column >= 1
+        return
+    assert parse_map(write_map(parsed)) == parsed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=list('{}()[]" \t\n\r/\\0123456789.-+eExyzTnaif#\x00\u00e9'),
+               max_size=120))
+def test_arbitrary_text_parses_or_raises_parse_error(text):
+    _parse_or_parse_error(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_mutated_maps_parse_or_raise_parse_error(data):
+    text = SMALL_MAP
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 4))
+        insert = data.draw(st.text(alphabet=list('{}()[]" \n/\\0.-9Ttnan'), max_size=3))
+        text = text[:at] + insert + text[at + cut:]
+    _parse_or_parse_error(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_parse_or_raise_parse_error(data):
+    _parse_or_parse_error(data)
 
 
 def test_read_map_errors_name_the_file(tmp_path):
