@@ -246,9 +246,10 @@ class SetSettings(EditCommand):
 
     def __init__(self, backend: str | None = None, params: Mapping | None = None,
                  metadata: Mapping | None = None, text: str = "Change Settings",
-                 merge_id: Hashable | None = None):
+                 merge_id: Hashable | None = None, registry=None):
         super().__init__(text, merge_id)
         self.backend, self.params, self.metadata = backend, params, metadata
+        self.registry = registry
 
     def plan(self, scene: Scene) -> Edit:
         cur = scene.settings
@@ -259,16 +260,16 @@ class SetSettings(EditCommand):
             params = cur.params if backend == cur.backend else {}
         metadata = cur.metadata if self.metadata is None else dict(self.metadata)
         if self.backend is not None or self.params is not None:
-            _check_backend_params(backend, params)
+            _check_backend_params(backend, params, self.registry)
         return Edit(settings=Settings(backend, params, metadata))
 
 
-def _check_backend_params(backend: str, params: Mapping) -> None:
+def _check_backend_params(backend: str, params: Mapping, registry=None) -> None:
     """Reject an unknown backend or a bad parameter before the document records it."""
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
-    cls = default_registry().backend(backend)
+    cls = (registry or default_registry()).backend(backend)
     parse_params(cls.Params, dict(params))
 
 

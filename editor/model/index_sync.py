@@ -28,6 +28,8 @@ _PLANE_DECIMALS = 9
 def scene_split_planes(scene: Scene) -> np.ndarray:
     """Unique face planes of every brush as ``(K, 4)`` rows ``(nx, ny, nz, d)``, ``n.p + d = 0``.
 
+    A plane and its flip split space the same way, so each is offered once, oriented with the
+    first non-zero normal component positive (two brushes sharing a wall give one candidate).
     Rows are sorted, so the same scene always offers the same planes in the same order.
     """
     rows = []
@@ -36,8 +38,11 @@ def scene_split_planes(scene: Scene) -> np.ndarray:
         rows.append(np.column_stack([normals, -dists]))
     if not rows:
         return np.empty((0, 4))
-    planes = np.concatenate(rows)
-    planes = np.round(planes, _PLANE_DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    planes = np.round(np.concatenate(rows), _PLANE_DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    normals = planes[:, :3]
+    first = np.argmax(normals != 0, axis=1)
+    flip = normals[np.arange(len(planes)), first] < 0
+    planes[flip] = -planes[flip] + 0.0
     return np.unique(planes, axis=0)
 
 

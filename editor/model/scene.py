@@ -240,7 +240,7 @@ class Scene:
         self.will_change.emit(touched)
         for oid, new in changed.items():
             old = self._objects.get(oid)
-            if isinstance(old, Brush):
+            if isinstance(old, Brush) and old.entity in self._brushes_of:
                 self._brushes_of[old.entity].discard(oid)
             if new is None:
                 self._objects.pop(oid, None)

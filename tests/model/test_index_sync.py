@@ -1,0 +1,128 @@
+"""The spatial index follows the scene incrementally and can switch backend at any time."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from editor.model import (AddObjects, IndexSync, RemoveObjects, SetProperties, SetSettings,
+                          Transform, point_entity, scene_split_planes)
+from editor.model.shapes import box_brush
+from spatial.registry import default_registry
+
+from .helpers import assert_index_matches, private_registry, small_scene
+
+
+def test_sync_builds_brushes_static_and_entities_dynamic():
+    scene, stack, ids = small_scene()
+    sync = IndexSync(scene, backend="brute", registry=private_registry())
+    assert_index_matches(sync)
+    assert len(sync.index) == 6
+
+
+def test_only_touched_ids_reach_the_index():
+    scene, stack, ids = small_scene()
+    sync = IndexSync(scene, backend="brute", registry=private_registry())
+    calls = []
+    for name in ("insert", "remove", "update"):
+        original = getattr(sync.index, name)
+
+        def spy(*args, _name=name, _original=original, **kw):
+            calls.append((_name, sorted(np.asarray(args[0]).tolist())))
+            return _original(*args, **kw)
+        setattr(sync.index, name, spy)
+    stack.push(Transform([ids["ogre"], ids["ramp"]], delta=(0, 8, 0)))
+    stack.push(SetProperties([ids["player"]], {"angle": "0"}))  # bounds unchanged: no update
+    stack.push(SetProperties([ids["player"]], {"classname": "monster_shambler"}))  # hull grows
+    stack.push(RemoveObjects([ids["door"]]))
+    new = scene.allocate_ids(1)
+    stack.push(AddObjects({new[0]: point_entity("light", (0, 0, 100))}))
+    assert calls == [("update", sorted([ids["ogre"], ids["ramp"]])),
+                     ("update", [ids["player"]]),
+                     ("remove", [ids["door_brush"]]),
+                     ("insert", new)]
+    assert_index_matches(sync)
+
+
+def test_backend_switch_and_params_rebuild_from_the_scene():
+    scene, stack, ids = small_scene()
+    registry = private_registry()
+    sync = IndexSync(scene, backend="brute", registry=registry)
+    notified = []
+    sync.changed.connect(lambda touched, kind: notified.append(kind))
+    sync.set_backend("tuned-brute", {"chunk": 64})
+    assert sync.index.name == "tuned-brute" and sync.index.params.chunk == 64
+    assert_index_matches(sync)
+    sync.set_params({"chunk": 32})
+    assert sync.index.params.chunk == 32
+    assert_index_matches(sync)
+    assert len(notified) == 2
+
+
+def test_sync_follows_the_document_settings_through_undo():
+    scene, stack, ids = small_scene()
+    registry = private_registry()
+    sync = IndexSync(scene, registry=registry)
+    assert sync.index.name == "brute"
+    stack.push(SetSettings(backend="tuned-brute", params={"chunk": 99}, registry=registry))
+    assert sync.index.name == "tuned-brute" and sync.index.params.chunk == 99
+    assert_index_matches(sync)
+    stack.undo()
+    assert sync.index.name == "brute"
+    assert_index_matches(sync)
+
+
+def test_unknown_document_backend_falls_back_to_brute_force():
+    scene, stack, ids = small_scene()
+    from editor.model.scene import Edit, Settings
+    scene.apply(Edit(settings=Settings(backend="from-a-missing-plugin")))
+    sync = IndexSync(scene, registry=private_registry())
+    assert sync.index.name == "brute" and "from-a-missing-plugin" in sync.fallback
+    assert_index_matches(sync)
+
+
+def test_split_planes_are_the_unique_brush_face_planes():
+    scene, stack, ids = small_scene()
+    registry = private_registry()
+    sync = IndexSync(scene, backend="tuned-brute", registry=registry)
+    planes = scene_split_planes(scene)
+    # floor box 6 + ramp 5 + pentagonal pillar 7 + door box 6 = 24 faces; shared planes:
+    # z=0 (floor top, ramp/pillar/door bottoms), y=-256 (floor and door sides), the ramp's
+    # x=128 side is unique, the floor's x=-256 ... are unique; pillar and ramp top differ.
+    faces = sum(len(scene[b].faces) for b in scene.brush_ids())
+    assert faces == 24
+    assert len(planes) == 24 - 3 - 1  # three extra z=0 faces, one extra y=-256 face
+    assert len(np.unique(planes, axis=0)) == len(planes)
+    np.testing.assert_allclose(sync.index.split_planes, planes)
+    # each plane is n.p + d = 0 through the brush's face points
+    floor = scene[ids["floor"]]
+    for face in floor.faces:
+        p = np.array(face.points)
+        hit = np.abs(planes[:, :3] @ p.T + planes[:, 3:4]).max(axis=1) < 1e-9
+        assert hit.sum() == 1
+    offered = sync.index.planes_offered
+    stack.push(Transform([ids["ogre"]], delta=(1, 0, 0)))  # no brush touched
+    assert sync.index.planes_offered == offered
+    stack.push(Transform([ids["pillar"]], delta=(1, 0, 0)))
+    assert sync.index.planes_offered == offered + 1
+
+
+@pytest.mark.parametrize("backend", sorted(default_registry().backends))
+def test_every_registered_backend_follows_edits(backend):
+    scene, stack, ids = small_scene()
+    sync = IndexSync(scene, backend=backend)
+    assert_index_matches(sync)
+    w = ids["world"]
+    new = scene.allocate_ids(3)
+    stack.push(AddObjects({new[0]: box_brush(w, (300, 300, 0), (340, 340, 40)),
+                           new[1]: point_entity("monster_army", (310, 310, 24)),
+                           new[2]: point_entity("light", (-500, -500, 300))}))
+    assert_index_matches(sync)
+    for step in range(5):
+        stack.push(Transform([new[1], ids["ogre"]], delta=(-40, -30, 0), merge_id="drag"))
+        assert_index_matches(sync)
+    stack.push(Transform.resize(scene, [ids["floor"]], (-300, -300, -32), (300, 280, 0)))
+    stack.push(RemoveObjects([ids["door"], new[2]]))
+    assert_index_matches(sync)
+    while stack.can_undo():
+        stack.undo()
+        assert_index_matches(sync)
