@@ -34,11 +34,15 @@ Every problem raises :class:`spatial.errors.ParseError` whose ``line`` and ``col
 columns count characters) point at it: bytes that are not UTF-8, control characters, stray
 tokens, unterminated strings, brushes and entities (reported where they were opened), faces with
 missing or malformed parts, NaN or infinite numbers, faces whose three plane points are collinear
-or coincident, patches and other non-brush blocks (``patchDef2``, ``brushDef`` ...), and faces
-whose form contradicts the rest of the file or its ``// Format:`` header. Syntax is checked
-first and plane geometry after it, and no partial result is ever returned.
+or coincident, patches and other non-brush blocks (``patchDef2``, ``brushDef`` ...), faces whose
+form contradicts the rest of the file or its ``// Format:`` header, and header lines announcing
+two formats. When a line stops short (a truncated face, a key without its value) the error
+points just past its last token rather than at the next line. Syntax is checked first and plane
+geometry after it, and no partial result is ever returned.
 
-Whether brushes are closed and convex is a question for the scene model, not for this layer.
+Whether brushes are closed and convex, and how many faces a brush has (even none), is a question
+for the scene model, not for this layer. Quake maps whose strings hold bytes of the Quake
+character set rather than UTF-8 are rejected as not UTF-8.
 """
 from __future__ import annotations
 
@@ -569,7 +573,24 @@ def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
 
 
 def read_map(path: str | os.PathLike) -> MapFile:
-    """Read and parse the ``.map`` file at ``path`` (errors name the path)."""
+    """Read and parse the ``.map`` file at ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read; error messages start with it.
+
+    Returns
+    -------
+    MapFile
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    spatial.errors.ParseError
+        The content is not a valid map (see :func:`parse_map`).
+    """
     return parse_map(Path(path).read_bytes(), str(path))
 
 
@@ -684,6 +705,20 @@ def save_map(mapfile: MapFile, path: str | os.PathLike) -> None:
     The text goes to a temporary file in the same folder, is flushed and fsynced, then replaces
     ``path`` in one ``os.replace``. On any failure the temporary file is removed and the file
     previously at ``path`` is left untouched. An existing file's permission bits are kept.
+
+    Parameters
+    ----------
+    mapfile : MapFile
+        What to write (see :func:`write_map`).
+    path : str or os.PathLike
+        Destination; its folder must exist.
+
+    Raises
+    ------
+    ValueError
+        ``mapfile`` cannot be written (nothing is touched on disk).
+    OSError
+        Writing failed; the previous file is intact and no temporary file is left behind.
     """
     path = Path(path)
     data = write_map(mapfile).encode("utf-8")

@@ -346,6 +346,13 @@ def test_arbitrary_bytes_parse_or_raise_parse_error(data):
     _parse_or_parse_error(data)
 
 
+def test_nearly_collinear_points_still_define_a_plane():
+    face = _face("( 0 0 0 ) ( 1000000 0 0 ) ( 1000000 1 0 ) T 0 0 0 1 1")  # sine 1e-6
+    assert face.points[2] == (1000000, 1, 0)
+    with pytest.raises(ParseError, match="collinear"):  # sine 5e-13: numerical noise
+        _face("( 0 0 0 ) ( 1000000 0 0 ) ( 2000000 0.000001 0 ) T 0 0 0 1 1")
+
+
 def test_read_map_errors_name_the_file(tmp_path):
     path = tmp_path / "e1m1.map"
     path.write_text("{\n{\n}\n")
