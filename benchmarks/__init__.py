@@ -1,0 +1,1 @@
+"""Benchmarks of the spatial backends against peer libraries (run ``benchmarks/run.py``)."""

@@ -1,0 +1,131 @@
+"""A common face for our backends and the peer libraries, so one loop times them all.
+
+Every adapter turns the same numpy inputs into the implementation's own calls and returns plain
+arrays. What a user of that implementation would have to do to get the answer (build the
+library's objects from numpy arrays, filter a superset of candidate pairs, map the library's
+handles back to ids) is part of the timed work; checking the answers is not.
+
+Operations (see ``benchmarks/README.md``):
+
+``build``   construct the structure from ``ids, lo, hi`` arrays
+``pairs``   every overlapping pair once (closed overlap), ``(M, 2)`` with ``a < b``
+``box``     batch box queries, CSR ``(ids, counts)``
+``ray``     closest hit of each ray, ``(ids, t)`` with ``-1``/``inf`` on a miss
+``update``  move some objects incrementally
+``rebuild`` rebuild from the current objects (our backends; a peer's rebuild is its build)
+``frame``   one broad-phase frame: move 10 %, update, report every pair
+"""
+from __future__ import annotations
+
+import numpy as np
+
+OPERATIONS = ("build", "pairs", "box", "ray", "update", "rebuild", "frame")
+
+
+class NotSupported(Exception):
+    """The implementation cannot express this operation (reported as n/a with the reason)."""
+
+
+class Adapter:
+    """One implementation under test. Subclasses override the operations they support.
+
+    ``exact`` is True when ``pairs``/``box`` answer exactly the closed-overlap set, so their
+    counts must agree with every other exact implementation. ``rebuilds_per_frame`` marks
+    static structures whose ``frame`` rebuilds instead of updating.
+    """
+
+    label: str = ""
+    family: str = "peer"  # "ours" or "peer"
+    exact: bool = True
+    rebuilds_per_frame: bool = False
+
+    def build(self, ids: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        raise NotSupported("no build")
+
+    def pairs(self) -> np.ndarray:
+        raise NotSupported("no pair query")
+
+    def query_boxes(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotSupported("no box query")
+
+    def query_rays(self, origins: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotSupported("no ray query")
+
+    def update(self, index: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Move objects ``ids[index]`` to the new bounds."""
+        raise NotSupported("no incremental update")
+
+    def rebuild(self) -> None:
+        raise NotSupported("rebuild is its build")
+
+    def frame(self, index: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """One broad-phase frame: apply the move, then report every pair."""
+        self.update(index, lo, hi)
+        return self.pairs()
+
+    def memory(self) -> int | None:
+        """Bytes the implementation itself reports for its structure, if it reports any."""
+        return None
+
+    def close(self) -> None:
+        """Drop the structure (lets the next implementation start with the memory freed)."""
+
+
+class OurBackend(Adapter):
+    """A backend from ``spatial.registry`` driven through its public ``SpatialIndex`` API."""
+
+    family = "ours"
+
+    def __init__(self, name: str, cls: type):
+        self.label = name
+        self.cls = cls
+        self.index = None
+        self.ids = None
+
+    def build(self, ids, lo, hi):
+        self.ids = ids
+        self.index = self.cls()
+        self.index.build(ids, lo, hi)
+
+    def pairs(self):
+        return self.index.pairs("all").pairs
+
+    def query_boxes(self, lo, hi):
+        result = self.index.query_boxes(lo, hi)
+        return result.ids, np.diff(result.offsets)
+
+    def query_rays(self, origins, directions):
+        result = self.index.query_rays(origins, directions)
+        return result.ids, result.t
+
+    def update(self, index, lo, hi):
+        self.index.update(self.ids[index], lo, hi)
+        # A backend may defer work to the next query (lazy batches); step(0) flushes it without
+        # advancing the clock, so the update is timed with all of its work.
+        self.index.step(0)
+
+    def rebuild(self):
+        self.index.rebuild()
+
+    def memory(self):
+        stats = self.index.stats()
+        return int(stats["memory_bytes"]) + int(stats["object_table_bytes"])
+
+    def close(self):
+        self.index = None
+
+
+def our_adapters() -> tuple[list[Adapter], dict[str, str]]:
+    """Adapters for every registered backend, and the plugins that failed to load.
+
+    Whatever backends are registered when the benchmark starts are measured (the runner limits
+    the quadratic ``brute`` oracle to small N, where it cross-checks the answers).
+    """
+    from spatial.registry import default_registry
+
+    registry = default_registry()
+    adapters = []
+    for name, cls in sorted(registry.backends.items()):
+        adapters.append(OurBackend(name, cls))
+    failures = {p.name: p.error for p in registry.failures}
+    return adapters, failures

@@ -1,0 +1,393 @@
+#!/usr/bin/env python
+"""Broad-phase benchmark: our registered backends against the libraries a user would pick.
+
+Run ``python benchmarks/run.py --help`` for the options; ``benchmarks/README.md`` explains the
+operations, the peers and how ratios are computed. One process generates each scene once and
+runs every implementation on it, single-threaded, writing a Markdown section (between markers)
+into ``benchmarks/RESULTS.md`` after every scene, so an interrupted run still leaves results.
+"""
+from __future__ import annotations
+
+import os
+
+# Single-threaded for everyone: set before numpy, scipy, numba or any peer library is imported.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS",
+                    "NUMBA_NUM_THREADS")
+for _variable in THREAD_VARIABLES:
+    os.environ[_variable] = "1"
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import shlex  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from benchmarks import report  # noqa: E402
+from benchmarks.adapters import Adapter, our_adapters  # noqa: E402
+from benchmarks.checks import check_scene  # noqa: E402
+from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.peers import PEERS, peer_adapters  # noqa: E402
+from benchmarks.timing import Cell, format_seconds, time_op  # noqa: E402
+from benchmarks.workload import Workload, csr_checksum, make_workload, pair_checksum  # noqa: E402
+
+ALL_OPS = ("build", "pairs", "box", "ray", "update", "rebuild", "frame")
+PAIR_OPS = ("pairs", "frame")
+
+
+def _thread_limits() -> str:
+    """Cap native thread pools (threadpoolctl where installed); describe what was done."""
+    text = ", ".join(f"{v}=1" for v in THREAD_VARIABLES)
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+        text += "; threadpoolctl.threadpool_limits(1)"
+    except ImportError:
+        text += "; threadpoolctl not installed"
+    return text + "; Open3D nthreads=1; cKDTree workers=1 (its default)"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="object counts N")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per cell (the median is shown)")
+    parser.add_argument("--ops", default=",".join(ALL_OPS),
+                        help=f"operations ({', '.join(ALL_OPS)}); build always runs")
+    parser.add_argument("--backends", default="", help="our backends (default: every registered one)")
+    parser.add_argument("--peers", default=",".join(PEERS), help="peer libraries")
+    parser.add_argument("--layouts", default="uniform,clustered", help="scene layouts")
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"),
+                        help="Markdown file whose generated section is rewritten ('' for none)")
+    parser.add_argument("--json", default="", help="also write all raw results to this JSON file")
+    parser.add_argument("--time-limit", type=float, default=20.0,
+                        help="seconds per cell: stop repeating once the runs took this long; "
+                             "skip a cell predicted (from the previous N) to take longer for one run")
+    parser.add_argument("--budget", type=float, default=0.0,
+                        help="seconds for the whole run; later cells are skipped once spent (0: none)")
+    parser.add_argument("--queries", type=int, default=10_000, help="box queries per batch")
+    parser.add_argument("--rays", type=int, default=10_000, help="rays per batch")
+    parser.add_argument("--brute-max", type=int, default=10_000,
+                        help="largest N the quadratic brute-force backend runs at")
+    parser.add_argument("--max-pairs", type=float, default=6e7,
+                        help="skip pair operations when the estimated pair count exceeds this")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory probes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def select_implementations(args) -> tuple[list[Adapter], list[Adapter], dict[str, str]]:
+    """Our adapters, peer adapters, and everything unavailable (failed plugin or import)."""
+    ours, failures = our_adapters()
+    unavailable = {f"plugin {name}": error for name, error in failures.items()}
+    wanted = _split(args.backends)
+    if wanted:
+        known = {a.label for a in ours}
+        for name in wanted:
+            if name not in known:
+                unavailable[name] = "not registered"
+        ours = [a for a in ours if a.label in wanted]
+    peers, missing = peer_adapters(_split(args.peers))
+    unavailable.update(missing)
+    return ours, peers, unavailable
+
+
+class Predictor:
+    """Predicts a cell's single-run time from the same implementation at the previous N.
+
+    Work grows at least like ``N log N``; pair operations also grow with the number of pairs,
+    which in a fixed world grows like ``N^2``. Used only to skip cells that would take far
+    longer than the time limit; the skip note states the prediction.
+    """
+
+    def __init__(self):
+        self.seen: dict[tuple[str, str, str], tuple[int, float, float]] = {}
+
+    def record(self, name, layout, op, n, pairs, seconds) -> None:
+        self.seen[(name, layout, op)] = (n, pairs, seconds)
+
+    def predict(self, name, layout, op, n, pairs) -> tuple[float, int] | None:
+        if (name, layout, op) not in self.seen:
+            return None
+        n0, pairs0, seconds = self.seen[(name, layout, op)]
+        if n <= n0:
+            return None
+        growth = (n / n0) * math.log(max(n, 2)) / math.log(max(n0, 2))
+        if op in PAIR_OPS and pairs0 > 0:
+            growth = max(growth, pairs / pairs0)
+        return seconds * growth, n0
+
+
+def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, predictor: Predictor,
+                       deadline: float) -> tuple[dict[str, Cell], dict]:
+    """Every requested operation of one implementation on one scene; never raises."""
+    cells: dict[str, Cell] = {}
+    side: dict = {}  # answers kept for the cross-checks (not serialised)
+    moves = 0  # updates applied so far: moves alternate between displaced and original bounds
+
+    def skipped_for(op: str) -> Cell | None:
+        if deadline and time.monotonic() > deadline:
+            return Cell("skip", note="run budget (--budget) spent")
+        if op in PAIR_OPS and w.estimated_pairs > args.max_pairs:
+            return Cell("skip", note=f"≈{w.estimated_pairs:.2g} pairs estimated: above --max-pairs "
+                                     f"{args.max_pairs:.2g} (output alone would swamp time and memory)")
+        guess = predictor.predict(adapter.label, w.layout, op, w.n, w.estimated_pairs)
+        if guess and guess[0] > args.time_limit:
+            return Cell("skip", note=f"predicted ≈{format_seconds(guess[0])} per run from N={guess[1]:,} "
+                                     f"(limit {args.time_limit:g} s)")
+        return None
+
+    def measure(op: str, run, summarize=None) -> None:
+        cell = skipped_for(op) or time_op(run, args.repeats, args.time_limit, summarize)
+        cells[op] = cell
+        if cell.status == "ok":
+            predictor.record(adapter.label, w.layout, op, w.n, w.estimated_pairs, cell.median)
+        status = format_seconds(cell.median) if cell.status == "ok" else f"{cell.status}: {cell.note}"
+        print(f"    {adapter.label:>10} {op:<8} {status}", flush=True)
+
+    def pairs_summary(pairs):
+        return {"count": int(len(pairs)), "checksum": pair_checksum(pairs, w.n)}
+
+    def move_and(op_call):
+        def run(_repeat):
+            nonlocal moves
+            index, lo, hi = w.move(moves)
+            answer = op_call(index, lo, hi)
+            moves += 1
+            return answer
+        return run
+
+    measure("build", lambda _r: adapter.build(w.ids, w.lo, w.hi))
+    if cells["build"].status != "ok":
+        for op in ops:
+            if op != "build":
+                cells[op] = Cell("skip", note="not built")
+        return cells, side
+    try:
+        side["memory_reported"] = adapter.memory()
+    except Exception:
+        side["memory_reported"] = None
+    if "pairs" in ops:
+        measure("pairs", lambda _r: adapter.pairs(), pairs_summary)
+    if "box" in ops:
+        measure("box", lambda _r: adapter.query_boxes(w.query_lo, w.query_hi),
+                lambda ans: {"hits": int(np.sum(ans[1])), "checksum": csr_checksum(ans[0], ans[1], w.n)})
+    if "ray" in ops:
+        def keep_rays(ans):
+            side["rays"] = (np.asarray(ans[0]), np.asarray(ans[1]))
+            return {"hits": int(np.sum(np.asarray(ans[0]) >= 0))}
+        measure("ray", lambda _r: adapter.query_rays(w.ray_origins, w.ray_directions), keep_rays)
+    if "update" in ops:
+        measure("update", move_and(adapter.update))
+    if "rebuild" in ops:
+        measure("rebuild", lambda _r: adapter.rebuild())
+    if "frame" in ops:
+        measure("frame", move_and(adapter.frame),
+                lambda ans: {**pairs_summary(ans), "moves": moves})
+    return cells, side
+
+
+def warm_up(adapters: list[Adapter]) -> None:
+    """Run every operation once on a small scene so JIT compilation and lazy imports are not timed."""
+    w = make_workload(2000, "uniform", queries=200, rays=200)
+    for adapter in adapters:
+        for call in (lambda: adapter.build(w.ids, w.lo, w.hi), adapter.pairs,
+                     lambda: adapter.query_boxes(w.query_lo, w.query_hi),
+                     lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
+                     lambda: adapter.update(*w.move(0)), adapter.rebuild,
+                     lambda: adapter.frame(*w.move(1))):
+            try:
+                call()
+            except Exception:
+                pass  # failures are reported by the timed run
+        adapter.close()
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_probe(args) -> None:
+    """Child-process mode: build one implementation and print its resident-memory growth."""
+    ours, peers, _ = select_implementations(argparse.Namespace(backends="", peers=",".join(PEERS)))
+    adapter = next(a for a in ours + peers if a.label == args.memory_probe)
+    warm_up([adapter])
+    n, layout = int(_split(args.sizes)[0]), _split(args.layouts)[0]
+    w = make_workload(n, layout, queries=1, rays=1, seed=args.seed)
+    gc.collect()
+    before = _rss_bytes()
+    adapter.build(w.ids, w.lo, w.hi)
+    gc.collect()
+    print(json.dumps({"rss_delta": _rss_bytes() - before, "reported": adapter.memory()}))
+
+
+def probe_memory(names: list[str], n: int, layout: str, seed: int, timeout: float) -> dict[str, dict]:
+    """Resident-memory growth of building each implementation, each in a fresh process."""
+    out = {}
+    for name in names:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-probe", name,
+               "--sizes", str(n), "--layouts", layout, "--seed", str(seed)]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+            out[name] = json.loads(line) if done.returncode == 0 and line else \
+                {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:160]}
+        except subprocess.TimeoutExpired:
+            out[name] = {"error": f"probe exceeded {timeout:g} s"}
+        print(f"    memory {name:>10}: {out[name]}", flush=True)
+    return out
+
+
+def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str],
+           frame_rebuilds: set[str]) -> list[str]:
+    """The generated Markdown section."""
+    m = results["machine"]
+    v = m["versions"]
+    lines = [
+        "## Broad-phase benchmark (generated by `benchmarks/run.py`)", "",
+        f"- Command: `{results['command']}`",
+        f"- Date: {m['date']}; git {m['git']}",
+        f"- CPU: {m['cpu']}, {m['logical_cores']} logical cores ({m['usable_cores']} usable), "
+        f"RAM {m['ram_gib']} GiB; load average at start {m['load_average']} (shared machine)",
+        f"- {m['os']}; Python {m['python']}; " + ", ".join(
+            f"{k} {val}" for k, val in v.items() if val),
+        f"- Threads: {m['threads']}",
+        f"- Medians of {args.repeats} runs per cell; a cell stops repeating once its runs took "
+        f"{args.time_limit:g} s (run count shown when lower). Times are wall-clock per batch "
+        f"({args.queries:,} box queries, {args.rays:,} rays, 10 % of objects moved).",
+        "- **Ratio** (bold, our rows) = our median ÷ the fastest peer's median for that operation "
+        "in the same scene and run (below 1 = we are faster); `rebuild` is compared with the peers' "
+        "build. Peers in *italics*.",
+    ]
+    if results["unavailable"]:
+        lines.append("- Not measured: " + "; ".join(f"{k} ({e})" for k, e in results["unavailable"].items()))
+    scenes = results["scenes"]
+    if scenes:
+        lines += ["", "### Ratio to the best peer", "", *report.summary_table(scenes, ops, ours, peers)]
+    for scene in scenes:
+        lines += ["", f"### {scene['layout']}, N = {scene['n']:,} "
+                      f"(≈{scene['estimated_pairs']:.3g} overlapping pairs)", "",
+                  *report.scene_table(scene, ops, ours, peers, args.repeats, frame_rebuilds)]
+    checks = [c for scene in scenes for c in scene["checks"]]
+    lines += ["", "### Answer checks", ""]
+    lines += [f"- {c}" for c in checks] or ["- none run"]
+    if results.get("memory"):
+        mem = results["memory"]
+        lines += ["", f"### Memory at N = {mem['n']:,} ({mem['layout']})", "",
+                  "| implementation | reported (structure + object table) | RSS growth of build |",
+                  "|---|---|---|"]
+        for name, probe in mem["probes"].items():
+            reported = probe.get("reported")
+            rss = probe.get("rss_delta")
+            lines.append(f"| {name} | "
+                         + (f"{reported / mem['n']:.0f} B/object" if reported else "–") + " | "
+                         + (f"{rss / mem['n']:.0f} B/object" if rss is not None else
+                            f"error: {probe.get('error', '?')}") + " |")
+        lines += ["", "RSS growth is measured in a fresh process per implementation (resident set "
+                      "after the build minus before it, inputs already allocated); it includes "
+                      "the copies of the bounds each adapter keeps for its queries."]
+    return lines
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.memory_probe:
+        memory_probe(args)
+        return 0
+    ops = [op for op in ALL_OPS if op in _split(args.ops) or op == "build"]
+    unknown = set(_split(args.ops)) - set(ALL_OPS)
+    if unknown:
+        raise SystemExit(f"unknown operations: {', '.join(sorted(unknown))} (known: {', '.join(ALL_OPS)})")
+    sizes = [int(s) for s in _split(args.sizes)]
+    layouts = _split(args.layouts)
+    threads = _thread_limits()
+    ours, peers, unavailable = select_implementations(args)
+    print(f"ours: {[a.label for a in ours]}  peers: {[a.label for a in peers]}", flush=True)
+    for name, why in unavailable.items():
+        print(f"  not measured: {name}: {why}", flush=True)
+    print("warming up (JIT compilation, lazy imports)...", flush=True)
+    warm_up(ours + peers)
+
+    results = {"command": "python " + " ".join(shlex.quote(a) for a in [
+                   os.path.relpath(sys.argv[0], REPO) if argv is None else "benchmarks/run.py",
+                   *(sys.argv[1:] if argv is None else argv)]),
+               "machine": describe_machine(REPO, threads), "unavailable": unavailable,
+               "scenes": []}
+    our_names = [a.label for a in ours]
+    peer_names = [a.label for a in peers]
+    frame_rebuilds = {a.label for a in peers if a.rebuilds_per_frame}
+    deadline = time.monotonic() + args.budget if args.budget else 0.0
+    predictor = Predictor()
+    out = Path(args.out) if args.out else None
+
+    for n in sizes:  # size outer: every layout at small N finishes before any big scene
+        for layout in layouts:
+            print(f"== {layout}, N = {n:,}", flush=True)
+            w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed)
+            scene = {"layout": layout, "n": n, "estimated_pairs": w.estimated_pairs, "cells": {},
+                     "checks": [], "memory_reported": {}}
+            sides = {}
+            for adapter in ours + peers:
+                if adapter.label == "brute" and n > args.brute_max:
+                    scene["cells"][adapter.label] = {op: Cell("skip", note=f"brute force is quadratic: "
+                                                              f"run only up to --brute-max {args.brute_max:,}")
+                                                     for op in ops}
+                    continue
+                cells, side = run_implementation(adapter, w, ops, args, predictor, deadline)
+                adapter.close()
+                gc.collect()
+                scene["cells"][adapter.label] = cells
+                scene["memory_reported"][adapter.label] = side.pop("memory_reported", None)
+                sides[adapter.label] = side
+            scene["checks"] = check_scene(scene, w, ours + peers, sides)
+            for line in scene["checks"]:
+                print(("!!! " if "MISMATCH" in line else "    ") + line, flush=True,
+                      file=sys.stderr if "MISMATCH" in line else sys.stdout)
+            results["scenes"].append(scene)
+            del w, sides
+            gc.collect()
+            _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
+
+    if not args.no_memory and sizes:
+        n, layout = max(sizes), ("uniform" if "uniform" in layouts else layouts[0])
+        built = [name for name in our_names + peer_names
+                 if any(s["n"] == n and s["layout"] == layout
+                        and s["cells"].get(name, {}).get("build", Cell("na")).status == "ok"
+                        for s in results["scenes"])]
+        print(f"== memory probes at N = {n:,} ({layout})", flush=True)
+        results["memory"] = {"n": n, "layout": layout,
+                             "probes": probe_memory(built, n, layout, args.seed, timeout=max(120.0, 6 * args.time_limit))}
+        _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
+    return 0
+
+
+def _write(results, args, ops, ours, peers, frame_rebuilds, out: Path | None) -> None:
+    body = render(results, args, ops, ours, peers, frame_rebuilds)
+    if out is not None:
+        report.write_section(out, body)
+    if args.json:
+        serial = dict(results)
+        serial["scenes"] = [{**s, "cells": {name: {op: c.to_json() for op, c in cells.items()}
+                                            for name, cells in s["cells"].items()}}
+                            for s in results["scenes"]]
+        Path(args.json).write_text(json.dumps(serial, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
