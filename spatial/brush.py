@@ -45,6 +45,10 @@ _HUGE_FACTOR = 1.0e3
 _ON_PLANE_REL = 1.0e-9
 # Vertices this close (relative to the brush extent) are merged into one.
 _MERGE_REL = 1.0e-6
+# Brushes smaller than this fraction of their distance from the origin are rebuilt about their
+# centre, so that the on-plane and merge tolerances stay small relative to the brush itself
+# (above it, the coordinate-based tolerance is already below 1e-5 of the brush extent).
+_RECENTRE_BELOW = 1.0e-2
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,15 +164,14 @@ def plane_from_points(p0, p1, p2, *, what: str = "plane") -> tuple[np.ndarray, f
 
 
 @numba.njit(cache=True, nogil=True)
-def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab):
+def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab, side, side_dist):
     """Keep the part of polygon ``poly[:m]`` with ``normal . x <= dist`` (closed, within eps).
 
     ``lab[k]`` is the plane that made edge ``poly[k] -> poly[k+1]``; the new edge along the
     clip plane gets label ``plane``. Returns the new vertex count written to ``out_*``, or -1
     when every vertex lies on the clip plane (the caller decides what a coplanar plane means).
+    ``side`` and ``side_dist`` are scratch arrays of at least ``m`` entries.
     """
-    side = np.empty(m, dtype=np.int64)
-    side_dist = np.empty(m)
     n_out = 0
     n_in = 0
     for k in range(m):
@@ -231,6 +234,8 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
     lab = np.empty(cap, dtype=np.int64)
     tmp = np.empty((cap, 3))
     tmp_lab = np.empty(cap, dtype=np.int64)
+    side = np.empty(cap, dtype=np.int64)
+    side_dist = np.empty(cap)
     raw = np.empty((n_faces * cap, 3))
     raw_start = np.zeros(n_faces + 1, dtype=np.int64)
     any_vertex = False
@@ -262,7 +267,8 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
         for j in range(n_faces):
             if j == i or m == 0:
                 continue
-            count = _clip_polygon(poly, lab, m, normals[j], dists[j], j, eps, tmp, tmp_lab)
+            count = _clip_polygon(poly, lab, m, normals[j], dists[j], j, eps, tmp, tmp_lab, side,
+                                  side_dist)
             if count == -1:
                 # Coplanar planes facing the same way duplicate a face: the first one keeps it.
                 same_way = (nx * normals[j, 0] + ny * normals[j, 1] + nz * normals[j, 2]) > 0.0
@@ -383,8 +389,9 @@ def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
     n_vert = result[2]
     if n_vert == 0:
         return result
-    # Tolerances must follow the brush size, not its distance from the origin: a second pass
-    # works about the brush centre found by the first, with planes translated there.
+    # Tolerances must follow the brush size, not its distance from the origin: a brush much
+    # smaller than its distance from the origin is built again about the centre found by the
+    # first pass, with its planes translated there.
     centre = np.empty(3)
     extent = 0.0
     for a in range(3):
@@ -395,6 +402,8 @@ def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
             hi = max(hi, vert_out[k, a])
         centre[a] = 0.5 * (lo + hi)
         extent = max(extent, hi - lo)
+    if extent > _RECENTRE_BELOW * scale:
+        return result
     local = np.empty(len(dists))
     local_scale = 1e-9 * scale
     for i in range(len(dists)):
