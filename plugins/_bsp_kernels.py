@@ -217,15 +217,11 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
         n = seg_count[node]
         if n <= min_objects or depth[node] >= max_depth:
             continue
-        # candidates must cut the part of the region actually covered by objects
-        empty = False
+        # candidates must cut the part of the region its objects cover; that box is never
+        # empty, since every object of a node meets the node's region box on every axis
         for a in range(3):
             test_lo[a] = max(region_lo[node, a], cull_lo[node, a])
             test_hi[a] = min(region_hi[node, a], cull_hi[node, a])
-            if test_lo[a] > test_hi[a]:
-                empty = True
-        if empty:
-            continue
         objs = work[start:start + n]
         count = _gather_candidates(objs, lo, hi, test_lo, test_hi, pool, pool_source, use_pool,
                                    axes, max_candidates, cand, cand_source)
@@ -328,15 +324,11 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
                 else:
                     region_hi[child, a] = min(region_hi[child, a], x)
             else:
-                # the region is a polytope; its box is approximated by the objects' box
+                # the region is a polytope; its box is approximated by the objects' box (not
+                # empty: each object's box meets the parent's box and lies in the objects' box)
                 for a in range(3):
                     region_lo[child, a] = max(region_lo[child, a], cull_lo[child, a])
                     region_hi[child, a] = min(region_hi[child, a], cull_hi[child, a])
-            for a in range(3):
-                if region_lo[child, a] > region_hi[child, a]:  # objects beyond the parent box
-                    mid = 0.5 * (region_lo[child, a] + region_hi[child, a])
-                    region_lo[child, a] = mid
-                    region_hi[child, a] = mid
 
     # leaves' object lists, compacted
     is_leaf = front[:n_nodes] < 0
@@ -365,6 +357,121 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
             back[:n_nodes].copy(), parent[:n_nodes].copy(), depth[:n_nodes].copy(),
             region_lo[:n_nodes].copy(), region_hi[:n_nodes].copy(), cull_lo[:n_nodes].copy(),
             cull_hi[:n_nodes].copy(), leaf_start, leaf_count, items, subtree)
+
+
+# --------------------------------------------------------------------------- refit
+@numba.njit(cache=True, nogil=True)
+def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touched, reinsert,
+               lo, hi):
+    """Apply edits without choosing new planes: the tree keeps its planes, leaves change.
+
+    Every reference to a slot flagged in ``touched`` (removed, moved or new) is dropped, then
+    each slot of ``reinsert`` (the touched slots still alive, with their current bounds) is
+    pushed down with the same closed side test as the build, into every leaf its box reaches.
+    Returns the new leaves' CSR ``(leaf_start, leaf_count, items)`` and the nodes' cull boxes,
+    region boxes and subtree counts recomputed from them.
+    """
+    n_nodes = len(front)
+    # leaves reached by each reinserted slot, found once and kept as (leaf, slot) rows
+    reached = np.empty((max(2 * len(reinsert), 4), 2), dtype=np.int64)
+    n_reached = 0
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
+    for k in range(len(reinsert)):
+        o = reinsert[k]
+        stack[0] = 0
+        top = 1
+        while top:
+            top -= 1
+            node = stack[top]
+            if front[node] < 0:
+                if n_reached == reached.shape[0]:
+                    reached = _grow_rows(reached, 2 * n_reached)
+                reached[n_reached, 0] = node
+                reached[n_reached, 1] = o
+                n_reached += 1
+                continue
+            dmin, dmax = box_side_range(planes[node], lo[o], hi[o])
+            if dmin <= 0.0:
+                stack[top] = back[node]
+                top += 1
+            if dmax >= 0.0:
+                stack[top] = front[node]
+                top += 1
+    new_count = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes):
+        if front[node] < 0:
+            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                if not touched[items[i]]:
+                    new_count[node] += 1
+    for r in range(n_reached):
+        new_count[reached[r, 0]] += 1
+    new_start = np.zeros(n_nodes, dtype=np.int64)
+    total = 0
+    for node in range(n_nodes):
+        new_start[node] = total
+        total += new_count[node]
+    new_items = np.empty(total, dtype=np.int64)
+    fill = new_start.copy()
+    for node in range(n_nodes):
+        if front[node] < 0:
+            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                if not touched[items[i]]:
+                    new_items[fill[node]] = items[i]
+                    fill[node] += 1
+    for r in range(n_reached):
+        node = reached[r, 0]
+        new_items[fill[node]] = reached[r, 1]
+        fill[node] += 1
+
+    # cull boxes and subtree counts bottom-up (children follow their parents in row order)
+    cull_lo = np.full((n_nodes, 3), np.inf)
+    cull_hi = np.full((n_nodes, 3), -np.inf)
+    subtree = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes - 1, -1, -1):
+        if front[node] < 0:
+            subtree[node] = new_count[node]
+            for i in range(new_start[node], new_start[node] + new_count[node]):
+                o = new_items[i]
+                for a in range(3):
+                    cull_lo[node, a] = min(cull_lo[node, a], lo[o, a])
+                    cull_hi[node, a] = max(cull_hi[node, a], hi[o, a])
+        if node > 0:
+            up = parent[node]
+            subtree[up] += subtree[node]
+            for a in range(3):
+                cull_lo[up, a] = min(cull_lo[up, a], cull_lo[node, a])
+                cull_hi[up, a] = max(cull_hi[up, a], cull_hi[node, a])
+    # region boxes top-down, exactly as the build makes them
+    region_lo = np.zeros((n_nodes, 3))
+    region_hi = np.zeros((n_nodes, 3))
+    if n_nodes and subtree[0] > 0:
+        region_lo[0, :] = cull_lo[0, :]
+        region_hi[0, :] = cull_hi[0, :]
+    for node in range(n_nodes):
+        if front[node] < 0:
+            continue
+        plane = planes[node]
+        axial = is_axial(plane)
+        for side in range(2):
+            child = front[node] if side == 0 else back[node]
+            region_lo[child, :] = region_lo[node, :]
+            region_hi[child, :] = region_hi[node, :]
+            if axial:
+                a = 0
+                while plane[a] == 0.0:
+                    a += 1
+                x = -plane[3] / plane[a]
+                if (side == 0) == (plane[a] > 0.0):
+                    region_lo[child, a] = max(min(region_hi[child, a], x), region_lo[child, a])
+                else:
+                    region_hi[child, a] = min(max(region_lo[child, a], x), region_hi[child, a])
+            elif subtree[child] > 0:
+                for a in range(3):
+                    region_lo[child, a] = min(max(region_lo[child, a], cull_lo[child, a]),
+                                              region_hi[child, a])
+                    region_hi[child, a] = max(min(region_hi[child, a], cull_hi[child, a]),
+                                              region_lo[child, a])
+    return new_start, new_count, new_items, cull_lo, cull_hi, region_lo, region_hi, subtree
 
 
 # --------------------------------------------------------------------------- queries

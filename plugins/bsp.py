@@ -15,8 +15,12 @@ to both children (touching counts). Splitting the geometry itself along the plan
 splitting) would happen where the children's object lists are made in
 :func:`plugins._bsp_kernels.build_tree`; an importer with exact segments can replace that step.
 
-The tree is compiled, not updated per frame: an edit marks it dirty and the next query or
-inspection rebuilds it from all current objects (``rebuilds`` in :meth:`stats` counts them).
+The tree is compiled, not updated per frame: edits are recorded and the next query or
+inspection applies them in one batch. A small batch is *refitted*: the planes stay, the edited
+objects are removed and pushed down again into every leaf their boxes reach, and the boxes are
+recomputed. Once the objects edited since the last build exceed a quarter of all objects, the
+tree is rebuilt from scratch with freshly chosen planes (``rebuilds`` and ``refits`` in
+:meth:`stats` count both).
 
 Node bounds: every region is a convex polytope. :meth:`nodes` reports its axis-aligned box,
 starting from the bounds of all objects at the root and clipped by each axial plane on the way
@@ -44,6 +48,11 @@ PLANE_AXES = {"xy": ((0, 1), 2), "xz": ((0, 2), 1)}
 
 #: An offered plane counts as vertical (usable in 2D) when its normal's up component is below this.
 VERTICAL_TOLERANCE = 1e-9
+
+#: Edits are applied by re-inserting the edited objects under the existing planes until the
+#: objects edited since the last build exceed 1/REFIT_FRACTION of all objects; then the next
+#: flush rebuilds (chooses planes again), since planes chosen for old positions fit less and less.
+REFIT_FRACTION = 4
 
 #: Straddlers are copied into both children; past this many references per object the build
 #: stops splitting, which bounds memory when a cost makes almost every object straddle.
@@ -87,8 +96,10 @@ class BSPTree(SpatialIndex):
 
     # ---------------------------------------------------------------- structure
     def _setup(self) -> None:
-        self._dirty = False
         self.rebuilds = getattr(self, "rebuilds", 0)
+        self.refits = getattr(self, "refits", 0)
+        self._touched: list[np.ndarray] = []  # slots edited since the last flush
+        self._edited_since_build = 0
         self._compile_from(np.empty(0, dtype=np.int64))
 
     def _compile_from(self, slots: np.ndarray) -> None:
@@ -133,26 +144,44 @@ class BSPTree(SpatialIndex):
         return np.ascontiguousarray(planes), index
 
     def _compile(self) -> None:
-        start_rebuilds = self.rebuilds
         self._compile_from(self.objects.alive_slots())
-        self.rebuilds = start_rebuilds + 1
-        self._dirty = False
+        self.rebuilds += 1
+        self._touched = []
+        self._edited_since_build = 0
 
     def _build(self, slots) -> None:
         self._compile()
 
+    # Edits are only recorded; the next query or inspection applies them all at once.
     def _insert(self, slots) -> None:
-        self._dirty = True
+        self._touched.append(np.asarray(slots, dtype=np.int64))
 
-    def _remove(self, slots) -> None:
-        self._dirty = True
-
-    def _update(self, slots) -> None:
-        self._dirty = True
+    _remove = _insert
+    _update = _insert
 
     def _flush(self) -> None:
-        if self._dirty:
+        if not self._touched:
+            return
+        touched = np.unique(np.concatenate(self._touched))
+        self._touched = []
+        self._edited_since_build += len(touched)
+        if self._edited_since_build * REFIT_FRACTION > self.objects.count:
             self._compile()
+        else:
+            self._refit(touched)
+
+    def _refit(self, touched: np.ndarray) -> None:
+        """Keep the planes and move the edited objects' references (see ``refit_tree``)."""
+        obj = self.objects
+        mask = np.zeros(obj.slot_limit, dtype=bool)
+        mask[touched] = True
+        reinsert = touched[obj.alive[touched]]
+        (self._leaf_start, self._leaf_count, self._items, self._cull_lo, self._cull_hi,
+         self._region_lo, self._region_hi, self._subtree) = kernels.refit_tree(
+            self._planes, self._front, self._back, self._parent, self._leaf_start,
+            self._leaf_count, self._items, mask, reinsert, obj.lo, obj.hi)
+        self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
+        self.refits += 1
 
     def _split_planes_changed(self) -> None:
         self._compile()
@@ -227,8 +256,7 @@ class BSPTree(SpatialIndex):
 
     def _nodes(self) -> NodeTable:
         is_leaf = self._is_leaf()
-        active = np.zeros(len(self._items) and self.objects.slot_limit, dtype=bool)
-        active[:] = self.objects.active_mask()
+        active = self.objects.active_mask()
         leaf_awake = np.zeros(len(is_leaf), dtype=bool)
         if len(self._items):
             owner = np.repeat(np.arange(len(is_leaf)), self._leaf_count)
@@ -285,6 +313,7 @@ class BSPTree(SpatialIndex):
             "splits": int(len(self._items) - self.objects.count),
             "balance": round(balance, 6),
             "rebuilds": int(self.rebuilds),
+            "refits": int(self.refits),
             "scene_planes": from_scene,
         }
 

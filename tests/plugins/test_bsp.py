@@ -186,21 +186,32 @@ def test_node_bounds_nest_and_axial_regions_are_clipped():
     assert table.subtree_count[0] == tree.stats()["references"]
 
 
-def test_edits_rebuild_lazily_and_stay_exact():
+def test_edits_are_applied_lazily_by_refit_then_by_rebuild():
     ids, lo, hi = random_boxes(400, seed=3)
     tree = BSPTree()
     tree.build(ids, lo, hi)
-    before = tree.stats()["rebuilds"]
+    planes = tree.node_planes()
+    rebuilds, refits = tree.rebuilds, tree.refits
     tree.insert([1000, 1001], [[0.0, 0, 0], [2000, 2000, 2000]], [[5.0, 5, 5], [2100, 2100, 2100]])
     tree.update([3, 4], lo[[3, 4]] + 300.0, hi[[3, 4]] + 300.0)
     tree.remove([5, 6, 7])
-    assert tree.rebuilds == before, "edits alone must not rebuild"
+    assert (tree.rebuilds, tree.refits) == (rebuilds, refits), "edits alone change nothing"
     assert list(tree.query_point([2050.0, 2050, 2050]).ids) == [1001]
-    assert tree.rebuilds == before + 1, "the next query rebuilds once"
-    tree.query_box([0.0, 0, 0], [10.0, 10, 10])
-    assert tree.rebuilds == before + 1
+    assert (tree.rebuilds, tree.refits) == (rebuilds, refits + 1), "a small batch is refitted"
+    np.testing.assert_array_equal(tree.node_planes(), planes)
+    assert tree.nodes().hi[0].tolist() == [2100.0, 2100.0, 2100.0], "root box grows"
     tree.validate()
     assert_pairs_match(tree)
+    tree.query_box([0.0, 0, 0], [10.0, 10, 10])
+    assert (tree.rebuilds, tree.refits) == (rebuilds, refits + 1), "nothing left to apply"
+    moved = ids[10:150]  # with the earlier edits, more than a quarter of the objects
+    tree.update(moved, lo[moved] * 0.5, hi[moved] * 0.5)
+    tree.validate()
+    assert tree.rebuilds == rebuilds + 1
+    assert_pairs_match(tree)
+    tree.remove(tree.objects.ids[tree.objects.alive_slots()])
+    tree.validate()
+    assert len(tree.query_box([-1e9] * 3, [1e9] * 3).ids) == 0
 
 
 def test_validate_catches_a_missing_reference_and_a_moved_plane():
