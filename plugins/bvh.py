@@ -1,0 +1,814 @@
+"""Dynamic AABB tree (bounding volume hierarchy) in the style of Box2D's ``b2DynamicTree``.
+
+Every object is one leaf whose box is *fattened* by a margin, so small moves need no tree work:
+``update`` reinserts an object only when its new box leaves its fat box. The margin is
+``margin`` world units per side (``margin_mode="absolute"``) or ``margin`` times the object's
+largest edge per side (``margin_mode="relative"``, the default; a point-sized object then gets
+no margin).
+
+Insertion picks the sibling with the branch-and-bound surface-area cost of Box2D v3 / Bittner et
+al. (the new parent's area plus the growth of every ancestor, pruned by a lower bound), then walks
+up refitting boxes and rotating nodes whose children's heights differ by more than one (the
+AVL-style rotations of ``b2DynamicTree::Balance``), which keeps the height near ``log2 N``.
+``build`` either inserts every object that way (``build_method="incremental"``) or builds the
+whole tree top-down with binned SAH on the centroids (``"binned_sah"``); later edits are always
+incremental and :meth:`~spatial.contract.SpatialIndex.rebuild` rebuilds with the chosen method.
+
+``pairs`` descends the tree against itself (each unordered pair of subtrees once); in ``active``
+mode a subtree pair is skipped unless one side holds an active object. Pair tests are counted on
+the node where the two subtrees that met split apart (their lowest common ancestor).
+All node storage is pooled arrays with a free list; no recursion anywhere.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.errors import IndexInvariantError
+from spatial.params import param
+
+from . import _kernels_common as K
+
+
+@dataclass(frozen=True)
+class BvhParams:
+    """Parameters of :class:`DynamicBvh`."""
+
+    margin: float = param(0.1, lo=0.0, hi=1e6, scale="linear",
+                          help="Fat-box margin per side: world units, or a fraction of the "
+                               "object's largest edge (see margin_mode).")
+    margin_mode: str = param("relative", choices=("relative", "absolute"),
+                             help="Whether margin is a fraction of object size or world units.")
+    build_method: str = param("incremental", choices=("incremental", "binned_sah"),
+                              help="Full build: insert objects one by one, or top-down binned SAH.")
+    sah_bins: int = param(16, lo=2, hi=256, unit="bins", scale="log",
+                          help="Centroid bins per axis of the binned-SAH build.")
+
+
+# --------------------------------------------------------------------------- tree kernels
+@numba.njit(cache=True, inline="always")
+def _area(lo, hi):
+    dx = hi[0] - lo[0]
+    dy = hi[1] - lo[1]
+    dz = hi[2] - lo[2]
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@numba.njit(cache=True, inline="always")
+def _union_area(alo, ahi, blo, bhi):
+    dx = max(ahi[0], bhi[0]) - min(alo[0], blo[0])
+    dy = max(ahi[1], bhi[1]) - min(alo[1], blo[1])
+    dz = max(ahi[2], bhi[2]) - min(alo[2], blo[2])
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@numba.njit(cache=True, inline="always")
+def _set_union(lo, hi, n, a, b):
+    for k in range(3):
+        lo[n, k] = min(lo[a, k], lo[b, k])
+        hi[n, k] = max(hi[a, k], hi[b, k])
+
+
+@numba.njit(cache=True)
+def _balance(ia, root, lo, hi, parent, c1, c2, height):
+    """One AVL-style rotation at ``ia`` if its children's heights differ by more than one.
+
+    Returns ``(new subtree root, tree root)`` (Box2D ``b2DynamicTree::Balance``).
+    """
+    if c1[ia] < 0 or height[ia] < 2:
+        return ia, root
+    ib = c1[ia]
+    ic = c2[ia]
+    balance = height[ic] - height[ib]
+    if balance > 1:  # rotate C up
+        i_f = c1[ic]
+        i_g = c2[ic]
+        c1[ic] = ia
+        parent[ic] = parent[ia]
+        parent[ia] = ic
+        if parent[ic] >= 0:
+            if c1[parent[ic]] == ia:
+                c1[parent[ic]] = ic
+            else:
+                c2[parent[ic]] = ic
+        else:
+            root = ic
+        if height[i_f] > height[i_g]:
+            c2[ic] = i_f
+            c2[ia] = i_g
+            parent[i_g] = ia
+            _set_union(lo, hi, ia, ib, i_g)
+            _set_union(lo, hi, ic, ia, i_f)
+            height[ia] = 1 + max(height[ib], height[i_g])
+            height[ic] = 1 + max(height[ia], height[i_f])
+        else:
+            c2[ic] = i_g
+            c2[ia] = i_f
+            parent[i_f] = ia
+            _set_union(lo, hi, ia, ib, i_f)
+            _set_union(lo, hi, ic, ia, i_g)
+            height[ia] = 1 + max(height[ib], height[i_f])
+            height[ic] = 1 + max(height[ia], height[i_g])
+        return ic, root
+    if balance < -1:  # rotate B up
+        i_d = c1[ib]
+        i_e = c2[ib]
+        c1[ib] = ia
+        parent[ib] = parent[ia]
+        parent[ia] = ib
+        if parent[ib] >= 0:
+            if c1[parent[ib]] == ia:
+                c1[parent[ib]] = ib
+            else:
+                c2[parent[ib]] = ib
+        else:
+            root = ib
+        if height[i_d] > height[i_e]:
+            c2[ib] = i_d
+            c1[ia] = i_e
+            parent[i_e] = ia
+            _set_union(lo, hi, ia, ic, i_e)
+            _set_union(lo, hi, ib, ia, i_d)
+            height[ia] = 1 + max(height[ic], height[i_e])
+            height[ib] = 1 + max(height[ia], height[i_d])
+        else:
+            c2[ib] = i_e
+            c1[ia] = i_d
+            parent[i_d] = ia
+            _set_union(lo, hi, ia, ic, i_d)
+            _set_union(lo, hi, ib, ia, i_e)
+            height[ia] = 1 + max(height[ic], height[i_d])
+            height[ib] = 1 + max(height[ia], height[i_e])
+        return ib, root
+    return ia, root
+
+
+@numba.njit(cache=True)
+def _refit_up(n, root, lo, hi, parent, c1, c2, height):
+    """Walk from ``n`` to the root: rotate, then refit box and height of each ancestor."""
+    while n >= 0:
+        n, root = _balance(n, root, lo, hi, parent, c1, c2, height)
+        a = c1[n]
+        b = c2[n]
+        height[n] = 1 + max(height[a], height[b])
+        _set_union(lo, hi, n, a, b)
+        n = parent[n]
+    return root
+
+
+@numba.njit(cache=True)
+def _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count, free_next, free_head):
+    if root < 0:
+        parent[leaf] = -1
+        return leaf, free_head
+    # branch and bound over the tree for the sibling of least total area growth
+    leaf_area = _area(lo[leaf], hi[leaf])
+    best = root
+    best_cost = _union_area(lo[leaf], hi[leaf], lo[root], hi[root])
+    stack = np.empty(64, dtype=np.int64)
+    inherited = np.empty(64)
+    sp = 0
+    stack, _ = K.push(stack, sp, root)
+    inherited, sp = K.push_f(inherited, sp, 0.0)
+    while sp > 0:
+        sp -= 1
+        n = stack[sp]
+        inh = inherited[sp]
+        direct = _union_area(lo[leaf], hi[leaf], lo[n], hi[n])
+        cost = direct + inh
+        if cost < best_cost:
+            best_cost = cost
+            best = n
+        if c1[n] >= 0:
+            inh_child = inh + direct - _area(lo[n], hi[n])
+            if leaf_area + inh_child < best_cost:
+                for child in (c1[n], c2[n]):
+                    stack, _ = K.push(stack, sp, child)
+                    inherited, sp = K.push_f(inherited, sp, inh_child)
+    sibling = best
+    old_parent = parent[sibling]
+    new_parent = free_head
+    free_head = free_next[new_parent]
+    free_next[new_parent] = -2  # in use
+    parent[new_parent] = old_parent
+    c1[new_parent] = sibling
+    c2[new_parent] = leaf
+    item_count[new_parent] = 0
+    height[new_parent] = height[sibling] + 1
+    _set_union(lo, hi, new_parent, sibling, leaf)
+    parent[sibling] = new_parent
+    parent[leaf] = new_parent
+    if old_parent >= 0:
+        if c1[old_parent] == sibling:
+            c1[old_parent] = new_parent
+        else:
+            c2[old_parent] = new_parent
+    else:
+        root = new_parent
+    root = _refit_up(parent[leaf], root, lo, hi, parent, c1, c2, height)
+    return root, free_head
+
+
+@numba.njit(cache=True)
+def _remove_leaf(leaf, root, lo, hi, parent, c1, c2, height, free_next, free_head):
+    if leaf == root:
+        return -1, free_head
+    p = parent[leaf]
+    gp = parent[p]
+    sibling = c2[p] if c1[p] == leaf else c1[p]
+    free_next[p] = free_head
+    free_head = p
+    c1[p] = -1
+    c2[p] = -1
+    if gp >= 0:
+        if c1[gp] == p:
+            c1[gp] = sibling
+        else:
+            c2[gp] = sibling
+        parent[sibling] = gp
+        root = _refit_up(gp, root, lo, hi, parent, c1, c2, height)
+    else:
+        root = sibling
+        parent[sibling] = -1
+    return root, free_head
+
+
+@numba.njit(cache=True, inline="always")
+def _fatten(node, slot, obj_lo, obj_hi, lo, hi, margin, relative):
+    m = margin
+    if relative:
+        edge = 0.0
+        for k in range(3):
+            edge = max(edge, obj_hi[slot, k] - obj_lo[slot, k])
+        m = margin * edge
+    for k in range(3):
+        lo[node, k] = obj_lo[slot, k] - m
+        hi[node, k] = obj_hi[slot, k] + m
+
+
+@numba.njit(cache=True)
+def _new_leaf(slot, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot, item_count,
+              leaf_of, free_next, free_head, margin, relative):
+    leaf = free_head
+    free_head = free_next[leaf]
+    free_next[leaf] = -2
+    c1[leaf] = -1
+    c2[leaf] = -1
+    height[leaf] = 0
+    parent[leaf] = -1
+    node_slot[leaf] = slot
+    item_count[leaf] = 1
+    leaf_of[slot] = leaf
+    _fatten(leaf, slot, obj_lo, obj_hi, lo, hi, margin, relative)
+    return leaf, free_head
+
+
+@numba.njit(cache=True)
+def insert_objects(slots, obj_lo, obj_hi, root, lo, hi, parent, c1, c2, height, node_slot,
+                   item_count, leaf_of, free_next, free_head, margin, relative):
+    """Insert each slot as a new fat leaf; returns ``(root, free_head)``."""
+    for s in slots:
+        leaf, free_head = _new_leaf(s, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot,
+                                    item_count, leaf_of, free_next, free_head, margin, relative)
+        root, free_head = _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count,
+                                       free_next, free_head)
+    return root, free_head
+
+
+@numba.njit(cache=True)
+def remove_objects(slots, root, lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of,
+                   free_next, free_head):
+    """Remove each slot's leaf and free it; returns ``(root, free_head)``."""
+    for s in slots:
+        leaf = leaf_of[s]
+        root, free_head = _remove_leaf(leaf, root, lo, hi, parent, c1, c2, height, free_next,
+                                       free_head)
+        leaf_of[s] = -1
+        node_slot[leaf] = -1
+        item_count[leaf] = 0
+        free_next[leaf] = free_head
+        free_head = leaf
+    return root, free_head
+
+
+@numba.njit(cache=True)
+def update_objects(slots, obj_lo, obj_hi, root, lo, hi, parent, c1, c2, height, item_count,
+                   leaf_of, free_next, free_head, margin, relative):
+    """Reinsert only objects that left their fat box; returns ``(root, free_head, reinserts)``."""
+    reinserts = 0
+    for s in slots:
+        leaf = leaf_of[s]
+        inside = True
+        for k in range(3):
+            if obj_lo[s, k] < lo[leaf, k] or obj_hi[s, k] > hi[leaf, k]:
+                inside = False
+        if inside:
+            continue
+        reinserts += 1
+        root, free_head = _remove_leaf(leaf, root, lo, hi, parent, c1, c2, height, free_next,
+                                       free_head)
+        _fatten(leaf, s, obj_lo, obj_hi, lo, hi, margin, relative)
+        root, free_head = _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count,
+                                       free_next, free_head)
+    return root, free_head, reinserts
+
+
+@numba.njit(cache=True)
+def build_binned_sah(slots, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot,
+                     item_count, leaf_of, free_next, free_head, margin, relative, nbins):
+    """Top-down binned-SAH build over fresh fat leaves; returns ``(root, free_head)``."""
+    n = len(slots)
+    if n == 0:
+        return -1, free_head
+    leaves = np.empty(n, dtype=np.int64)
+    centre = np.empty((n, 3))
+    for i in range(n):
+        leaf, free_head = _new_leaf(slots[i], obj_lo, obj_hi, lo, hi, parent, c1, c2, height,
+                                    node_slot, item_count, leaf_of, free_next, free_head, margin,
+                                    relative)
+        leaves[i] = leaf
+        for k in range(3):
+            centre[i, k] = 0.5 * (lo[leaf, k] + hi[leaf, k])
+    perm = np.arange(n)
+    internal = np.empty(max(n - 1, 1), dtype=np.int64)
+    n_internal = 0
+    st = np.empty((64, 4), dtype=np.int64)  # start, end, parent node, side
+    sp = 1
+    st[0, 0] = 0
+    st[0, 1] = n
+    st[0, 2] = -1
+    st[0, 3] = 0
+    root = -1
+    bin_lo = np.empty((nbins, 3))
+    bin_hi = np.empty((nbins, 3))
+    bin_n = np.empty(nbins, dtype=np.int64)
+    right_area = np.empty(nbins)
+    right_n = np.empty(nbins, dtype=np.int64)
+    while sp > 0:
+        sp -= 1
+        start, end, par, side = st[sp, 0], st[sp, 1], st[sp, 2], st[sp, 3]
+        if end - start == 1:
+            node = leaves[perm[start]]
+        else:
+            node = free_head
+            free_head = free_next[node]
+            free_next[node] = -2
+            node_slot[node] = -1
+            item_count[node] = 0
+            internal[n_internal] = node
+            n_internal += 1
+            cmin = np.full(3, np.inf)
+            cmax = np.full(3, -np.inf)
+            for i in range(start, end):
+                for k in range(3):
+                    cmin[k] = min(cmin[k], centre[perm[i], k])
+                    cmax[k] = max(cmax[k], centre[perm[i], k])
+            best_cost = np.inf
+            best_axis = -1
+            best_bin = 0
+            for axis in range(3):
+                ext = cmax[axis] - cmin[axis]
+                if not ext > 0.0:
+                    continue
+                scale = nbins / ext
+                bin_n[:] = 0
+                bin_lo[:] = np.inf
+                bin_hi[:] = -np.inf
+                for i in range(start, end):
+                    b = min(int((centre[perm[i], axis] - cmin[axis]) * scale), nbins - 1)
+                    bin_n[b] += 1
+                    leaf = leaves[perm[i]]
+                    for k in range(3):
+                        bin_lo[b, k] = min(bin_lo[b, k], lo[leaf, k])
+                        bin_hi[b, k] = max(bin_hi[b, k], hi[leaf, k])
+                acc_lo = np.full(3, np.inf)
+                acc_hi = np.full(3, -np.inf)
+                count = 0
+                for b in range(nbins - 1, 0, -1):
+                    count += bin_n[b]
+                    for k in range(3):
+                        acc_lo[k] = min(acc_lo[k], bin_lo[b, k])
+                        acc_hi[k] = max(acc_hi[k], bin_hi[b, k])
+                    right_n[b] = count
+                    right_area[b] = _area(acc_lo, acc_hi) if count else 0.0
+                acc_lo[:] = np.inf
+                acc_hi[:] = -np.inf
+                count = 0
+                for b in range(1, nbins):
+                    count += bin_n[b - 1]
+                    for k in range(3):
+                        acc_lo[k] = min(acc_lo[k], bin_lo[b - 1, k])
+                        acc_hi[k] = max(acc_hi[k], bin_hi[b - 1, k])
+                    if count == 0 or right_n[b] == 0:
+                        continue
+                    cost = count * _area(acc_lo, acc_hi) + right_n[b] * right_area[b]
+                    if cost < best_cost:
+                        best_cost = cost
+                        best_axis = axis
+                        best_bin = b
+            mid = (start + end) // 2
+            if best_axis >= 0:
+                scale = nbins / (cmax[best_axis] - cmin[best_axis])
+                i = start
+                j = end - 1
+                while i <= j:
+                    b = min(int((centre[perm[i], best_axis] - cmin[best_axis]) * scale), nbins - 1)
+                    if b < best_bin:
+                        i += 1
+                    else:
+                        perm[i], perm[j] = perm[j], perm[i]
+                        j -= 1
+                if start < i < end:
+                    mid = i
+            if sp + 2 > st.shape[0]:
+                grown = np.empty((2 * st.shape[0], 4), dtype=np.int64)
+                grown[:sp] = st[:sp]
+                st = grown
+            st[sp, 0], st[sp, 1], st[sp, 2], st[sp, 3] = mid, end, node, 1
+            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2], st[sp + 1, 3] = start, mid, node, 0
+            sp += 2
+        parent[node] = par
+        if par >= 0:
+            if side == 0:
+                c1[par] = node
+            else:
+                c2[par] = node
+        else:
+            root = node
+    for i in range(n_internal - 1, -1, -1):  # children were allocated after their parents
+        node = internal[i]
+        a = c1[node]
+        b = c2[node]
+        height[node] = 1 + max(height[a], height[b])
+        _set_union(lo, hi, node, a, b)
+    return root, free_head
+
+
+@numba.njit(cache=True)
+def subtree_flags(order, parent_rows, node_slot, c1, active):
+    """Per row of ``order``: subtree leaf count and whether it holds an active object."""
+    m = len(order)
+    count = np.zeros(m, dtype=np.int64)
+    awake = np.zeros(m, dtype=np.bool_)
+    for r in range(m - 1, -1, -1):
+        n = order[r]
+        if c1[n] < 0:
+            count[r] += 1
+            if active[node_slot[n]]:
+                awake[r] = True
+        p = parent_rows[r]
+        if p >= 0:
+            count[p] += count[r]
+            if awake[r]:
+                awake[p] = True
+    return count, awake
+
+
+@numba.njit(cache=True)
+def self_pairs(root, lo, hi, c1, c2, node_slot, node_awake, node_row, obj_lo, obj_hi, active,
+               only_active, n_rows):
+    """Every overlapping leaf pair, descending the tree against itself without recursion."""
+    out = np.empty((1024, 2), dtype=np.int64)
+    m = 0
+    tests = 0
+    node_tests = np.zeros(n_rows, dtype=np.int64)
+    if root < 0 or c1[root] < 0:
+        return out[:0], tests, node_tests
+    st = np.empty((64, 3), dtype=np.int64)
+    st[0, 0] = root
+    st[0, 1] = root
+    st[0, 2] = node_row[root]
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        a, b, origin = st[sp, 0], st[sp, 1], st[sp, 2]
+        if sp + 3 > st.shape[0]:
+            grown = np.empty((2 * st.shape[0], 3), dtype=np.int64)
+            grown[:sp] = st[:sp]
+            st = grown
+        if a == b:
+            if c1[a] < 0 or (only_active and not node_awake[a]):
+                continue
+            x = c1[a]
+            y = c2[a]
+            st[sp, 0], st[sp, 1], st[sp, 2] = x, x, node_row[x]
+            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2] = y, y, node_row[y]
+            st[sp + 2, 0], st[sp + 2, 1], st[sp + 2, 2] = x, y, node_row[a]
+            sp += 3
+            continue
+        if only_active and not (node_awake[a] or node_awake[b]):
+            continue
+        if not K.overlap(lo[a], hi[a], lo[b], hi[b]):
+            continue
+        leaf_a = c1[a] < 0
+        leaf_b = c1[b] < 0
+        if leaf_a and leaf_b:
+            sa = node_slot[a]
+            sb = node_slot[b]
+            tests += 1
+            node_tests[origin] += 1
+            if K.overlap(obj_lo[sa], obj_hi[sa], obj_lo[sb], obj_hi[sb]):
+                out, m = K.push_pair(out, m, min(sa, sb), max(sa, sb))
+        elif leaf_b or (not leaf_a and _area(lo[a], hi[a]) >= _area(lo[b], hi[b])):
+            st[sp, 0], st[sp, 1], st[sp, 2] = c1[a], b, origin
+            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2] = c2[a], b, origin
+            sp += 2
+        else:
+            st[sp, 0], st[sp, 1], st[sp, 2] = a, c1[b], origin
+            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2] = a, c2[b], origin
+            sp += 2
+    return out[:m], tests, node_tests
+
+
+# --------------------------------------------------------------------------- backend
+class DynamicBvh(SpatialIndex):
+    """Dynamic AABB tree with fat leaves, SAH sibling choice and height-balancing rotations."""
+
+    name = "bvh"
+    dims = 3
+    description = "Dynamic AABB tree (Box2D style): fat leaves, incremental SAH insertion, rotations."
+    Params = BvhParams
+    branching = 2
+    param_variants = [{"build_method": "binned_sah"}, {"margin_mode": "absolute", "margin": 2.0},
+                      {"margin": 0.0}]
+
+    # ---------------------------------------------------------------- pool
+    def _setup(self) -> None:
+        self._cap = 0
+        self._lo = np.empty((0, 3))
+        self._hi = np.empty((0, 3))
+        self._parent = np.empty(0, dtype=np.int64)
+        self._c1 = np.empty(0, dtype=np.int64)
+        self._c2 = np.empty(0, dtype=np.int64)
+        self._height = np.empty(0, dtype=np.int64)
+        self._node_slot = np.empty(0, dtype=np.int64)
+        self._item_count = np.empty(0, dtype=np.int64)
+        self._item_start = np.empty(0, dtype=np.int64)
+        self._free_next = np.empty(0, dtype=np.int64)
+        self._free_head = -1
+        self._free_count = 0
+        self._leaf_of = np.empty(0, dtype=np.int64)
+        self._root = -1
+        self._reinserts = 0
+        self._order_cache = None
+
+    def _reserve(self, extra_nodes: int) -> None:
+        """Make room for ``extra_nodes`` more nodes and for every slot of the object table."""
+        slot_cap = len(self.objects.lo)
+        if len(self._leaf_of) < slot_cap:
+            grown = np.full(slot_cap, -1, dtype=np.int64)
+            grown[: len(self._leaf_of)] = self._leaf_of
+            self._leaf_of = grown
+        if self._free_count >= extra_nodes:
+            return
+        old = self._cap
+        cap = max(64, 2 * old, old + extra_nodes - self._free_count)
+
+        def grow(arr, fill):
+            new = np.full((cap,) + arr.shape[1:], fill, dtype=arr.dtype)
+            new[:old] = arr
+            return new
+
+        self._lo, self._hi = grow(self._lo, 0.0), grow(self._hi, 0.0)
+        self._parent, self._c1, self._c2 = grow(self._parent, -1), grow(self._c1, -1), grow(self._c2, -1)
+        self._height = grow(self._height, 0)
+        self._node_slot = grow(self._node_slot, -1)
+        self._item_count = grow(self._item_count, 0)
+        self._item_start = np.arange(cap, dtype=np.int64)
+        self._free_next = grow(self._free_next, -1)
+        # chain the new nodes in front of the existing free list
+        self._free_next[old:cap - 1] = np.arange(old + 1, cap)
+        self._free_next[cap - 1] = self._free_head
+        self._free_head = old
+        self._free_count += cap - old
+        self._cap = cap
+
+    def _margin(self):
+        return float(self.params.margin), self.params.margin_mode == "relative"
+
+    def _edited(self, free_head: int) -> None:
+        self._free_head = int(free_head)
+        self._order_cache = None
+
+    # ---------------------------------------------------------------- edits
+    def _build(self, slots) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        self._reserve(2 * len(slots))
+        margin, relative = self._margin()
+        if self.params.build_method == "binned_sah":
+            root, free = build_binned_sah(slots, self.objects.lo, self.objects.hi, self._lo,
+                                          self._hi, self._parent, self._c1, self._c2, self._height,
+                                          self._node_slot, self._item_count, self._leaf_of,
+                                          self._free_next, self._free_head, margin, relative,
+                                          self.params.sah_bins)
+            self._root = int(root)
+            self._free_count -= 2 * len(slots) - 1 if len(slots) else 0
+            self._edited(free)
+        else:
+            self._insert(slots)
+
+    def _insert(self, slots) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        if len(slots) == 0:
+            return
+        self._reserve(2 * len(slots))
+        margin, relative = self._margin()
+        root, free = insert_objects(slots, self.objects.lo, self.objects.hi, self._root, self._lo,
+                                    self._hi, self._parent, self._c1, self._c2, self._height,
+                                    self._node_slot, self._item_count, self._leaf_of,
+                                    self._free_next, self._free_head, margin, relative)
+        had_root = self._root >= 0
+        self._root = int(root)
+        # every leaf costs one node, and every leaf but a first one into an empty tree a parent
+        self._free_count -= 2 * len(slots) - (0 if had_root else 1)
+        self._edited(free)
+
+    def _remove(self, slots) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        root, free = remove_objects(slots, self._root, self._lo, self._hi, self._parent, self._c1,
+                                    self._c2, self._height, self._node_slot, self._item_count,
+                                    self._leaf_of, self._free_next, self._free_head)
+        self._root = int(root)
+        self._free_count += 2 * len(slots) - (1 if self._root < 0 else 0)
+        self._edited(free)
+
+    def _update(self, slots) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        margin, relative = self._margin()
+        root, free, reinserts = update_objects(slots, self.objects.lo, self.objects.hi, self._root,
+                                               self._lo, self._hi, self._parent, self._c1,
+                                               self._c2, self._height, self._item_count,
+                                               self._leaf_of, self._free_next, self._free_head,
+                                               margin, relative)
+        self._root = int(root)
+        self._reinserts = int(reinserts)
+        self._edited(free)
+
+    # ---------------------------------------------------------------- queries
+    def _tree(self):
+        return (self._root, self._lo, self._hi, self._c1, self._c2, self._item_start,
+                self._item_count, self._node_slot, self.objects.lo, self.objects.hi)
+
+    def _order(self):
+        """Preorder rows, parent rows, depths and the node-id → row map (cached until an edit)."""
+        if self._order_cache is None:
+            order, parents, depths = K.preorder(self._root, self._c1, self._c2)
+            row_of = np.full(max(self._cap, 1), -1, dtype=np.int64)
+            row_of[order] = np.arange(len(order))
+            self._order_cache = (order, parents, depths, row_of)
+        return self._order_cache
+
+    def _rows(self, node_ids, trace):
+        if not trace:
+            return None
+        return self._order()[3][np.asarray(node_ids, dtype=np.int64)]
+
+    def _query_box(self, lo, hi, trace):
+        empty = np.empty((0, 3))
+        slots, visited, tested, rows = K.tree_query_box(*self._tree(), lo, hi, False, empty, empty,
+                                                        trace)
+        return slots, visited, tested, self._rows(rows, trace)
+
+    def _query_sphere(self, center, radius, trace):
+        slots, visited, tested, rows = K.tree_query_sphere(*self._tree(), center, radius, trace)
+        return slots, visited, tested, self._rows(rows, trace)
+
+    def _query_ray(self, origin, direction, max_t, trace):
+        slots, t, visited, tested, rows = K.tree_query_ray(*self._tree(), origin, direction,
+                                                           max_t, trace)
+        return slots, t, visited, tested, self._rows(rows, trace)
+
+    def _query_frustum(self, planes, trace):
+        slots, visited, tested, rows, culled = K.tree_query_frustum(*self._tree(), planes, trace)
+        return slots, visited, tested, self._rows(rows, trace), self._rows(culled, trace)
+
+    def _query_boxes(self, lo, hi) -> BatchResult:
+        empty = np.empty((0, 3))
+        slots, offsets, visited, tested = K.tree_query_boxes(*self._tree(), lo, hi, False, empty,
+                                                             empty)
+        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+
+    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+        slots, t, visited, tested = K.tree_query_rays_closest(*self._tree(), self.objects.ids,
+                                                              origins, directions, max_t)
+        return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
+
+    # ---------------------------------------------------------------- pairs
+    def _flags(self):
+        order, parents, _, row_of = self._order()
+        active = np.zeros(max(len(self.objects.lo), 1), dtype=bool)
+        active[: self.objects.slot_limit] = self.objects.active_mask()
+        count, awake = subtree_flags(order, parents, self._node_slot, self._c1, active)
+        return order, parents, row_of, active, count, awake
+
+    def _pairs(self, mode):
+        order, _, row_of, active, _, awake_rows = self._flags()
+        node_awake = np.zeros(max(self._cap, 1), dtype=bool)
+        node_awake[order] = awake_rows
+        pairs, tests, node_tests = self_pairs(self._root, self._lo, self._hi, self._c1, self._c2,
+                                              self._node_slot, node_awake, row_of,
+                                              self.objects.lo, self.objects.hi, active,
+                                              mode == "active", len(order))
+        return pairs, tests, node_tests
+
+    # ---------------------------------------------------------------- inspection
+    def _nodes(self) -> NodeTable:
+        order, parents, row_of, _, count, awake = self._flags()
+        if len(order) == 0:
+            return NodeTable.empty(0)
+        _, _, depths, _ = self._order()
+        is_leaf = self._c1[order] < 0
+        lo, hi = self._lo[order], self._hi[order]
+        core_lo, core_hi = lo.copy(), hi.copy()
+        leaf_slots = self._node_slot[order[is_leaf]]
+        core_lo[is_leaf] = self.objects.lo[leaf_slots]
+        core_hi[is_leaf] = self.objects.hi[leaf_slots]
+        return NodeTable.from_columns(
+            lo=lo, hi=hi, core_lo=core_lo, core_hi=core_hi, depth=depths, parent=parents,
+            is_leaf=is_leaf, own_count=is_leaf.astype(np.int32), subtree_count=count, awake=awake)
+
+    def _node_objects(self, row):
+        order = self._order()[0]
+        if not 0 <= row < len(order):
+            raise IndexError(f"node row {row} does not exist ({len(order)} nodes)")
+        node = order[row]
+        return self._node_slot[node:node + 1] if self._c1[node] < 0 else np.empty(0, dtype=np.int64)
+
+    def _validate(self) -> None:
+        def fail(message):
+            raise IndexInvariantError("bvh: " + message)
+
+        alive = self.objects.alive_slots()
+        order, _, _, _ = self._order()
+        in_use = self._cap - self._free_count
+        if len(order) != in_use:
+            fail(f"{len(order)} nodes reachable from the root but {in_use} in use")
+        if len(alive) == 0:
+            if self._root >= 0:
+                fail("empty index with a root node")
+            return
+        if self._parent[self._root] != -1:
+            fail(f"root {self._root} has a parent")
+        inner = order[self._c1[order] >= 0]
+        leaves = order[self._c1[order] < 0]
+        if len(leaves) != len(alive):
+            fail(f"{len(leaves)} leaves for {len(alive)} objects")
+        for child in (self._c1[inner], self._c2[inner]):
+            if (self._parent[child] != inner).any():
+                fail(f"node {int(child[self._parent[child] != inner][0])} has a wrong parent link")
+            bad = ((self._lo[child] < self._lo[inner]) | (self._hi[child] > self._hi[inner])).any(axis=1)
+            if bad.any():
+                fail(f"node {int(inner[bad][0])} does not enclose its child {int(child[bad][0])}")
+        expect = 1 + np.maximum(self._height[self._c1[inner]], self._height[self._c2[inner]])
+        if (self._height[inner] != expect).any() or (self._height[leaves] != 0).any():
+            fail("stored heights are inconsistent with the children")
+        slots = self._node_slot[leaves]
+        if not np.array_equal(np.sort(slots), alive):
+            fail("leaves do not hold exactly the live objects")
+        if not np.array_equal(self._leaf_of[slots], leaves):
+            fail("the object-to-leaf map does not point back to the leaves")
+        olo, ohi = self.objects.lo[slots], self.objects.hi[slots]
+        escaped = ((olo < self._lo[leaves]) | (ohi > self._hi[leaves])).any(axis=1)
+        if escaped.any():
+            fail(f"object slot {int(slots[escaped][0])} is outside its leaf's fat box")
+
+    def _memory_bytes(self) -> int:
+        arrays = (self._lo, self._hi, self._parent, self._c1, self._c2, self._height,
+                  self._node_slot, self._item_count, self._item_start, self._free_next,
+                  self._leaf_of)
+        return int(sum(a.nbytes for a in arrays))
+
+    def area_ratio(self) -> float:
+        """Sum of inner node areas over the root area (Box2D's ``GetAreaRatio``)."""
+        order = self._order()[0]
+        if len(order) == 0:
+            return 0.0
+        inner = order[self._c1[order] >= 0]
+        d = self._hi[inner] - self._lo[inner]
+        areas = 2.0 * (d[:, 0] * d[:, 1] + d[:, 1] * d[:, 2] + d[:, 2] * d[:, 0])
+        dr = self._hi[self._root] - self._lo[self._root]
+        root_area = 2.0 * (dr[0] * dr[1] + dr[1] * dr[2] + dr[2] * dr[0])
+        return float(areas.sum() / root_area) if root_area > 0 else 0.0
+
+    def height(self) -> int:
+        """Height of the tree (0 for a single leaf, -1 when empty)."""
+        return int(self._height[self._root]) if self._root >= 0 else -1
+
+    def _extra_stats(self) -> dict:
+        n = self.objects.count
+        return {
+            "height": self.height(),
+            "ideal_height": math.ceil(math.log2(n)) if n > 1 else 0,
+            "area_ratio": round(self.area_ratio(), 4),
+            "fat_reinserts_last_update": self._reinserts,
+            "build_method": self.params.build_method,
+        }
+
+
+def register(registry) -> None:
+    """Built-in plugin entry point."""
+    registry.add_backend(DynamicBvh)
