@@ -464,16 +464,14 @@ def _checked_planes(normals, dists, counts, names) -> tuple[np.ndarray, np.ndarr
         k = int(np.flatnonzero(length == 0)[0])
         raise GeometryError(f"{names(owner[k])}: plane {k - first_plane[owner[k]]} has a zero "
                             f"normal")
-    too_few = counts < 4
-    if too_few.any():
-        b = int(np.flatnonzero(too_few)[0])
-        raise GeometryError(f"{names(b)}: open (unbounded): {int(counts[b])} planes cannot "
-                            f"enclose a volume, at least 4 are needed")
     return (np.ascontiguousarray(normals / length[:, None]),
             np.ascontiguousarray(dists / length))
 
 
-def _failure(what: str, status: int, detail: int) -> GeometryError:
+def _failure(what: str, status: int, detail: int, n_planes: int) -> GeometryError:
+    if n_planes < 4:
+        return GeometryError(f"{what}: open (unbounded): {n_planes} planes cannot enclose a "
+                             f"volume, at least 4 are needed")
     if status == _OPEN:
         return GeometryError(f"{what}: open (unbounded): the solid extends without limit along "
                              f"plane {detail}")
@@ -563,10 +561,11 @@ def _build_many(normals, dists, counts, names, on_error):
     hi_out = np.empty((n_brushes, 3))
     _build_brushes(normals, dists, face_offsets, slot_offsets, vert_out, face_idx_out,
                    face_len_out, status, detail, n_verts, n_idx, lo_out, hi_out)
+    status[counts < 4] = _OPEN  # whatever a kernel made of them, they cannot be closed
 
     if on_error == "raise" and (status != _OK).any():
         b = int(np.flatnonzero(status != _OK)[0])
-        raise _failure(names(b), int(status[b]), int(detail[b]))
+        raise _failure(names(b), int(status[b]), int(detail[b]), int(counts[b]))
     # Per-face split points inside each brush's index block, computed once for the level.
     running = np.concatenate([[0], np.cumsum(face_len_out)])
     face_ends = running[1:] - np.repeat(running[face_offsets[:-1]], counts)

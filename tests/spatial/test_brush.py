@@ -299,6 +299,33 @@ def test_random_brushes_from_tangent_planes_close(seed):
         {tuple(np.round(eq, 9)) for eq in hull.equations})
 
 
+def test_small_brushes_far_from_the_origin_and_snapped_normals_close():
+    """Tolerances follow the brush size: 1 cm brushes 60,000 units out, and normals on a coarse
+    lattice (many parallel faces and corners where four or more planes meet)."""
+    rng = np.random.default_rng(8)
+    planes, bounded = [], []
+    for k in range(300):
+        normals = rng.normal(size=(int(rng.integers(4, 30)), 3))
+        if k % 2 == 0:
+            normals = np.round(normals * 2) / 2
+            normals = normals[np.linalg.norm(normals, axis=1) > 0]
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        size = 10 ** rng.uniform(-2, 3)
+        centre = rng.uniform(-60000, 60000, size=3)
+        dists = size * np.round(rng.uniform(0.5, 1.0, size=len(normals)) * 4) / 4
+        planes.append((normals, dists + normals @ centre))
+        try:
+            bounded.append(ConvexHull(normals).equations[:, 3].max() < -1e-9)
+        except Exception:  # flat or too few distinct normals: certainly unbounded
+            bounded.append(False)
+    built = brushes_from_planes(planes, on_error="none")
+    assert [b is not None for b in built] == bounded
+    assert sum(bounded) > 200
+    for brush in built:
+        if brush is not None:
+            assert closure_problems(brush) == []
+
+
 def test_closure_check_detects_broken_brushes():
     brush = brush_from_planes(*box_planes([0, 0, 0], [1, 1, 1]))
     flipped = ConvexBrush(brush.vertices, (brush.faces[0][::-1],) + brush.faces[1:],
