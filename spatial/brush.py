@@ -17,8 +17,11 @@ For every plane a huge square lying in that plane is clipped by every other plan
 plane that cut it; an edge still lying on the huge square after all clips proves the brush
 open. Every vertex is then recomputed as the exact intersection of its face plane with the
 two planes of its adjacent edges, and vertices shared between faces are merged within a
-tolerance relative to the brush size. The kernel is compiled with numba, and
-:func:`brushes_from_planes` builds a whole level in one compiled call.
+tolerance relative to the brush size (a brush much smaller than its distance from the origin is
+rebuilt about its own centre, so tolerances never depend on where it sits). A brush thinner
+than that tolerance is degenerate. The kernel is compiled with numba;
+:func:`brushes_from_planes` and :func:`brushes_from_plane_arrays` build a whole level in one
+compiled call (about 10 microseconds per six-sided brush).
 """
 from __future__ import annotations
 
