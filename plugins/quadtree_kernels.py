@@ -1,0 +1,1046 @@
+"""Compiled kernels of the quadtree backend (:mod:`plugins.quadtree`).
+
+Storage is pooled so every kernel works on a handful of flat arrays:
+
+* ``nf`` ``(cap, NF_COLS)`` float64 per node: the square on the two plane axes (``SQ_*``) and the
+  *content box* (``C_LO``/``C_HI``, world axes), the union of the 3D boxes of every object stored
+  under the node. Content boxes only grow between rebuilds (a removal does not shrink them), so
+  they are conservative; a collapse recomputes them exactly.
+* ``ni`` ``(cap, NI_COLS)`` int64 per node: first child (the four children of a node are
+  consecutive rows), parent, depth, head of the bucket list, bucket size, references in the
+  subtree, references to *active* objects in the subtree (a node is awake when this is > 0),
+  the free-list link and a scratch stamp.
+* ``ri`` ``(cap, 2)`` int64: bucket entries (slot, next) in singly linked lists.
+* ``meta`` int64 scalars (pool tops, free lists, the stamp counter, live node count).
+* per object slot: ``ob`` ``(cap, 4)`` the plane box the tree holds the object under
+  (lo0, lo1, hi0, hi1), ``oact`` whether it is counted as active, ``mark`` a stamp used to
+  de-duplicate objects met in several leaves.
+
+Node 0 is always the root. Children of a node are allocated and freed four at a time.
+Every loop uses an explicit stack: the deepest tree (``max_depth`` <= 24) needs at most
+``3 * depth + 4`` entries, so a fixed ``STACK`` suffices.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# node float columns
+SQ_LO0, SQ_LO1, SQ_HI0, SQ_HI1 = 0, 1, 2, 3
+C_LO, C_HI = 4, 7
+NF_COLS = 10
+# node int columns
+CHILD, PARENT, DEPTH, HEAD, COUNT, REFS, ACTIVE, NEXT_FREE, MARK = 0, 1, 2, 3, 4, 5, 6, 7, 8
+NI_COLS = 9
+FREED = -2  # PARENT of a node row on the free list
+# reference columns
+R_SLOT, R_NEXT = 0, 1
+# meta entries
+M_NODE_TOP, M_FREE_GROUP, M_REF_TOP, M_FREE_REF, M_STAMP, M_LIVE = 0, 1, 2, 3, 4, 5
+META_LEN = 8
+
+STACK = 128
+
+
+# --------------------------------------------------------------------------- pools
+@numba.njit(cache=True)
+def _grow_f(a, need):
+    n = a.shape[0]
+    if need <= n:
+        return a
+    b = np.empty((max(need, 2 * n, 64), a.shape[1]), dtype=np.float64)
+    b[:n] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _grow_i(a, need):
+    n = a.shape[0]
+    if need <= n:
+        return a
+    b = np.empty((max(need, 2 * n, 64), a.shape[1]), dtype=np.int64)
+    b[:n] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _grow_1(a, need):
+    n = a.shape[0]
+    if need <= n:
+        return a
+    b = np.empty(max(need, 2 * n, 64), dtype=a.dtype)
+    b[:n] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _init_node(nf, ni, n, lo0, lo1, hi0, hi1, parent, depth):
+    nf[n, SQ_LO0] = lo0
+    nf[n, SQ_LO1] = lo1
+    nf[n, SQ_HI0] = hi0
+    nf[n, SQ_HI1] = hi1
+    for k in range(3):
+        nf[n, C_LO + k] = np.inf
+        nf[n, C_HI + k] = -np.inf
+    ni[n, CHILD] = -1
+    ni[n, PARENT] = parent
+    ni[n, DEPTH] = depth
+    ni[n, HEAD] = -1
+    ni[n, COUNT] = 0
+    ni[n, REFS] = 0
+    ni[n, ACTIVE] = 0
+    ni[n, NEXT_FREE] = -1
+    ni[n, MARK] = 0
+
+
+@numba.njit(cache=True)
+def reset(nf, ni, meta, lo0, lo1, hi0, hi1):
+    """Empty the pools and make node 0 an empty root leaf with the given square."""
+    stamp = meta[M_STAMP]  # slot marks outlive the tree, so stamps must keep increasing
+    meta[:] = 0
+    meta[M_STAMP] = stamp
+    meta[M_NODE_TOP] = 1
+    meta[M_FREE_GROUP] = -1
+    meta[M_FREE_REF] = -1
+    meta[M_LIVE] = 1
+    _init_node(nf, ni, 0, lo0, lo1, hi0, hi1, -1, 0)
+
+
+@numba.njit(cache=True)
+def _alloc_group(nf, ni, meta):
+    g = meta[M_FREE_GROUP]
+    if g >= 0:
+        meta[M_FREE_GROUP] = ni[g, NEXT_FREE]
+    else:
+        g = meta[M_NODE_TOP]
+        meta[M_NODE_TOP] = g + 4
+        nf = _grow_f(nf, g + 4)
+        ni = _grow_i(ni, g + 4)
+    meta[M_LIVE] += 4
+    return g, nf, ni
+
+
+@numba.njit(cache=True)
+def _free_group(ni, meta, g):
+    for k in range(4):
+        ni[g + k, PARENT] = FREED
+    ni[g, NEXT_FREE] = meta[M_FREE_GROUP]
+    meta[M_FREE_GROUP] = g
+    meta[M_LIVE] -= 4
+
+
+@numba.njit(cache=True)
+def _push_ref(ni, ri, meta, node, s):
+    r = meta[M_FREE_REF]
+    if r >= 0:
+        meta[M_FREE_REF] = ri[r, R_NEXT]
+    else:
+        r = meta[M_REF_TOP]
+        meta[M_REF_TOP] = r + 1
+        ri = _grow_i(ri, r + 1)
+    ri[r, R_SLOT] = s
+    ri[r, R_NEXT] = ni[node, HEAD]
+    ni[node, HEAD] = r
+    ni[node, COUNT] += 1
+    return ri
+
+
+@numba.njit(cache=True)
+def _free_ref(ri, meta, r):
+    ri[r, R_SLOT] = -1
+    ri[r, R_NEXT] = meta[M_FREE_REF]
+    meta[M_FREE_REF] = r
+
+
+@numba.njit(cache=True)
+def _unlink(ni, ri, meta, node, s):
+    """Remove slot ``s`` from the bucket of ``node``; False if it was not there."""
+    prev = -1
+    r = ni[node, HEAD]
+    while r >= 0:
+        nxt = ri[r, R_NEXT]
+        if ri[r, R_SLOT] == s:
+            if prev < 0:
+                ni[node, HEAD] = nxt
+            else:
+                ri[prev, R_NEXT] = nxt
+            _free_ref(ri, meta, r)
+            ni[node, COUNT] -= 1
+            return True
+        prev = r
+        r = nxt
+    return False
+
+
+@numba.njit(cache=True)
+def _expand(nf, n, lo, hi, s):
+    for k in range(3):
+        if lo[s, k] < nf[n, C_LO + k]:
+            nf[n, C_LO + k] = lo[s, k]
+        if hi[s, k] > nf[n, C_HI + k]:
+            nf[n, C_HI + k] = hi[s, k]
+
+
+@numba.njit(cache=True)
+def _walk_up(nf, ni, n, dref, dact, lo, hi, s):
+    """Add ``dref``/``dact`` to the subtree counters of ``n`` and its ancestors; grow their
+    content boxes by object ``s`` unless ``s`` < 0."""
+    while n >= 0:
+        ni[n, REFS] += dref
+        ni[n, ACTIVE] += dact
+        if s >= 0:
+            _expand(nf, n, lo, hi, s)
+        n = ni[n, PARENT]
+
+
+@numba.njit(cache=True)
+def _enclose_up(nf, ni, n, src):
+    """Grow the content boxes of ``n``'s ancestors to enclose that of node ``src``. Needed
+    after a split or collapse: objects of a batch edit may already hold their new bounds
+    while still filed under their old leaves."""
+    p = ni[n, PARENT]
+    while p >= 0:
+        grew = False
+        for k in range(3):
+            if nf[src, C_LO + k] < nf[p, C_LO + k]:
+                nf[p, C_LO + k] = nf[src, C_LO + k]
+                grew = True
+            if nf[src, C_HI + k] > nf[p, C_HI + k]:
+                nf[p, C_HI + k] = nf[src, C_HI + k]
+                grew = True
+        if not grew:
+            break
+        p = ni[p, PARENT]
+
+
+@numba.njit(cache=True)
+def _alive_leaf(ni, n):
+    return ni[n, PARENT] != FREED and ni[n, CHILD] < 0
+
+
+# --------------------------------------------------------------------------- structure
+@numba.njit(cache=True)
+def leaves_of(nf, ni, b0, b1, c0, c1, out):
+    """Leaves whose closed square overlaps the plane box ``[b0, c0] x [b1, c1]``."""
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    n = 0
+    while top:
+        top -= 1
+        node = stack[top]
+        if (b0 > nf[node, SQ_HI0] or c0 < nf[node, SQ_LO0]
+                or b1 > nf[node, SQ_HI1] or c1 < nf[node, SQ_LO1]):
+            continue
+        first = ni[node, CHILD]
+        if first < 0:
+            out = _grow_1(out, n + 1)
+            out[n] = node
+            n += 1
+        else:
+            for k in range(4):
+                stack[top] = first + k
+                top += 1
+    return out, n
+
+
+@numba.njit(cache=True)
+def split_worthy(nf, ni, ri, ob, node, cap, max_depth, max_dup):
+    """Should this leaf split? Only when over capacity, above ``max_depth``, and when the split
+    separates its objects: not every object lands in all four children, and on average each
+    lands in at most ``max_dup`` of them (else splitting multiplies references for nothing)."""
+    cnt = ni[node, COUNT]
+    if ni[node, CHILD] >= 0 or cnt <= cap or ni[node, DEPTH] >= max_depth:
+        return False
+    m0 = 0.5 * (nf[node, SQ_LO0] + nf[node, SQ_HI0])
+    m1 = 0.5 * (nf[node, SQ_LO1] + nf[node, SQ_HI1])
+    total = 0
+    r = ni[node, HEAD]
+    while r >= 0:
+        s = ri[r, R_SLOT]
+        nx = (1 if ob[s, 0] <= m0 else 0) + (1 if ob[s, 2] >= m0 else 0)
+        ny = (1 if ob[s, 1] <= m1 else 0) + (1 if ob[s, 3] >= m1 else 0)
+        total += nx * ny
+        r = ri[r, R_NEXT]
+    return total < 4 * cnt and total <= max_dup * cnt
+
+
+@numba.njit(cache=True)
+def _split(nf, ni, ri, meta, ob, oact, lo, hi, node):
+    """Turn leaf ``node`` into four children and re-insert its objects (closed overlap)."""
+    lo0, lo1 = nf[node, SQ_LO0], nf[node, SQ_LO1]
+    hi0, hi1 = nf[node, SQ_HI0], nf[node, SQ_HI1]
+    m0 = 0.5 * (lo0 + hi0)
+    m1 = 0.5 * (lo1 + hi1)
+    g, nf, ni = _alloc_group(nf, ni, meta)
+    d = ni[node, DEPTH] + 1
+    _init_node(nf, ni, g, lo0, lo1, m0, m1, node, d)
+    _init_node(nf, ni, g + 1, m0, lo1, hi0, m1, node, d)
+    _init_node(nf, ni, g + 2, lo0, m1, m0, hi1, node, d)
+    _init_node(nf, ni, g + 3, m0, m1, hi0, hi1, node, d)
+    old_refs = ni[node, COUNT]
+    old_act = 0
+    new_refs = 0
+    new_act = 0
+    r = ni[node, HEAD]
+    while r >= 0:
+        s = ri[r, R_SLOT]
+        nxt = ri[r, R_NEXT]
+        a = 1 if oact[s] else 0
+        old_act += a
+        left0 = ob[s, 0] <= m0
+        right0 = ob[s, 2] >= m0
+        low1 = ob[s, 1] <= m1
+        high1 = ob[s, 3] >= m1
+        for k in range(4):
+            in0 = right0 if (k & 1) else left0
+            in1 = high1 if (k & 2) else low1
+            if in0 and in1:
+                c = g + k
+                ri = _push_ref(ni, ri, meta, c, s)
+                ni[c, REFS] += 1
+                ni[c, ACTIVE] += a
+                _expand(nf, c, lo, hi, s)
+                new_refs += 1
+                new_act += a
+        _free_ref(ri, meta, r)
+        r = nxt
+    ni[node, CHILD] = g
+    ni[node, HEAD] = -1
+    ni[node, COUNT] = 0
+    _walk_up(nf, ni, node, new_refs - old_refs, new_act - old_act, lo, hi, -1)
+    for k in range(4):
+        _enclose_up(nf, ni, g + k, g + k)
+    return nf, ni, ri
+
+
+@numba.njit(cache=True)
+def _settle(nf, ni, ri, meta, ob, oact, lo, hi, start, cap, max_depth, max_dup):
+    """Split ``start`` and then its children for as long as they are worth splitting."""
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = start
+    top = 1
+    while top:
+        top -= 1
+        node = stack[top]
+        if split_worthy(nf, ni, ri, ob, node, cap, max_depth, max_dup):
+            nf, ni, ri = _split(nf, ni, ri, meta, ob, oact, lo, hi, node)
+            first = ni[node, CHILD]
+            for k in range(4):
+                stack[top] = first + k
+                top += 1
+    return nf, ni, ri
+
+
+@numba.njit(cache=True)
+def _fits(ni, ri, meta, mark, node, cap):
+    """Do the distinct objects under ``node`` fit one bucket? Stops at the first excess."""
+    if ni[node, REFS] <= cap:
+        return True
+    meta[M_STAMP] += 1
+    stamp = meta[M_STAMP]
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = node
+    top = 1
+    distinct = 0
+    while top:
+        top -= 1
+        n = stack[top]
+        first = ni[n, CHILD]
+        if first >= 0:
+            for k in range(4):
+                if ni[first + k, REFS] > 0:
+                    stack[top] = first + k
+                    top += 1
+            continue
+        r = ni[n, HEAD]
+        while r >= 0:
+            s = ri[r, R_SLOT]
+            if mark[s] != stamp:
+                mark[s] = stamp
+                distinct += 1
+                if distinct > cap:
+                    return False
+            r = ri[r, R_NEXT]
+    return True
+
+
+@numba.njit(cache=True)
+def _collapse(nf, ni, ri, meta, mark, oact, lo, hi, node, cap):
+    """Free every descendant of ``node`` and make it a leaf holding their distinct objects."""
+    meta[M_STAMP] += 1
+    stamp = meta[M_STAMP]
+    keep = np.empty(cap, dtype=np.int64)
+    k = 0
+    groups = np.empty(STACK, dtype=np.int64)
+    groups[0] = ni[node, CHILD]
+    top = 1
+    while top:
+        top -= 1
+        g = groups[top]
+        for j in range(4):
+            c = g + j
+            if ni[c, CHILD] >= 0:
+                groups[top] = ni[c, CHILD]
+                top += 1
+                continue
+            r = ni[c, HEAD]
+            while r >= 0:
+                s = ri[r, R_SLOT]
+                nxt = ri[r, R_NEXT]
+                if mark[s] != stamp:
+                    mark[s] = stamp
+                    keep[k] = s
+                    k += 1
+                _free_ref(ri, meta, r)
+                r = nxt
+            ni[c, HEAD] = -1
+            ni[c, COUNT] = 0
+        _free_group(ni, meta, g)
+    ni[node, CHILD] = -1
+    ni[node, HEAD] = -1
+    ni[node, COUNT] = 0
+    for j in range(3):
+        nf[node, C_LO + j] = np.inf
+        nf[node, C_HI + j] = -np.inf
+    act = 0
+    for j in range(k):
+        s = keep[j]
+        ri = _push_ref(ni, ri, meta, node, s)
+        _expand(nf, node, lo, hi, s)
+        if oact[s]:
+            act += 1
+    _walk_up(nf, ni, node, k - ni[node, REFS], act - ni[node, ACTIVE], lo, hi, -1)
+    _enclose_up(nf, ni, node, node)
+    return ri
+
+
+@numba.njit(cache=True)
+def _collapse_from(nf, ni, ri, meta, mark, oact, lo, hi, leaf, cap):
+    """After ``leaf`` lost objects: collapse its highest ancestor whose objects fit a bucket."""
+    p = ni[leaf, PARENT]
+    best = -1
+    while p >= 0 and _fits(ni, ri, meta, mark, p, cap):
+        best = p
+        p = ni[p, PARENT]
+    if best >= 0:
+        ri = _collapse(nf, ni, ri, meta, mark, oact, lo, hi, best, cap)
+    return ri
+
+
+# --------------------------------------------------------------------------- edits
+@numba.njit(cache=True)
+def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
+    """Put every slot in the (freshly reset) root, then split top-down."""
+    act = 0
+    for s in slots:
+        ri = _push_ref(ni, ri, meta, 0, s)
+        _expand(nf, 0, lo, hi, s)
+        if oact[s]:
+            act += 1
+    ni[0, REFS] = len(slots)
+    ni[0, ACTIVE] = act
+    return _settle(nf, ni, ri, meta, ob, oact, lo, hi, 0, cap, max_depth, max_dup)
+
+
+@numba.njit(cache=True)
+def insert(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
+    """Add each slot to every leaf its plane box overlaps; split leaves that overflow."""
+    leaves = np.empty(64, dtype=np.int64)
+    for s in slots:
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        a = 1 if oact[s] else 0
+        for i in range(n):
+            ri = _push_ref(ni, ri, meta, leaves[i], s)
+            _walk_up(nf, ni, leaves[i], 1, a, lo, hi, s)
+        for i in range(n):
+            if _alive_leaf(ni, leaves[i]) and ni[leaves[i], COUNT] > cap:
+                nf, ni, ri = _settle(nf, ni, ri, meta, ob, oact, lo, hi, leaves[i], cap,
+                                     max_depth, max_dup)
+    return nf, ni, ri
+
+
+@numba.njit(cache=True)
+def _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap, max_depth, max_dup):
+    """Fix-ups for leaves that lost objects: collapse, or split if now worth it."""
+    for i in range(n):
+        if _alive_leaf(ni, leaves[i]):
+            ri = _collapse_from(nf, ni, ri, meta, mark, oact, lo, hi, leaves[i], cap)
+    for i in range(n):
+        if _alive_leaf(ni, leaves[i]) and ni[leaves[i], COUNT] > cap:
+            nf, ni, ri = _settle(nf, ni, ri, meta, ob, oact, lo, hi, leaves[i], cap,
+                                 max_depth, max_dup)
+    return nf, ni, ri
+
+
+@numba.njit(cache=True)
+def remove(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
+    """Drop each slot from the leaves its stored plane box overlaps; collapse what fits."""
+    leaves = np.empty(64, dtype=np.int64)
+    for s in slots:
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        a = 1 if oact[s] else 0
+        for i in range(n):
+            if _unlink(ni, ri, meta, leaves[i], s):
+                _walk_up(nf, ni, leaves[i], -1, -a, lo, hi, -1)
+        oact[s] = False
+        nf, ni, ri = _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap,
+                                 max_depth, max_dup)
+    return nf, ni, ri
+
+
+@numba.njit(cache=True)
+def update(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, a0, a1, cap, max_depth, max_dup):
+    """Move each slot: leave the leaves it left, join the ones it entered, and only refresh
+    content boxes when it stays in the same leaves (the common, cheap case)."""
+    before = np.empty(64, dtype=np.int64)
+    after = np.empty(64, dtype=np.int64)
+    for s in slots:
+        b0, b1, c0, c1 = lo[s, a0], lo[s, a1], hi[s, a0], hi[s, a1]
+        before, nb = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], before)
+        after, na = leaves_of(nf, ni, b0, b1, c0, c1, after)
+        a = 1 if oact[s] else 0
+        meta[M_STAMP] += 1
+        in_after = meta[M_STAMP]
+        for i in range(na):
+            ni[after[i], MARK] = in_after
+        changed = False
+        for i in range(nb):
+            if ni[before[i], MARK] != in_after:
+                _unlink(ni, ri, meta, before[i], s)
+                _walk_up(nf, ni, before[i], -1, -a, lo, hi, -1)
+                changed = True
+        meta[M_STAMP] += 1
+        in_before = meta[M_STAMP]
+        for i in range(nb):
+            ni[before[i], MARK] = in_before
+        for i in range(na):
+            if ni[after[i], MARK] != in_before:
+                ri = _push_ref(ni, ri, meta, after[i], s)
+                _walk_up(nf, ni, after[i], 1, a, lo, hi, s)
+                changed = True
+            else:
+                _walk_up(nf, ni, after[i], 0, 0, lo, hi, s)
+        ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3] = b0, b1, c0, c1
+        if changed:
+            nf, ni, ri = _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, before, nb, cap,
+                                     max_depth, max_dup)
+        # a move inside the same leaves can still change whether a full leaf is worth splitting
+        for i in range(na):
+            if _alive_leaf(ni, after[i]) and ni[after[i], COUNT] > cap:
+                nf, ni, ri = _settle(nf, ni, ri, meta, ob, oact, lo, hi, after[i], cap,
+                                     max_depth, max_dup)
+    return nf, ni, ri
+
+
+@numba.njit(cache=True)
+def set_active(nf, ni, ob, oact, lo, hi, slots, flags):
+    """Record the new active state of each slot and propagate the change to ancestors."""
+    leaves = np.empty(64, dtype=np.int64)
+    for i in range(len(slots)):
+        s = slots[i]
+        if oact[s] == flags[i]:
+            continue
+        delta = 1 if flags[i] else -1
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        for j in range(n):
+            _walk_up(nf, ni, leaves[j], 0, delta, lo, hi, -1)
+        oact[s] = flags[i]
+
+
+# --------------------------------------------------------------------------- queries
+@numba.njit(cache=True)
+def _node_box(nf, n, a0, a1, a2, blo, bhi):
+    """The box a query culls node ``n`` with: its square (any height) clipped to its content.
+
+    Every stored object meets the square of some leaf it is stored in inside this box, which
+    is all the box, sphere and ray tests need (see the module docstring of the backend)."""
+    blo[a0] = max(nf[n, SQ_LO0], nf[n, C_LO + a0])
+    bhi[a0] = min(nf[n, SQ_HI0], nf[n, C_HI + a0])
+    blo[a1] = max(nf[n, SQ_LO1], nf[n, C_LO + a1])
+    bhi[a1] = min(nf[n, SQ_HI1], nf[n, C_HI + a1])
+    blo[a2] = nf[n, C_LO + a2]
+    bhi[a2] = nf[n, C_HI + a2]
+
+
+@numba.njit(cache=True)
+def _overlaps(alo, ahi, lo, hi, s):
+    return (alo[0] <= hi[s, 0] and lo[s, 0] <= ahi[0] and alo[1] <= hi[s, 1]
+            and lo[s, 1] <= ahi[1] and alo[2] <= hi[s, 2] and lo[s, 2] <= ahi[2])
+
+
+@numba.njit(cache=True)
+def _sphere_hits(center, r2, blo, bhi):
+    """``spatial.geometry.sphere_box``: clip the centre to the box, compare squared distance."""
+    d2 = 0.0
+    for k in range(3):
+        c = min(max(center[k], blo[k]), bhi[k])
+        d = c - center[k]
+        d2 += d * d
+    return d2 <= r2
+
+
+@numba.njit(cache=True)
+def _slab(origin, inv, parallel, blo, bhi):
+    """``spatial.geometry.ray_box`` for one box: ``(hit, entry t)`` with the same operations."""
+    t_enter = -np.inf
+    t_exit = np.inf
+    for k in range(3):
+        if parallel[k]:
+            if not (blo[k] <= origin[k] and origin[k] <= bhi[k]):
+                return False, np.inf
+        else:
+            t1 = (blo[k] - origin[k]) * inv[k]
+            t2 = (bhi[k] - origin[k]) * inv[k]
+            tn = t1 if t1 < t2 else t2
+            tf = t1 if t1 > t2 else t2
+            if tn > t_enter:
+                t_enter = tn
+            if tf < t_exit:
+                t_exit = tf
+    if t_enter < 0.0:
+        t_enter = 0.0
+    if t_enter <= t_exit:
+        return True, t_enter
+    return False, np.inf
+
+
+@numba.njit(cache=True)
+def _frustum_keeps(planes, blo, bhi, slack):
+    """Positive-vertex test; with ``slack`` > 0 a box is culled only when clearly outside."""
+    for p in range(planes.shape[0]):
+        dist = planes[p, 3]
+        scale = abs(planes[p, 3])
+        for k in range(3):
+            v = bhi[k] if planes[p, k] >= 0 else blo[k]
+            dist += v * planes[p, k]
+            scale += abs(v * planes[p, k])
+        if dist < -slack * scale:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, max_t, trace):
+    """One query of ``kind`` 0 box ``[qa, qb]``, 1 sphere (centre ``qa``, radius ``qr``),
+    2 ray (origin ``qa``, direction ``qb``, up to ``max_t``), 3 frustum (``planes``; objects are
+    returned as *candidates* for the exact test done by the caller).
+
+    Returns ``(slots, ts, nodes_visited, objects_tested, rows, culled)``; rows are internal
+    node indices (visited: every node whose box was tested; culled: those rejected).
+    """
+    meta[M_STAMP] += 1
+    stamp = meta[M_STAMP]
+    out = np.empty(64, dtype=np.int64)
+    ts = np.empty(64, dtype=np.float64)
+    found = 0
+    rows = np.empty(64 if trace else 1, dtype=np.int64)
+    culled = np.empty(64 if trace else 1, dtype=np.int64)
+    n_rows = 0
+    n_culled = 0
+    visited = 0
+    tested = 0
+    blo = np.empty(3)
+    bhi = np.empty(3)
+    inv = np.zeros(3)
+    parallel = np.zeros(3, dtype=np.bool_)
+    if kind == 2:
+        for k in range(3):
+            parallel[k] = qb[k] == 0.0
+            inv[k] = 0.0 if parallel[k] else 1.0 / qb[k]
+    r2 = qr * qr
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    while top:
+        top -= 1
+        n = stack[top]
+        if ni[n, REFS] == 0:
+            continue
+        visited += 1
+        if trace:
+            rows = _grow_1(rows, n_rows + 1)
+            rows[n_rows] = n
+            n_rows += 1
+        if kind == 3:
+            for k in range(3):
+                blo[k] = nf[n, C_LO + k]
+                bhi[k] = nf[n, C_HI + k]
+            keep = _frustum_keeps(planes, blo, bhi, 1e-9)
+        else:
+            _node_box(nf, n, a0, a1, a2, blo, bhi)
+            if kind == 0:
+                keep = (blo[0] <= qb[0] and qa[0] <= bhi[0] and blo[1] <= qb[1]
+                        and qa[1] <= bhi[1] and blo[2] <= qb[2] and qa[2] <= bhi[2])
+            elif kind == 1:
+                keep = _sphere_hits(qa, r2, blo, bhi)
+            else:
+                hit, t = _slab(qa, inv, parallel, blo, bhi)
+                keep = hit and t <= max_t
+        if not keep:
+            if trace:
+                culled = _grow_1(culled, n_culled + 1)
+                culled[n_culled] = n
+                n_culled += 1
+            continue
+        first = ni[n, CHILD]
+        if first >= 0:
+            for k in range(4):
+                stack[top] = first + k
+                top += 1
+            continue
+        r = ni[n, HEAD]
+        while r >= 0:
+            s = ri[r, R_SLOT]
+            r = ri[r, R_NEXT]
+            if mark[s] == stamp:
+                continue
+            mark[s] = stamp
+            tested += 1
+            t = 0.0
+            if kind == 0:
+                ok = _overlaps(qa, qb, lo, hi, s)
+            elif kind == 1:
+                ok = _sphere_hits(qa, r2, lo[s], hi[s])
+            elif kind == 2:
+                ok, t = _slab(qa, inv, parallel, lo[s], hi[s])
+                ok = ok and t <= max_t
+            else:
+                ok = True
+            if ok:
+                out = _grow_1(out, found + 1)
+                ts = _grow_1(ts, found + 1)
+                out[found] = s
+                ts[found] = t
+                found += 1
+    return out[:found], ts[:found], visited, tested, rows[:n_rows], culled[:n_culled]
+
+
+@numba.njit(cache=True)
+def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
+    """Many box queries in one pass: CSR ``(slots, offsets, visited, tested)``."""
+    nq = qlo.shape[0]
+    offsets = np.zeros(nq + 1, dtype=np.int64)
+    visited = np.zeros(nq, dtype=np.int64)
+    tested = np.zeros(nq, dtype=np.int64)
+    out = np.empty(256, dtype=np.int64)
+    found = 0
+    blo = np.empty(3)
+    bhi = np.empty(3)
+    stack = np.empty(STACK, dtype=np.int64)
+    for q in range(nq):
+        meta[M_STAMP] += 1
+        stamp = meta[M_STAMP]
+        stack[0] = 0
+        top = 1
+        while top:
+            top -= 1
+            n = stack[top]
+            if ni[n, REFS] == 0:
+                continue
+            visited[q] += 1
+            _node_box(nf, n, a0, a1, a2, blo, bhi)
+            if not (blo[0] <= qhi[q, 0] and qlo[q, 0] <= bhi[0] and blo[1] <= qhi[q, 1]
+                    and qlo[q, 1] <= bhi[1] and blo[2] <= qhi[q, 2] and qlo[q, 2] <= bhi[2]):
+                continue
+            first = ni[n, CHILD]
+            if first >= 0:
+                for k in range(4):
+                    stack[top] = first + k
+                    top += 1
+                continue
+            r = ni[n, HEAD]
+            while r >= 0:
+                s = ri[r, R_SLOT]
+                r = ri[r, R_NEXT]
+                if mark[s] == stamp:
+                    continue
+                mark[s] = stamp
+                tested[q] += 1
+                if _overlaps(qlo[q], qhi[q], lo, hi, s):
+                    out = _grow_1(out, found + 1)
+                    out[found] = s
+                    found += 1
+        offsets[q + 1] = found
+    return out[:found], offsets, visited, tested
+
+
+@numba.njit(cache=True)
+def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directions, max_t):
+    """Closest hit of each ray: children are visited nearest first and a node is skipped as
+    soon as its entry distance exceeds the best hit so far. Ties go to the smaller id."""
+    nq = origins.shape[0]
+    best_slot = np.full(nq, -1, dtype=np.int64)
+    best_t = np.full(nq, np.inf)
+    visited = np.zeros(nq, dtype=np.int64)
+    tested = np.zeros(nq, dtype=np.int64)
+    blo = np.empty(3)
+    bhi = np.empty(3)
+    inv = np.empty(3)
+    parallel = np.empty(3, dtype=np.bool_)
+    stack = np.empty(STACK, dtype=np.int64)
+    stack_t = np.empty(STACK)
+    child_t = np.empty(4)
+    child_n = np.empty(4, dtype=np.int64)
+    for q in range(nq):
+        origin = origins[q]
+        for k in range(3):
+            parallel[k] = directions[q, k] == 0.0
+            inv[k] = 0.0 if parallel[k] else 1.0 / directions[q, k]
+        meta[M_STAMP] += 1
+        stamp = meta[M_STAMP]
+        bt = np.inf
+        bs = -1
+        top = 0
+        if ni[0, REFS] > 0:
+            visited[q] += 1
+            _node_box(nf, 0, a0, a1, a2, blo, bhi)
+            hit, t = _slab(origin, inv, parallel, blo, bhi)
+            if hit and t <= max_t:
+                stack[0] = 0
+                stack_t[0] = t
+                top = 1
+        while top:
+            top -= 1
+            n = stack[top]
+            if stack_t[top] > bt:
+                continue
+            first = ni[n, CHILD]
+            if first >= 0:
+                m = 0
+                for k in range(4):
+                    c = first + k
+                    if ni[c, REFS] == 0:
+                        continue
+                    visited[q] += 1
+                    _node_box(nf, c, a0, a1, a2, blo, bhi)
+                    hit, t = _slab(origin, inv, parallel, blo, bhi)
+                    if hit and t <= max_t and t <= bt:
+                        # insertion sort, farthest first, so the nearest is popped first
+                        j = m
+                        while j > 0 and child_t[j - 1] < t:
+                            child_t[j] = child_t[j - 1]
+                            child_n[j] = child_n[j - 1]
+                            j -= 1
+                        child_t[j] = t
+                        child_n[j] = c
+                        m += 1
+                for j in range(m):
+                    stack[top] = child_n[j]
+                    stack_t[top] = child_t[j]
+                    top += 1
+                continue
+            r = ni[n, HEAD]
+            while r >= 0:
+                s = ri[r, R_SLOT]
+                r = ri[r, R_NEXT]
+                if mark[s] == stamp:
+                    continue
+                mark[s] = stamp
+                tested[q] += 1
+                hit, t = _slab(origin, inv, parallel, lo[s], hi[s])
+                if hit and t <= max_t and (bs < 0 or t < bt or (t == bt and ids[s] < ids[bs])):
+                    bt = t
+                    bs = s
+        best_slot[q] = bs
+        best_t[q] = bt
+    return best_slot, best_t, visited, tested
+
+
+# --------------------------------------------------------------------------- pairs
+@numba.njit(cache=True)
+def pairs(nf, ni, ri, lo, hi, oact, a0, a1, only_active, node_tests):
+    """Overlapping pairs, each reported once although found in every leaf both objects share.
+
+    A pair is reported only by the leaf whose half-open square owns the low corner of the two
+    boxes' plane intersection (the root's high edges are closed), a point both boxes contain.
+    ``node_tests`` (per internal node, zeroed by the caller) counts every test, duplicates too.
+    """
+    root_hi0 = nf[0, SQ_HI0]
+    root_hi1 = nf[0, SQ_HI1]
+    out = np.empty((1024, 2), dtype=np.int64)
+    m = 0
+    tests = 0
+    bucket = np.empty(64, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    while top:
+        top -= 1
+        n = stack[top]
+        if ni[n, REFS] == 0 or (only_active and ni[n, ACTIVE] == 0):
+            continue
+        first = ni[n, CHILD]
+        if first >= 0:
+            for k in range(4):
+                stack[top] = first + k
+                top += 1
+            continue
+        cnt = ni[n, COUNT]
+        bucket = _grow_1(bucket, cnt)
+        r = ni[n, HEAD]
+        k = 0
+        while r >= 0:
+            bucket[k] = ri[r, R_SLOT]
+            k += 1
+            r = ri[r, R_NEXT]
+        lo0, lo1 = nf[n, SQ_LO0], nf[n, SQ_LO1]
+        hi0, hi1 = nf[n, SQ_HI0], nf[n, SQ_HI1]
+        closed0 = hi0 == root_hi0
+        closed1 = hi1 == root_hi1
+        local = 0
+        for i in range(cnt):
+            a = bucket[i]
+            act_a = oact[a]
+            for j in range(i + 1, cnt):
+                b = bucket[j]
+                if only_active and not (act_a or oact[b]):
+                    continue
+                local += 1
+                if (lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1]
+                        and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2] and lo[b, 2] <= hi[a, 2]):
+                    p0 = max(lo[a, a0], lo[b, a0])
+                    p1 = max(lo[a, a1], lo[b, a1])
+                    if (lo0 <= p0 and (p0 < hi0 or closed0) and lo1 <= p1 and (p1 < hi1 or closed1)):
+                        if m == out.shape[0]:
+                            grown = np.empty((2 * m, 2), dtype=np.int64)
+                            grown[:m] = out[:m]
+                            out = grown
+                        out[m, 0] = a
+                        out[m, 1] = b
+                        m += 1
+        node_tests[n] = local
+        tests += local
+    return out[:m], tests
+
+
+# --------------------------------------------------------------------------- inspection
+@numba.njit(cache=True)
+def bfs_order(ni, meta):
+    """Live nodes breadth first (parents before children) and each node's row in that order."""
+    order = np.empty(meta[M_LIVE], dtype=np.int64)
+    row_of = np.full(meta[M_NODE_TOP], -1, dtype=np.int64)
+    order[0] = 0
+    head = 0
+    tail = 1
+    while head < tail:
+        n = order[head]
+        row_of[n] = head
+        head += 1
+        first = ni[n, CHILD]
+        if first >= 0:
+            if tail + 4 > order.shape[0]:
+                return order[:0], row_of  # more nodes reachable than live: corrupt
+            for k in range(4):
+                order[tail] = first + k
+                tail += 1
+    return order[:tail], row_of
+
+
+@numba.njit(cache=True)
+def bucket_slots(ni, ri, node):
+    out = np.empty(ni[node, COUNT], dtype=np.int64)
+    r = ni[node, HEAD]
+    k = 0
+    while r >= 0 and k < out.shape[0]:
+        out[k] = ri[r, R_SLOT]
+        k += 1
+        r = ri[r, R_NEXT]
+    return out[:k]
+
+
+@numba.njit(cache=True)
+def validate(nf, ni, ri, meta, mark, ob, oact, lo, hi, alive, dynamic, awake, a0, a1,
+             cap, max_depth, max_dup):
+    """Check every invariant; return ``(code, a, b, c)`` with code 0 when all hold."""
+    order, row_of = bfs_order(ni, meta)
+    if order.shape[0] != meta[M_LIVE]:
+        return 1, order.shape[0], meta[M_LIVE], 0
+    n_slots = alive.shape[0]
+    refs_of = np.zeros(n_slots, dtype=np.int64)
+    sub_refs = np.zeros(meta[M_NODE_TOP], dtype=np.int64)
+    sub_act = np.zeros(meta[M_NODE_TOP], dtype=np.int64)
+    meta[M_STAMP] += 1
+    for idx in range(order.shape[0] - 1, -1, -1):
+        n = order[idx]
+        if ni[n, DEPTH] > max_depth:
+            return 5, n, ni[n, DEPTH], 0
+        first = ni[n, CHILD]
+        if first >= 0:
+            if ni[n, HEAD] != -1 or ni[n, COUNT] != 0:
+                return 19, n, 0, 0
+            m0 = 0.5 * (nf[n, SQ_LO0] + nf[n, SQ_HI0])
+            m1 = 0.5 * (nf[n, SQ_LO1] + nf[n, SQ_HI1])
+            for k in range(4):
+                c = first + k
+                if ni[c, PARENT] != n:
+                    return 2, n, c, 0
+                if ni[c, DEPTH] != ni[n, DEPTH] + 1:
+                    return 3, n, c, 0
+                want_lo0 = m0 if (k & 1) else nf[n, SQ_LO0]
+                want_hi0 = nf[n, SQ_HI0] if (k & 1) else m0
+                want_lo1 = m1 if (k & 2) else nf[n, SQ_LO1]
+                want_hi1 = nf[n, SQ_HI1] if (k & 2) else m1
+                if (nf[c, SQ_LO0] != want_lo0 or nf[c, SQ_HI0] != want_hi0
+                        or nf[c, SQ_LO1] != want_lo1 or nf[c, SQ_HI1] != want_hi1):
+                    return 4, n, c, 0
+                sub_refs[n] += sub_refs[c]
+                sub_act[n] += sub_act[c]
+                if sub_refs[c] > 0:
+                    for j in range(3):
+                        if (nf[c, C_LO + j] < nf[n, C_LO + j]
+                                or nf[c, C_HI + j] > nf[n, C_HI + j]):
+                            return 13, n, c, 0
+            continue
+        stamp = meta[M_STAMP]
+        length = 0
+        r = ni[n, HEAD]
+        while r >= 0:
+            s = ri[r, R_SLOT]
+            length += 1
+            if length > ni[n, COUNT]:
+                return 6, n, ni[n, COUNT], length
+            if s < 0 or s >= n_slots or not alive[s]:
+                return 7, n, s, 0
+            if mark[s] == stamp + n + 1:
+                return 8, n, s, 0
+            mark[s] = stamp + n + 1  # a value no other leaf uses, so only repeats match
+            if (ob[s, 0] > nf[n, SQ_HI0] or ob[s, 2] < nf[n, SQ_LO0]
+                    or ob[s, 1] > nf[n, SQ_HI1] or ob[s, 3] < nf[n, SQ_LO1]):
+                return 9, n, s, 0
+            for j in range(3):
+                if lo[s, j] < nf[n, C_LO + j] or hi[s, j] > nf[n, C_HI + j]:
+                    return 12, n, s, 0
+            refs_of[s] += 1
+            if oact[s]:
+                sub_act[n] += 1
+            r = ri[r, R_NEXT]
+        if length != ni[n, COUNT]:
+            return 6, n, ni[n, COUNT], length
+        sub_refs[n] = length
+        if length > cap and ni[n, DEPTH] < max_depth and \
+                split_worthy(nf, ni, ri, ob, n, cap, max_depth, max_dup):
+            return 16, n, length, 0
+    meta[M_STAMP] += meta[M_NODE_TOP] + 2  # stamps used above must not be reused
+    for idx in range(order.shape[0]):
+        n = order[idx]
+        if sub_refs[n] != ni[n, REFS]:
+            return 10, n, ni[n, REFS], sub_refs[n]
+        if sub_act[n] != ni[n, ACTIVE]:
+            return 11, n, ni[n, ACTIVE], sub_act[n]
+    leaves = np.empty(64, dtype=np.int64)
+    for s in range(n_slots):
+        if not alive[s]:
+            continue
+        if (ob[s, 0] != lo[s, a0] or ob[s, 1] != lo[s, a1] or ob[s, 2] != hi[s, a0]
+                or ob[s, 3] != hi[s, a1]):
+            return 14, s, 0, 0
+        if (ob[s, 0] < nf[0, SQ_LO0] or ob[s, 1] < nf[0, SQ_LO1] or ob[s, 2] > nf[0, SQ_HI0]
+                or ob[s, 3] > nf[0, SQ_HI1]):
+            return 18, s, 0, 0
+        if oact[s] != (dynamic[s] and awake[s]):
+            return 17, s, 0, 0
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        if refs_of[s] != n:
+            return 15, s, refs_of[s], n
+    return 0, 0, 0, 0
