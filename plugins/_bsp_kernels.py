@@ -324,9 +324,11 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
                 else:
                     region_hi[child, a] = min(region_hi[child, a], x)
             else:
-                # the region is a polytope; its box is approximated by the objects' box (not
-                # empty: each object's box meets the parent's box and lies in the objects' box)
-                for a in range(3):
+                # the region is a polytope; its box is approximated by the objects' box on the
+                # split axes (a 2D region stays a full-height prism). Never empty: each object's
+                # box meets the parent's box and lies in the objects' box.
+                for ai in range(len(axes)):
+                    a = axes[ai]
                     region_lo[child, a] = max(region_lo[child, a], cull_lo[child, a])
                     region_hi[child, a] = min(region_hi[child, a], cull_hi[child, a])
 
@@ -362,14 +364,15 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
 # --------------------------------------------------------------------------- refit
 @numba.njit(cache=True, nogil=True)
 def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touched, reinsert,
-               lo, hi):
+               lo, hi, axes):
     """Apply edits without choosing new planes: the tree keeps its planes, leaves change.
 
     Every reference to a slot flagged in ``touched`` (removed, moved or new) is dropped, then
     each slot of ``reinsert`` (the touched slots still alive, with their current bounds) is
     pushed down with the same closed side test as the build, into every leaf its box reaches.
     Returns the new leaves' CSR ``(leaf_start, leaf_count, items)`` and the nodes' cull boxes,
-    region boxes and subtree counts recomputed from them.
+    region boxes (as the build makes them; ``axes`` are the split axes) and subtree counts
+    recomputed from them.
     """
     n_nodes = len(front)
     # leaves reached by each reinserted slot, found once and kept as (leaf, slot) rows
@@ -466,7 +469,8 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
                 else:
                     region_hi[child, a] = min(max(region_lo[child, a], x), region_hi[child, a])
             elif subtree[child] > 0:
-                for a in range(3):
+                for ai in range(len(axes)):
+                    a = axes[ai]
                     region_lo[child, a] = min(max(region_lo[child, a], cull_lo[child, a]),
                                               region_hi[child, a])
                     region_hi[child, a] = max(min(region_hi[child, a], cull_hi[child, a]),

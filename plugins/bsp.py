@@ -107,10 +107,7 @@ class BSPTree(SpatialIndex):
         p = self.params
         obj = self.objects
         pool, pool_source = self._candidate_pool()
-        if p.space == "2d":
-            axes = np.array(PLANE_AXES[p.plane][0], dtype=np.int64)
-        else:
-            axes = np.arange(3, dtype=np.int64)
+        axes = self._split_axes()
         budget = REFERENCE_BUDGET_PER_OBJECT * max(len(slots), 1)
         (self._planes, self._source, self._front, self._back, self._parent, self._depth,
          self._region_lo, self._region_hi, self._cull_lo, self._cull_hi, self._leaf_start,
@@ -119,6 +116,12 @@ class BSPTree(SpatialIndex):
             len(pool) > 0, axes, p.max_depth, p.min_objects, float(p.balance_weight),
             float(p.split_weight), p.candidates, float(p.axial_bonus), budget)
         self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
+
+    def _split_axes(self) -> np.ndarray:
+        """Axes the partition divides: all three, or the two of a 2D tree's plane."""
+        if self.params.space == "2d":
+            return np.array(PLANE_AXES[self.params.plane][0], dtype=np.int64)
+        return np.arange(3, dtype=np.int64)
 
     def _candidate_pool(self) -> tuple[np.ndarray, np.ndarray]:
         """Offered planes usable in this space, deduplicated, with their index in ``split_planes``.
@@ -179,7 +182,7 @@ class BSPTree(SpatialIndex):
         (self._leaf_start, self._leaf_count, self._items, self._cull_lo, self._cull_hi,
          self._region_lo, self._region_hi, self._subtree) = kernels.refit_tree(
             self._planes, self._front, self._back, self._parent, self._leaf_start,
-            self._leaf_count, self._items, mask, reinsert, obj.lo, obj.hi)
+            self._leaf_count, self._items, mask, reinsert, obj.lo, obj.hi, self._split_axes())
         self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
         self.refits += 1
 

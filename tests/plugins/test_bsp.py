@@ -162,6 +162,8 @@ def test_2d_tree_splits_with_vertical_planes_only(plane, up):
     sources = tree.node_plane_sources()[rows]
     assert len(rows) > 10 and (sources >= 0).all()
     assert (np.abs(tree.split_planes[sources, up]) <= 1e-9).all()
+    table = tree.nodes()
+    assert (table.lo[:, up] == table.lo[0, up]).all() and (table.hi[:, up] == table.hi[0, up]).all()
     tree.validate()
     assert_pairs_match(tree)
 
@@ -370,4 +372,7 @@ def test_e1m1_splits_only_on_the_maps_brush_planes():
     assert len(rows) > 50
     assert (tree2d.node_planes()[rows, 2] == 0).all(), "a 2d tree splits only on walls"
     assert (tree2d.node_plane_sources()[rows] >= 0).all()
+    assert ((tree2d.node_planes()[rows, :2] != 0).all(axis=1)).any(), "e1m1 has diagonal walls"
+    table = tree2d.nodes()
+    assert (table.lo[:, 2] == lo[:, 2].min()).all() and (table.hi[:, 2] == hi[:, 2].max()).all()
     np.testing.assert_array_equal(tree2d.pairs("all").pairs, oracle.pairs("all").pairs)
