@@ -79,7 +79,7 @@ CHECK_MESSAGES = {
     12: "object id {id} in node {node} fits a child but was not pushed down",
     13: "node {node} is empty and childless but no lifespan countdown runs",
     14: "node {node} counts down its lifespan although it holds objects or children",
-    15: "node {node} has a lifespan outside [1, max] or a max outside [initial, cap]",
+    15: "node {node} has a countdown outside [1, max] or a max lifespan outside [initial, cap]",
     16: "node {node} is alive but not reachable from the root",
     17: "object id {id} (slot {slot}) is not reachable in the tree",
     18: "slot {slot} is removed or pending but still linked into node {node}",
@@ -128,6 +128,11 @@ class Octree(SpatialIndex):
         self.grows = 0
         self._order_cache: tuple | None = None  # (order, row_of) until the next edit
 
+    @property
+    def pending(self) -> int:
+        """Objects inserted but not yet placed (the next query or inspection flushes them)."""
+        return int(self._pending_mask.sum())
+
     def _sync_object_capacity(self) -> None:
         cap = len(self.objects.ids)
         old = len(self._ob)
@@ -165,9 +170,13 @@ class Octree(SpatialIndex):
         world_hi = hi.max(axis=0)
         extent = float((world_hi - world_lo).max())
         side = 2.0 ** math.ceil(math.log2(extent)) if extent > 0 else 1.0
-        while ((world_lo + side) < world_hi).any():  # rounding of origin + side
+        while True:
+            # centred on the world, so the spare room is shared by both ends of every axis
+            origin = (world_lo + world_hi) * 0.5 - side * 0.5
+            origin = np.minimum(origin, world_lo)
+            if not ((origin + side) < world_hi).any():  # rounding of origin + side
+                return origin, side
             side *= 2.0
-        return world_lo.copy(), side
 
     def _grown_cube(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, float]:
         """Double the root towards the boxes until its loose bounds enclose them all."""
@@ -505,7 +514,6 @@ class Octree(SpatialIndex):
                    + self._pending_mask.nbytes)
 
     def _extra_stats(self) -> dict:
-        pending = sum(len(p) for p in self._pending)
         outside = 0
         if self._has_root:
             in_root = tree_kernels.objects_of(self._ni, self._ob, 0)
@@ -519,7 +527,7 @@ class Octree(SpatialIndex):
             order, _ = self._order()
             counting = int((self._ni[order, L.LIFE_LEFT] >= 0).sum())
         return {
-            "pending": int(pending),
+            "pending": self.pending,
             "flushes": int(self.flushes),
             "levels_moved_last_update": int(self._meta[L.LEVELS_MOVED]),
             "max_levels_moved_last_update": int(self._meta[L.MAX_LEVELS_MOVED]),
@@ -548,6 +556,6 @@ class Octree(SpatialIndex):
         if code:
             ident = int(o.ids[slot]) if 0 <= slot < len(o.ids) else -1
             row = self._order()[1][node] if 0 <= node < len(self._ni) else -1
-            where = f"node id {node}" + (f" (row {row})" if row >= 0 else "")
+            where = f"{node}" + (f" (row {row})" if row >= 0 else "")
             raise IndexInvariantError("octree: " + CHECK_MESSAGES[code].format(
                 node=where, slot=slot, id=ident))

@@ -22,6 +22,9 @@ Within a node, both the own × own and own × passed tests run as a sort-and-swe
 (the passed list is kept sorted by ``lo.x``), so a node holding many objects (e.g. large boxes
 straddling the root's split planes) costs the x-overlapping candidates, not all pairs.
 ``tests`` counts the candidates that pass the x sweep and get the full box test.
+
+Lists carry a copy of their boxes (``(n, 6)``: lo xyz, hi xyz) and active flags next to the
+slots, so the sweeps read memory sequentially instead of gathering from the object table.
 """
 from __future__ import annotations
 
@@ -33,41 +36,57 @@ from .query_kernels import STACK, _grow
 
 
 @numba.njit(cache=True, inline="always")
-def _overlap_yz(lo, hi, a, b):
-    return (lo[a, 1] <= hi[b, 1] and lo[b, 1] <= hi[a, 1]
-            and lo[a, 2] <= hi[b, 2] and lo[b, 2] <= hi[a, 2])
+def _meets_yz(B, i, C, j):
+    return B[i, 1] <= C[j, 4] and C[j, 1] <= B[i, 4] and B[i, 2] <= C[j, 5] and C[j, 2] <= B[i, 5]
 
 
 @numba.njit(cache=True)
-def _sort_by_lo_x(items, n, lo):
-    """Sort ``items[:n]`` by ``lo.x`` in place (insertion sort for the common tiny lists)."""
-    if n <= 24:
-        for i in range(1, n):
-            v = items[i]
-            key = lo[v, 0]
-            j = i
-            while j > 0 and lo[items[j - 1], 0] > key:
-                items[j] = items[j - 1]
-                j -= 1
-            items[j] = v
+def _sort_list(S, B, A, start, stop):
+    """Sort entries ``[start, stop)`` of a list by ``lo.x`` (slots, boxes and flags together)."""
+    n = stop - start
+    if n < 2:
         return
-    keys = np.empty(n)
-    for i in range(n):
-        keys[i] = lo[items[i], 0]
-    order = np.argsort(keys, kind="mergesort")
-    tmp = items[:n].copy()
-    for i in range(n):
-        items[i] = tmp[order[i]]
+    order = np.argsort(B[start:stop, 0], kind="mergesort")
+    s_tmp = S[start:stop].copy()
+    b_tmp = B[start:stop].copy()
+    a_tmp = A[start:stop].copy()
+    for k in range(n):
+        S[start + k] = s_tmp[order[k]]
+        for a in range(6):
+            B[start + k, a] = b_tmp[order[k], a]
+        A[start + k] = a_tmp[order[k]]
 
 
 @numba.njit(cache=True)
-def _collect_subtree(NI, NF, OB, lo, hi, subtree, box_node, out, m, only_active_objects, active,
-                     node_awake, stack):
-    """Append to ``out[m:]`` the objects of ``subtree`` meeting ``box_node``'s loose bounds."""
+def _grow_list(S, B, A, needed):
+    if needed <= S.shape[0]:
+        return S, B, A
+    size = max(needed, 2 * S.shape[0])
+    S2 = np.empty(size, dtype=S.dtype)
+    B2 = np.empty((size, 6))
+    A2 = np.empty(size, dtype=np.bool_)
+    S2[: S.shape[0]] = S
+    B2[: S.shape[0]] = B
+    A2[: S.shape[0]] = A
+    return S2, B2, A2
+
+
+@numba.njit(cache=True, inline="always")
+def _meets_node(B, i, NF, node):
+    for a in range(3):
+        if B[i, a] > NF[node, LOOSE_HI + a] or NF[node, LOOSE_LO + a] > B[i, 3 + a]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
+                     only_active_objects, node_awake, stack):
+    """Append the objects of ``subtree`` meeting ``box_node``'s loose bounds to the list."""
     for a in range(3):
         if NF[subtree, LOOSE_LO + a] > NF[box_node, LOOSE_HI + a] \
                 or NF[box_node, LOOSE_LO + a] > NF[subtree, LOOSE_HI + a]:
-            return out, m
+            return S, B, A, m
     stack[0] = subtree
     top = 1
     while top > 0:
@@ -90,8 +109,12 @@ def _collect_subtree(NI, NF, OB, lo, hi, subtree, box_node, out, m, only_active_
                         inside = False
                         break
                 if inside:
-                    out = _grow(out, m + 1)
-                    out[m] = s
+                    S, B, A = _grow_list(S, B, A, m + 1)
+                    S[m] = s
+                    for a in range(3):
+                        B[m, a] = lo[s, a]
+                        B[m, 3 + a] = hi[s, a]
+                    A[m] = active[s]
                     m += 1
             s = OB[s, NEXT]
         if NI[node, NCHILD]:
@@ -100,7 +123,7 @@ def _collect_subtree(NI, NF, OB, lo, hi, subtree, box_node, out, m, only_active_
                 if child >= 0:
                     stack[top] = child
                     top += 1
-    return out, m
+    return S, B, A, m
 
 
 @numba.njit(cache=True)
@@ -110,9 +133,17 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
     pairs = np.empty((1024, 2), dtype=np.int64)
     m = 0
     tests = 0
-    passed = np.empty(1024, dtype=np.int64)  # stacked segments of passed-down lists
-    own = np.empty(64, dtype=np.int64)
-    merged = np.empty(64, dtype=np.int64)
+    # passed-down lists, stacked as segments: slots, boxes, active flags
+    PS = np.empty(1024, dtype=np.int64)
+    PB = np.empty((1024, 6))
+    PA = np.empty(1024, dtype=np.bool_)
+    # the node's own objects, and own merged with passed
+    OS = np.empty(64, dtype=np.int64)
+    OBX = np.empty((64, 6))
+    OA = np.empty(64, dtype=np.bool_)
+    MS = np.empty(64, dtype=np.int64)
+    MB = np.empty((64, 6))
+    MA = np.empty(64, dtype=np.bool_)
     stack_node = np.empty(STACK, dtype=np.int64)
     stack_start = np.empty(STACK, dtype=np.int64)
     stack_end = np.empty(STACK, dtype=np.int64)
@@ -130,66 +161,62 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
         p1 = stack_end[top]
         buf_top = p1  # segments above belong to finished subtrees
         n = NI[node, COUNT]
-        own = _grow(own, n)
+        OS, OBX, OA = _grow_list(OS, OBX, OA, n)
         s = NI[node, HEAD]
         k = 0
         while s >= 0:
-            own[k] = s
+            OS[k] = s
+            for a in range(3):
+                OBX[k, a] = lo[s, a]
+                OBX[k, 3 + a] = hi[s, a]
+            OA[k] = active[s]
             k += 1
             s = OB[s, NEXT]
-        _sort_by_lo_x(own, n, lo)
+        _sort_list(OS, OBX, OA, 0, n)
         local = 0
         # own x own
         for i in range(n):
-            a = own[i]
-            ahx = hi[a, 0]
+            ahx = OBX[i, 3]
             for j in range(i + 1, n):
-                b = own[j]
-                if lo[b, 0] > ahx:
+                if OBX[j, 0] > ahx:
                     break
-                if only_active and not (active[a] or active[b]):
+                if only_active and not (OA[i] or OA[j]):
                     continue
                 local += 1
-                if _overlap_yz(lo, hi, a, b):
+                if _meets_yz(OBX, i, OBX, j):
                     pairs = _grow(pairs, m + 1)
-                    pairs[m, 0] = a
-                    pairs[m, 1] = b
+                    pairs[m, 0] = OS[i]
+                    pairs[m, 1] = OS[j]
                     m += 1
         # own x passed: two sorted lists swept together; whichever starts first scans the other
         i = 0
         j = p0
         while i < n and j < p1:
-            if lo[own[i], 0] <= lo[passed[j], 0]:
-                a = own[i]
-                ahx = hi[a, 0]
+            if OBX[i, 0] <= PB[j, 0]:
+                ahx = OBX[i, 3]
                 jj = j
-                while jj < p1 and lo[passed[jj], 0] <= ahx:
-                    b = passed[jj]
+                while jj < p1 and PB[jj, 0] <= ahx:
+                    if not (only_active and not (OA[i] or PA[jj])):
+                        local += 1
+                        if _meets_yz(OBX, i, PB, jj):
+                            pairs = _grow(pairs, m + 1)
+                            pairs[m, 0] = OS[i]
+                            pairs[m, 1] = PS[jj]
+                            m += 1
                     jj += 1
-                    if only_active and not (active[a] or active[b]):
-                        continue
-                    local += 1
-                    if _overlap_yz(lo, hi, a, b):
-                        pairs = _grow(pairs, m + 1)
-                        pairs[m, 0] = a
-                        pairs[m, 1] = b
-                        m += 1
                 i += 1
             else:
-                b = passed[j]
-                bhx = hi[b, 0]
+                bhx = PB[j, 3]
                 ii = i
-                while ii < n and lo[own[ii], 0] <= bhx:
-                    a = own[ii]
+                while ii < n and OBX[ii, 0] <= bhx:
+                    if not (only_active and not (OA[ii] or PA[j])):
+                        local += 1
+                        if _meets_yz(OBX, ii, PB, j):
+                            pairs = _grow(pairs, m + 1)
+                            pairs[m, 0] = OS[ii]
+                            pairs[m, 1] = PS[j]
+                            m += 1
                     ii += 1
-                    if only_active and not (active[a] or active[b]):
-                        continue
-                    local += 1
-                    if _overlap_yz(lo, hi, a, b):
-                        pairs = _grow(pairs, m + 1)
-                        pairs[m, 0] = a
-                        pairs[m, 1] = b
-                        m += 1
                 j += 1
         node_tests[node] += local
         tests += local
@@ -197,48 +224,51 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             continue
         # merge passed and own (both sorted by lo.x) into the list the children filter
         total = (p1 - p0) + n
-        merged = _grow(merged, total)
+        MS, MB, MA = _grow_list(MS, MB, MA, total)
         i = 0
         j = p0
         for k in range(total):
-            if j >= p1 or (i < n and lo[own[i], 0] <= lo[passed[j], 0]):
-                merged[k] = own[i]
+            if j >= p1 or (i < n and OBX[i, 0] <= PB[j, 0]):
+                MS[k] = OS[i]
+                for a in range(6):
+                    MB[k, a] = OBX[i, a]
+                MA[k] = OA[i]
                 i += 1
             else:
-                merged[k] = passed[j]
+                MS[k] = PS[j]
+                for a in range(6):
+                    MB[k, a] = PB[j, a]
+                MA[k] = PA[j]
                 j += 1
         for c in range(8):
             child = NI[node, CHILD + c]
             if child < 0:
                 continue
-            awake_child = node_awake[child]
+            only_active_objects = only_active and not node_awake[child]
             start = buf_top
-            passed = _grow(passed, buf_top + total)
+            PS, PB, PA = _grow_list(PS, PB, PA, buf_top + total)
             for k in range(total):
-                x = merged[k]
-                if only_active and not awake_child and not active[x]:
+                if only_active_objects and not MA[k]:
                     continue
-                inside = True
-                for a in range(3):
-                    if lo[x, a] > NF[child, LOOSE_HI + a] or NF[child, LOOSE_LO + a] > hi[x, a]:
-                        inside = False
-                        break
-                if inside:
-                    passed[buf_top] = x
+                if _meets_node(MB, k, NF, child):
+                    PS[buf_top] = MS[k]
+                    for a in range(6):
+                        PB[buf_top, a] = MB[k, a]
+                    PA[buf_top] = MA[k]
                     buf_top += 1
             # objects of earlier siblings' subtrees inside this child's bounds (touching faces,
             # or overlapping loose bounds): found here once, never from the sibling's side
             sorted_end = buf_top
             for e in range(c):
                 other = NI[node, CHILD + e]
-                if other < 0 or (only_active and not awake_child and not node_awake[other]):
+                if other < 0 or (only_active_objects and not node_awake[other]):
                     continue
-                passed, buf_top = _collect_subtree(NI, NF, OB, lo, hi, other, child, passed, buf_top,
-                                                   only_active and not awake_child, active,
-                                                   node_awake, sub_stack)
+                PS, PB, PA, buf_top = _collect_subtree(NI, NF, OB, lo, hi, active, other, child,
+                                                       PS, PB, PA, buf_top, only_active_objects,
+                                                       node_awake, sub_stack)
             if buf_top > sorted_end:
-                _sort_by_lo_x(passed[start:buf_top], buf_top - start, lo)
-            if only_active and not awake_child and buf_top == start:
+                _sort_list(PS, PB, PA, start, buf_top)
+            if only_active_objects and buf_top == start:
                 continue
             stack_node[top] = child
             stack_start[top] = start

@@ -530,7 +530,8 @@ def check_tree(NI, NF, OB, META, ci, cf, lo, hi, alive, pending):
             if left >= 0 and (NI[node, COUNT] != 0 or NI[node, NCHILD] != 0):
                 return 14, node, -1
             if left > NI[node, LIFE_MAX] or NI[node, LIFE_MAX] > cap \
-                    or NI[node, LIFE_MAX] < min(ci[CI_LIFE_INITIAL], cap) or left == 0:
+                    or NI[node, LIFE_MAX] < min(ci[CI_LIFE_INITIAL], cap) \
+                    or (left == 0 and NI[node, LIFE_MAX] > 0):
                 return 15, node, -1
     for node in range(used):
         if NI[node, ALIVE] == 1 and not seen[node]:
