@@ -101,20 +101,24 @@ def _grow_rows(arr, needed):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool, axes,
-                       max_candidates, out_planes, out_source):
+def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool, inherited,
+                       qualifying, axes, max_candidates, out_planes, out_source):
     """Fill ``out_planes`` with at most ``max_candidates`` planes that cut the box strictly.
 
     A plane that does not cut the node's box strictly cannot separate its objects (they would
     all touch or lie on one side), so it is never worth evaluating. With a pool (planes the scene
-    offered) the qualifying planes are sampled at an even stride; otherwise the box faces of an
-    evenly strided sample of the node's objects are used, on the split axes only.
+    offered) the planes of ``inherited`` (pool rows that cut the parent's box; a child's box lies
+    inside its parent's, so no other row can cut it) that cut this box are written to
+    ``qualifying`` and sampled at an even stride; otherwise the box faces of an evenly strided
+    sample of the node's objects are used, on the split axes only.
+
+    Returns the number of candidates and the number of qualifying pool rows.
     """
     count = 0
+    m = 0
     if use_pool:
-        qualifying = np.empty(len(pool), dtype=np.int64)
-        m = 0
-        for k in range(len(pool)):
+        for i in range(len(inherited)):
+            k = inherited[i]
             dmin, dmax = box_side_range(pool[k], box_lo, box_hi)
             if dmin < 0.0 < dmax:
                 qualifying[m] = k
@@ -125,7 +129,7 @@ def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool
             out_planes[count, :] = pool[k]
             out_source[count] = pool_source[k]
             count += 1
-        return count
+        return count, m
     n = len(objs)
     faces_per_object = 2 * len(axes)
     sampled = max(1, max_candidates // faces_per_object)
@@ -139,14 +143,14 @@ def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool
                 if not (box_lo[a] < x < box_hi[a]):
                     continue
                 if count >= out_planes.shape[0]:
-                    return count
+                    return count, m
                 for b in range(3):
                     out_planes[count, b] = 0.0
                 out_planes[count, a] = 1.0
                 out_planes[count, 3] = -x
                 out_source[count] = -1
                 count += 1
-    return count
+    return count, m
 
 
 @numba.njit(cache=True, nogil=True)
@@ -201,6 +205,12 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
         cull_hi[0, :] = -np.inf
     seg_start[0] = 0
     seg_count[0] = n0
+    # pool rows that may still cut each node's box, shared by both children of a node
+    qual = np.arange(len(pool) if use_pool else 0, dtype=np.int64)
+    qual_used = len(qual)
+    qual_start = np.zeros(cap, dtype=np.int64)
+    qual_count = np.zeros(cap, dtype=np.int64)
+    qual_count[0] = qual_used
     n_nodes = 1
     references = n0  # references held by the current frontier of leaves-to-be
 
@@ -223,8 +233,11 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
             test_lo[a] = max(region_lo[node, a], cull_lo[node, a])
             test_hi[a] = min(region_hi[node, a], cull_hi[node, a])
         objs = work[start:start + n]
-        count = _gather_candidates(objs, lo, hi, test_lo, test_hi, pool, pool_source, use_pool,
-                                   axes, max_candidates, cand, cand_source)
+        qual = _grow_int(qual, qual_used + qual_count[node])
+        count, n_qualifying = _gather_candidates(
+            objs, lo, hi, test_lo, test_hi, pool, pool_source, use_pool,
+            qual[qual_start[node]:qual_start[node] + qual_count[node]],
+            qual[qual_used:qual_used + qual_count[node]], axes, max_candidates, cand, cand_source)
         best = -1
         best_cost = np.inf
         best_front = 0
@@ -277,9 +290,13 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
             cull_hi = _grow_rows(cull_hi, new_cap)
             seg_start = _grow_int(seg_start, new_cap)
             seg_count = _grow_int(seg_count, new_cap)
+            qual_start = _grow_int(qual_start, new_cap)
+            qual_count = _grow_int(qual_count, new_cap)
             front[n_nodes:] = -1
             back[n_nodes:] = -1
             source[n_nodes:] = -1
+        survivors = qual_used  # both children inherit the pool rows that cut this node's box
+        qual_used += n_qualifying
         plane = cand[best].copy()
         planes[node, :] = plane
         source[node] = cand_source[best]
@@ -295,6 +312,8 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
                 back[node] = child
             parent[child] = node
             depth[child] = depth[node] + 1
+            qual_start[child] = survivors
+            qual_count[child] = n_qualifying
             seg_start[child] = used
             m = 0
             for a in range(3):

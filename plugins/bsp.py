@@ -130,6 +130,10 @@ class BSPTree(SpatialIndex):
         each geometric plane is evaluated once (the first offer of it is the one recorded). In 2D,
         if no offered plane is vertical, the box faces are used as if nothing had been offered.
         """
+        key = (self.params.space, self.params.plane)
+        cached = getattr(self, "_pool_cache", None)
+        if cached is not None and cached[0] is self.split_planes and cached[1] == key:
+            return cached[2], cached[3]
         planes = np.asarray(self.split_planes, dtype=np.float64).reshape(-1, 4)
         index = np.arange(len(planes), dtype=np.int64)
         if self.params.space == "2d" and len(planes):
@@ -144,7 +148,9 @@ class BSPTree(SpatialIndex):
             _, keep = np.unique(canonical, axis=0, return_index=True)
             keep.sort()
             planes, index = planes[keep], index[keep]
-        return np.ascontiguousarray(planes), index
+        planes = np.ascontiguousarray(planes)
+        self._pool_cache = (self.split_planes, key, planes, index)
+        return planes, index
 
     def _compile(self) -> None:
         self._compile_from(self.objects.alive_slots())

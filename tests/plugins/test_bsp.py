@@ -296,6 +296,16 @@ def read_map_brushes(path: Path) -> list[np.ndarray]:
     return brushes
 
 
+_ORIGIN = re.compile(r'^\s*"origin"\s+"' + r"\s+".join([_NUMBER] * 3) + r'"')
+
+
+def read_map_origins(path: Path) -> np.ndarray:
+    """Origins ``(E, 3)`` of the point entities (entities with an ``origin`` key)."""
+    found = [[float(v) for v in m.groups()] for m in map(_ORIGIN.match, path.read_text().splitlines())
+             if m]
+    return np.array(found, dtype=np.float64).reshape(-1, 3)
+
+
 def quake_planes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Quake convention: normal = normalize((p0 - p1) x (p2 - p1)), dist = normal . p0."""
     normal = np.cross(points[:, 0] - points[:, 1], points[:, 2] - points[:, 1])
@@ -330,16 +340,19 @@ def test_e1m1_splits_only_on_the_maps_brush_planes():
         np.testing.assert_allclose(normal, planes[0][0][0], atol=1e-12)
         np.testing.assert_allclose(dist, planes[0][1][0], atol=1e-9)
     lo, hi = brush_bounds(brushes, planes)
+    origins = read_map_origins(E1M1)  # point entities as 32-unit boxes, as in the game
+    lo, hi = np.vstack([lo, origins - 16.0]), np.vstack([hi, origins + 16.0])
     map_planes = np.concatenate([np.column_stack([n, -d]) for n, d in planes])
-    ids = np.arange(len(brushes))
-    assert len(ids) > 1000
+    ids = np.arange(len(lo))
+    assert len(brushes) > 1000 and len(origins) > 100
 
     tree = BSPTree()
     tree.set_split_planes(map_planes)
     start = time.perf_counter()
     tree.build(ids, lo, hi)
     build_ms = (time.perf_counter() - start) * 1e3
-    print(f"\ne1m1: {len(ids)} brushes, {len(map_planes)} face planes, build {build_ms:.1f} ms, "
+    print(f"\ne1m1: {len(brushes)} brushes + {len(origins)} point entities, "
+          f"{len(map_planes)} face planes, build {build_ms:.1f} ms, "
           f"{tree.stats()}")
     tree.validate()
     rows = inner_rows(tree)
