@@ -1,0 +1,416 @@
+"""Recordings of moving objects: a bounded ring of frames, ``.npz`` files, replay into any index.
+
+A :class:`Recording` holds the static objects once (ids and boxes) and, per frame, every
+dynamic object alive at the end of that frame (ids ascending, boxes, awake flags) with the ids
+spawned and despawned during it. It keeps the most recent ``capacity`` frames; older ones
+fall off the front. Frame numbers increase but need not be consecutive (a game may drop
+frames); frame 0 of a simulation is its initial state.
+
+:class:`Replay` drives any backend through a recording: ``seek(frame)`` rebuilds the index at
+that frame; ``step()`` moves to the next recorded frame incrementally, with the same
+:mod:`.frame_step` functions as the live simulation, and returns the frame's stats and pairs.
+Replaying one recording into two backends gives identical pairs frame by frame.
+
+File format (``.npz``, written atomically by :func:`save_recording`, checked field by field by
+:func:`load_recording`, which raises :class:`RecordingFormatError` naming the file and field):
+``format`` = ``"partition-studio-recording"``, ``version`` = 1, ``meta`` (JSON text),
+``static_ids``/``static_lo``/``static_hi``, ``frames`` (frame numbers), ``offsets`` (``F+1``,
+CSR into ``ids``/``lo``/``hi``/``awake``), ``spawn_offsets``/``spawned`` and
+``despawn_offsets``/``despawned``.
+"""
+from __future__ import annotations
+
+import bisect
+import io
+import json
+import os
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from spatial.contract import PairResult, SpatialIndex
+from spatial.errors import PartitionStudioError
+
+from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
+
+FORMAT_NAME = "partition-studio-recording"
+FORMAT_VERSION = 1
+DEFAULT_CAPACITY = 600
+
+
+class RecordingFormatError(PartitionStudioError, ValueError):
+    """A recording file is unreadable or inconsistent; the message names file and field."""
+
+
+@dataclass
+class FrameRecord:
+    """The dynamic objects at the end of one frame."""
+
+    frame: int
+    ids: np.ndarray        # (n,) int64, ascending
+    lo: np.ndarray         # (n, 3)
+    hi: np.ndarray         # (n, 3)
+    awake: np.ndarray      # (n,) bool
+    spawned: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    despawned: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    stats: FrameStats | None = None
+
+
+def _sorted_record(frame, ids, lo, hi, awake, spawned=(), despawned=(), stats=None) -> FrameRecord:
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    order = np.argsort(ids, kind="stable")
+    return FrameRecord(int(frame), ids[order], np.asarray(lo, dtype=np.float64).reshape(-1, 3)[order],
+                       np.asarray(hi, dtype=np.float64).reshape(-1, 3)[order],
+                       np.asarray(awake, dtype=bool).reshape(-1)[order],
+                       np.sort(np.asarray(spawned, dtype=np.int64).reshape(-1)),
+                       np.sort(np.asarray(despawned, dtype=np.int64).reshape(-1)), stats)
+
+
+class Recording:
+    """Static objects plus a ring buffer of the last ``capacity`` frames.
+
+    Parameters
+    ----------
+    static_ids, static_lo, static_hi : array_like
+        Objects that never move (brushes).
+    capacity : int
+        Frames kept; the oldest fall off when more are appended.
+    meta : dict
+        JSON-compatible description (source, backend, seed, dt...), saved with the file.
+    """
+
+    def __init__(self, static_ids=(), static_lo=None, static_hi=None,
+                 capacity: int = DEFAULT_CAPACITY, meta: dict | None = None) -> None:
+        if capacity < 1:
+            raise ValueError(f"recording capacity must be at least 1 frame, got {capacity}")
+        self.static_ids = np.asarray(static_ids, dtype=np.int64).reshape(-1)
+        n = len(self.static_ids)
+        self.static_lo = np.zeros((0, 3)) if static_lo is None else np.asarray(static_lo, dtype=np.float64).reshape(n, 3)
+        self.static_hi = np.zeros((0, 3)) if static_hi is None else np.asarray(static_hi, dtype=np.float64).reshape(n, 3)
+        self.capacity = int(capacity)
+        self.meta = dict(meta or {})
+        self._frames: deque[FrameRecord] = deque()
+        self._numbers: deque[int] = deque()
+
+    # ------------------------------------------------------------------ ring
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def __iter__(self) -> Iterator[FrameRecord]:
+        return iter(self._frames)
+
+    @property
+    def frame_numbers(self) -> np.ndarray:
+        return np.array(self._numbers, dtype=np.int64)
+
+    @property
+    def first_frame(self) -> int:
+        return self._numbers[0] if self._numbers else -1
+
+    @property
+    def last_frame(self) -> int:
+        return self._numbers[-1] if self._numbers else -1
+
+    def append(self, record: FrameRecord) -> None:
+        """Add a frame after the last one, or replace a frame already held (re-simulated)."""
+        if self._numbers and record.frame <= self._numbers[-1]:
+            pos = self._position(record.frame)
+            if pos < 0:
+                raise ValueError(f"frame {record.frame} is not after the last recorded frame "
+                                 f"{self._numbers[-1]} and not held")
+            self._frames[pos] = record
+            return
+        self._frames.append(record)
+        self._numbers.append(record.frame)
+        while len(self._frames) > self.capacity:
+            self._frames.popleft()
+            self._numbers.popleft()
+
+    def _position(self, frame: int) -> int:
+        numbers = self._numbers
+        pos = bisect.bisect_left(numbers, frame)
+        return pos if pos < len(numbers) and numbers[pos] == frame else -1
+
+    def get(self, frame: int) -> FrameRecord:
+        """The record of ``frame``; ``KeyError`` naming the recorded range if absent."""
+        pos = self._position(int(frame))
+        if pos < 0:
+            raise KeyError(f"frame {frame} is not recorded (held: {self.first_frame}..{self.last_frame}, "
+                           f"{len(self)} frames)")
+        return self._frames[pos]
+
+    def index_of(self, frame: int) -> int:
+        """Position of ``frame`` among the held frames (-1 if absent)."""
+        return self._position(int(frame))
+
+    def at(self, position: int) -> FrameRecord:
+        return self._frames[position]
+
+    def stats_arrays(self) -> dict[str, np.ndarray]:
+        """Per-frame stats of the held frames as columns (frames without stats are skipped)."""
+        from .frame_step import STATS_COLUMNS
+        rows = [r.stats for r in self._frames if r.stats is not None]
+        out = {}
+        for name in STATS_COLUMNS:
+            dtype = np.float64 if name.endswith("_ms") else np.int64
+            out[name] = np.array([getattr(s, name) for s in rows], dtype=dtype)
+        return out
+
+    # ------------------------------------------------------------------ deltas
+    def delta(self, before: FrameRecord | None, after: FrameRecord) -> FrameDelta:
+        """What an index showing ``before`` must do to show ``after``."""
+        if before is None:
+            before = FrameRecord(-1, np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)),
+                                 np.empty(0, dtype=bool))
+        keep_b = np.isin(before.ids, after.ids, assume_unique=True)
+        keep_a = np.isin(after.ids, before.ids, assume_unique=True)
+        gone = before.ids[~keep_b]
+        new = ~keep_a
+        # both id lists are ascending, so the kept ones line up row by row
+        bi, ai = np.flatnonzero(keep_b), np.flatnonzero(keep_a)
+        moved = ~(np.all(before.lo[bi] == after.lo[ai], axis=1) & np.all(before.hi[bi] == after.hi[ai], axis=1))
+        flip = before.awake[bi] != after.awake[ai]
+        mi, fi = ai[moved], ai[flip]
+        return FrameDelta(gone, after.ids[new], after.lo[new], after.hi[new], after.awake[new],
+                          after.ids[mi], after.lo[mi], after.hi[mi], after.ids[fi], after.awake[fi])
+
+
+# --------------------------------------------------------------------------- replay
+class Replay:
+    """Drive a spatial index through a recording.
+
+    Parameters
+    ----------
+    recording : Recording
+    index : SpatialIndex
+        Any backend; it is rebuilt by :meth:`seek`.
+    """
+
+    def __init__(self, recording: Recording, index: SpatialIndex) -> None:
+        if not len(recording):
+            raise ValueError("the recording holds no frames")
+        self.recording = recording
+        self.index = index
+        self.position = -1
+        self.last_pairs: PairResult | None = None
+
+    @property
+    def frame(self) -> int:
+        return self.recording.at(self.position).frame if self.position >= 0 else -1
+
+    def seek(self, frame: int) -> FrameStats:
+        """Rebuild the index showing recorded ``frame`` and collect its active pairs."""
+        pos = self.recording.index_of(frame)
+        if pos < 0:
+            self.recording.get(frame)  # raises with the recorded range
+        rec = self.recording.at(pos)
+        rec_static = self.recording
+        ids = np.concatenate([rec_static.static_ids, rec.ids])
+        lo = np.concatenate([rec_static.static_lo, rec.lo])
+        hi = np.concatenate([rec_static.static_hi, rec.hi])
+        dynamic = np.concatenate([np.zeros(len(rec_static.static_ids), bool), np.ones(len(rec.ids), bool)])
+        awake = np.concatenate([np.ones(len(rec_static.static_ids), bool), rec.awake])
+        start = time.perf_counter()
+        self.index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
+        build_ms = (time.perf_counter() - start) * 1e3
+        self.position = pos
+        return self._finish(rec, FrameDelta(), build_ms, step=False)
+
+    def step(self) -> FrameStats:
+        """Advance to the next recorded frame incrementally; ``StopIteration`` at the end."""
+        if self.position < 0:
+            return self.seek(self.recording.first_frame)
+        if self.position + 1 >= len(self.recording):
+            raise StopIteration("end of recording")
+        before = self.recording.at(self.position)
+        after = self.recording.at(self.position + 1)
+        delta = self.recording.delta(before, after)
+        edit_ms = apply_delta(self.index, delta)
+        self.position += 1
+        return self._finish(after, delta, edit_ms, step=True)
+
+    def _finish(self, rec: FrameRecord, delta: FrameDelta, edit_ms: float, step: bool) -> FrameStats:
+        if step:
+            settle_ms, result, pairs_ms = settle_frame(self.index, delta.awake_ids, delta.awake_flags)
+        else:
+            start = time.perf_counter()
+            result = self.index.pairs("active")
+            settle_ms, pairs_ms = 0.0, (time.perf_counter() - start) * 1e3
+        self.last_pairs = result
+        return FrameStats(rec.frame, moved=len(delta.moved), spawned=len(delta.spawned),
+                          despawned=len(delta.despawned), awake=int(rec.awake.sum()),
+                          dynamic=len(rec.ids), candidates=result.tests,
+                          overlapping=len(result.pairs), update_ms=edit_ms + settle_ms,
+                          pairs_ms=pairs_ms, frame_ms=edit_ms + settle_ms + pairs_ms)
+
+    def frames(self, start: int | None = None) -> Iterator[FrameStats]:
+        """Seek to ``start`` (default: the first frame held) and yield every frame's stats."""
+        yield self.seek(self.recording.first_frame if start is None else start)
+        while self.position + 1 < len(self.recording):
+            yield self.step()
+
+
+# --------------------------------------------------------------------------- files
+def save_recording(recording: Recording, path: str | os.PathLike) -> None:
+    """Write ``recording`` to ``path`` (``.npz``, atomic)."""
+    frames = list(recording)
+    counts = [len(f.ids) for f in frames]
+
+    def csr(parts, width=None, dtype=np.float64):
+        if parts:
+            return np.concatenate(parts).astype(dtype)
+        return np.empty((0,) if width is None else (0, width), dtype=dtype)
+
+    arrays = {
+        "format": np.array(FORMAT_NAME), "version": np.array(FORMAT_VERSION),
+        "meta": np.array(json.dumps(recording.meta, sort_keys=True, allow_nan=False)),
+        "static_ids": recording.static_ids, "static_lo": recording.static_lo,
+        "static_hi": recording.static_hi,
+        "frames": np.array([f.frame for f in frames], dtype=np.int64),
+        "offsets": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        "ids": csr([f.ids for f in frames], dtype=np.int64),
+        "lo": csr([f.lo for f in frames], 3), "hi": csr([f.hi for f in frames], 3),
+        "awake": csr([f.awake for f in frames], dtype=bool),
+        "spawn_offsets": np.concatenate([[0], np.cumsum([len(f.spawned) for f in frames])]).astype(np.int64),
+        "spawned": csr([f.spawned for f in frames], dtype=np.int64),
+        "despawn_offsets": np.concatenate([[0], np.cumsum([len(f.despawned) for f in frames])]).astype(np.int64),
+        "despawned": csr([f.despawned for f in frames], dtype=np.int64),
+    }
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    _atomic_write_bytes(path, buffer.getvalue())
+
+
+def _atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Readers see the old file or the complete new one (temporary file + rename)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class _Fields:
+    def __init__(self, path, data) -> None:
+        self.path, self.data = os.fspath(path), data
+
+    def fail(self, name: str, message: str) -> RecordingFormatError:
+        return RecordingFormatError(f"{self.path}: field '{name}': {message}")
+
+    def get(self, name: str, kind: str, ndim: int, width: int | None = None) -> np.ndarray:
+        if name not in self.data.files:
+            raise self.fail(name, "is missing")
+        arr = self.data[name]
+        ok = {"int": np.issubdtype(arr.dtype, np.integer), "float": np.issubdtype(arr.dtype, np.floating)
+              or np.issubdtype(arr.dtype, np.integer), "bool": arr.dtype == np.bool_,
+              "str": arr.dtype.kind == "U"}[kind]
+        if not ok or arr.ndim != ndim or (width is not None and arr.shape[1] != width):
+            shape = "scalar" if ndim == 0 else f"{ndim}-d" + (f" with {width} columns" if width else "")
+            raise self.fail(name, f"expected a {kind} {shape} array, got {arr.dtype} {arr.shape}")
+        if kind == "float" and not np.isfinite(arr).all():
+            raise self.fail(name, "holds a non-finite number")
+        return arr
+
+
+def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Recording:
+    """Read a recording saved by :func:`save_recording`, validating every field.
+
+    ``capacity`` defaults to the number of frames in the file (at least the default).
+    """
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise RecordingFormatError(f"{os.fspath(path)}: not a readable .npz recording: {exc}") from None
+    with data:
+        f = _Fields(path, data)
+        fmt = f.get("format", "str", 0)
+        if str(fmt) != FORMAT_NAME:
+            raise f.fail("format", f"expected {FORMAT_NAME!r}, got {str(fmt)!r}")
+        version = int(f.get("version", "int", 0))
+        if version != FORMAT_VERSION:
+            raise f.fail("version", f"this program reads version {FORMAT_VERSION}, the file is version {version}")
+        try:
+            meta = json.loads(str(f.get("meta", "str", 0)))
+        except json.JSONDecodeError as exc:
+            raise f.fail("meta", f"invalid JSON: {exc.msg}") from None
+        if not isinstance(meta, dict):
+            raise f.fail("meta", "expected a JSON object")
+        static_ids = f.get("static_ids", "int", 1)
+        static_lo = f.get("static_lo", "float", 2, 3)
+        static_hi = f.get("static_hi", "float", 2, 3)
+        if not (len(static_lo) == len(static_hi) == len(static_ids)):
+            raise f.fail("static_lo", "static_ids, static_lo and static_hi differ in length")
+        _check_boxes(f, "static", static_lo, static_hi)
+        _check_ids(f, "static_ids", static_ids)
+        frames = f.get("frames", "int", 1)
+        if len(frames) > 1 and not (np.diff(frames) > 0).all():
+            raise f.fail("frames", "frame numbers must increase")
+        nf = len(frames)
+        offsets = _check_offsets(f, "offsets", nf)
+        ids, lo, hi = f.get("ids", "int", 1), f.get("lo", "float", 2, 3), f.get("hi", "float", 2, 3)
+        awake = f.get("awake", "bool", 1)
+        total = offsets[-1] if nf else 0
+        for name, arr in (("ids", ids), ("lo", lo), ("hi", hi), ("awake", awake)):
+            if len(arr) != total:
+                raise f.fail(name, f"holds {len(arr)} rows but 'offsets' ends at {total}")
+        _check_boxes(f, "", lo, hi)
+        spawn_offsets = _check_offsets(f, "spawn_offsets", nf)
+        spawned = f.get("spawned", "int", 1)
+        despawn_offsets = _check_offsets(f, "despawn_offsets", nf)
+        despawned = f.get("despawned", "int", 1)
+        if len(spawned) != (spawn_offsets[-1] if nf else 0):
+            raise f.fail("spawned", "length does not match 'spawn_offsets'")
+        if len(despawned) != (despawn_offsets[-1] if nf else 0):
+            raise f.fail("despawned", "length does not match 'despawn_offsets'")
+        recording = Recording(static_ids, static_lo, static_hi,
+                              capacity=max(capacity or 0, nf, 1) if capacity is None else capacity,
+                              meta=meta)
+        static_set = static_ids
+        for k in range(nf):
+            a, b = offsets[k], offsets[k + 1]
+            frame_ids = ids[a:b]
+            if len(frame_ids) > 1 and not (np.diff(frame_ids) > 0).all():
+                raise f.fail("ids", f"ids of frame {int(frames[k])} are not ascending and unique")
+            if np.isin(frame_ids, static_set).any():
+                raise f.fail("ids", f"frame {int(frames[k])} moves a static object")
+            recording.append(FrameRecord(int(frames[k]), frame_ids.astype(np.int64), lo[a:b].astype(np.float64),
+                                         hi[a:b].astype(np.float64), awake[a:b].copy(),
+                                         spawned[spawn_offsets[k]:spawn_offsets[k + 1]].astype(np.int64),
+                                         despawned[despawn_offsets[k]:despawn_offsets[k + 1]].astype(np.int64)))
+    return recording
+
+
+def _check_offsets(f: _Fields, name: str, frames: int) -> np.ndarray:
+    offsets = f.get(name, "int", 1)
+    if len(offsets) != frames + 1 or offsets[0] != 0 or (np.diff(offsets) < 0).any():
+        raise f.fail(name, f"expected {frames + 1} non-decreasing offsets starting at 0")
+    return offsets.astype(np.int64)
+
+
+def _check_boxes(f: _Fields, prefix: str, lo: np.ndarray, hi: np.ndarray) -> None:
+    if len(lo) != len(hi):
+        raise f.fail(prefix + ("_" if prefix else "") + "hi", "differs in length from lo")
+    bad = np.flatnonzero((lo > hi).any(axis=1))
+    if len(bad):
+        raise f.fail(prefix + ("_" if prefix else "") + "lo", f"row {int(bad[0])} has lo > hi")
+
+
+def _check_ids(f: _Fields, name: str, ids: np.ndarray) -> None:
+    if len(ids) and ids.min() < 0:
+        raise f.fail(name, "ids must be >= 0")
+    if len(np.unique(ids)) != len(ids):
+        raise f.fail(name, "ids must be unique")
