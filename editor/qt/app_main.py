@@ -1,0 +1,109 @@
+"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png] [--backend NAME]
+[--overlay METRIC] [--size WxH]``."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _parse(argv: list[str]):
+    from .overlay import METRICS
+    p = argparse.ArgumentParser(prog="partition-studio", description="Partition Studio editor")
+    p.add_argument("path", nargs="?", help="level to open (native .json or .map); default: the demo level")
+    p.add_argument("--screenshot", metavar="OUT.png", help="render the window once, save it and exit")
+    p.add_argument("--backend", metavar="NAME", help="spatial index backend to show")
+    p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS), help="overlay colour metric")
+    p.add_argument("--size", metavar="WxH", default=None, help="window size, e.g. 1600x1000")
+    p.add_argument("--no-gl", action="store_true", help="run without the OpenGL 3D view")
+    return p.parse_args(argv)
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"partition-studio: error: --size expects WxH, got {text!r}") from None
+    if w < 320 or h < 240:
+        raise SystemExit(f"partition-studio: error: --size must be at least 320x240, got {text}")
+    return w, h
+
+
+def make_application(argv0: str = "partition-studio"):
+    """The QApplication, with GL contexts shared between GL widgets (set before it exists)."""
+    from PySide6.QtCore import QCoreApplication, Qt
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        QCoreApplication.setAttribute(Qt.AA_ShareOpenGLContexts)
+        app = QApplication([argv0])
+        app.setApplicationName("Partition Studio")
+        app.setOrganizationName("PartitionStudio")
+    return app
+
+
+def run_gui(argv: list[str]) -> int:
+    """Open the editor window (or take a screenshot); returns the process exit code."""
+    args = _parse(argv)
+    size = _size(args.size) if args.size else None
+    app = make_application()
+    from .glcheck import gl_status
+    from .main_window import MainWindow
+
+    gl_ok, reason = gl_status()
+    if args.screenshot:
+        return _screenshot(args, size, gl_ok and not args.no_gl, reason)
+    window = MainWindow(use_gl=gl_ok and not args.no_gl)
+    if size:
+        window.resize(*size)
+    if not window.open_file(args.path) and window.document is None:
+        if args.path is None or not window.open_file(None):
+            print(f"partition-studio: error: {window.errors[-1] if window.errors else 'cannot open'}",
+                  file=sys.stderr)
+            return 2
+    _apply_view_args(window, args)
+    window.show()
+    return app.exec()
+
+
+def _apply_view_args(window, args) -> None:
+    if args.backend:
+        from spatial.registry import default_registry
+        if args.backend not in default_registry().backends:
+            raise SystemExit(f"partition-studio: error: unknown backend {args.backend!r}; "
+                             f"registered: {', '.join(sorted(default_registry().backends))}")
+        window.params_panel.choose_backend(args.backend)
+        window.document.stack.set_clean()  # choosing what to look at is not an edit to save
+    if args.overlay:
+        window.state.set_overlay_settings(metric=args.overlay)
+
+
+def _screenshot(args, size, use_gl: bool, reason: str) -> int:
+    from PySide6.QtCore import QSettings
+    import tempfile, os
+    from .main_window import MainWindow
+    from .screenshot import ScreenshotError, save_screenshot, settle
+
+    if not use_gl and not args.no_gl:
+        print(f"partition-studio: error: cannot render the 3D view: {reason}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:  # a screenshot never changes the user's layout
+        settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.IniFormat)
+        window = MainWindow(settings=settings, use_gl=use_gl)
+        window.ask_save = lambda: "discard"
+        window.resize(*(size or (1600, 1000)))
+        if not window.open_file(args.path, background=False):
+            print(f"partition-studio: error: {window.errors[-1]}", file=sys.stderr)
+            return 2
+        _apply_view_args(window, args)
+        window.show()
+        settle(10)
+        window.frame_all()
+        settle(10)
+        try:
+            save_screenshot(window, args.screenshot)
+        except ScreenshotError as exc:
+            print(f"partition-studio: error: {exc}", file=sys.stderr)
+            return 1
+        window.close()
+    return 0

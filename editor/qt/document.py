@@ -1,0 +1,174 @@
+"""The open document as the GUI sees it: scene, undo stack and index sync behind Qt signals.
+
+The model is Qt-free and notifies through plain callbacks; :class:`Document` re-emits them as
+Qt signals so widgets connect the usual way. Widgets never edit the scene: they call
+:meth:`Document.push` with a command of :mod:`editor.model.commands`.
+
+Backend changes are recorded in the document with the undoable ``SetSettings`` command. The
+sync does not follow them by itself (``follow_settings=False``): :class:`Document` rebuilds the
+index either at once (small scenes) or on a worker thread (see :mod:`.workers`), so a big
+rebuild never freezes the window.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from editor.model import Brush, ChangeKind, IndexSync, UndoStack
+from editor.model.scene import Edit
+from spatial.params import parse_params
+
+#: scenes with more indexed objects than this rebuild on a worker thread
+ASYNC_REBUILD_OBJECTS = 20_000
+
+
+class Document(QObject):
+    """One open level.
+
+    Signals
+    -------
+    scene_changed(ids: frozenset, kind: ChangeKind)
+        After every applied edit (commands, undo, redo).
+    index_changed()
+        After the spatial index caught up (incremental edit or rebuild).
+    stack_changed()
+        After the undo history changed (push, undo, redo, clean state).
+    rebuild_started(), rebuild_finished(ms: float)
+        Around a rebuild of the index from scratch.
+    """
+
+    scene_changed = Signal(object, object)
+    index_changed = Signal()
+    stack_changed = Signal()
+    rebuild_started = Signal()
+    rebuild_finished = Signal(float)
+
+    def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None):
+        super().__init__(parent)
+        if selection:
+            keep = frozenset(i for i in selection if i in scene)
+            if keep:
+                scene.apply(Edit(selection=keep))  # before any history: not an undo step
+        self.scene = scene
+        self.path = path
+        self.warnings = list(warnings)
+        self.stack = UndoStack(scene)
+        self.sync = IndexSync(scene, follow_settings=False)
+        self.last_rebuild_ms = 0.0
+        self.index_version = 0
+        self._edit_version = 0
+        self._worker = None
+        scene.did_change.connect(self._on_scene_did_change)
+        self.sync.changed.connect(self._on_index_did_change)
+        self.stack.changed.connect(lambda stack: self.stack_changed.emit())
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def index(self):
+        return self.sync.index
+
+    @property
+    def selection(self) -> frozenset:
+        return self.scene.selection
+
+    def is_dirty(self) -> bool:
+        return not self.stack.is_clean()
+
+    def display_name(self) -> str:
+        import os
+        return os.path.basename(self.path) if self.path else "demo level"
+
+    # ------------------------------------------------------------------ editing
+    def push(self, command) -> bool:
+        """Push ``command`` on the undo stack; returns False if it changed nothing."""
+        return self.stack.push(command)
+
+    def close(self) -> None:
+        """Detach from the model (the document is being replaced)."""
+        self.cancel_rebuild()
+        self.sync.close()
+        try:
+            self.scene.did_change.disconnect(self._on_scene_did_change)
+        except ValueError:
+            pass
+
+    # ------------------------------------------------------------------ index rebuilds
+    def _on_scene_did_change(self, ids, kind) -> None:
+        if kind != ChangeKind.SELECTION:
+            self._edit_version += 1
+        if kind & ChangeKind.SETTINGS and self._settings_differ():
+            self.rebuild_index()
+        self.scene_changed.emit(ids, kind)
+
+    def _on_index_did_change(self, ids, kind) -> None:
+        if kind == ChangeKind.SELECTION:
+            return
+        self.index_version += 1
+        self.index_changed.emit()
+
+    def _settings_differ(self) -> bool:
+        settings = self.scene.settings
+        cls = self.sync.registry.backends.get(settings.backend)
+        if cls is None:
+            return False
+        try:
+            params = parse_params(cls.Params, dict(settings.params))
+        except Exception:
+            return False
+        return cls is not type(self.index) or params != self.index.params
+
+    def rebuild_index(self, background: bool | None = None) -> None:
+        """Rebuild the index for the scene's backend and parameters.
+
+        ``background`` None chooses by scene size (see :data:`ASYNC_REBUILD_OBJECTS`).
+        """
+        if background is None:
+            background = len(self.scene.indexed_ids()) > ASYNC_REBUILD_OBJECTS
+        self.cancel_rebuild()
+        self.rebuild_started.emit()
+        if not background:
+            start = time.perf_counter()
+            settings = self.scene.settings
+            self.sync.set_backend(settings.backend, settings.params)
+            self._finish_rebuild((time.perf_counter() - start) * 1e3)
+            return
+        from .workers import RebuildWorker
+        settings = self.scene.settings
+        ids = self.scene.indexed_ids()
+        lo, hi = self.scene.bounds_of(ids)
+        dynamic = np.array([not isinstance(self.scene[int(i)], Brush) for i in ids], dtype=bool)
+        from editor.model.index_sync import scene_split_planes
+        planes = scene_split_planes(self.scene)
+        cls = self.sync.registry.backend(settings.backend)
+        params = parse_params(cls.Params, dict(settings.params))
+        version = self._edit_version
+        worker = RebuildWorker(cls, params, ids, lo, hi, dynamic, planes)
+        worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
+        self._worker = worker
+        worker.start()
+
+    def _adopt(self, index, ms: float, version: int) -> None:
+        self._worker = None
+        if version != self._edit_version:
+            self.rebuild_index(background=True)  # the scene moved on while we built: again
+            return
+        self.sync.index = index
+        self.index_version += 1
+        self._finish_rebuild(ms)
+        self.index_changed.emit()
+
+    def _finish_rebuild(self, ms: float) -> None:
+        self.last_rebuild_ms = ms
+        self.rebuild_finished.emit(ms)
+
+    def cancel_rebuild(self) -> None:
+        """Forget a rebuild in progress (its result is dropped when it arrives)."""
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+
+    @property
+    def rebuilding(self) -> bool:
+        return self._worker is not None

@@ -1,0 +1,301 @@
+"""The editor's shared state between window, views, tools and panels.
+
+:class:`EditorState` holds the open :class:`~.document.Document` (replaced on open/reload), the
+grid, the active tool, the overlay settings and the live ray and frustum queries. Views and
+panels read it and listen to its signals; nobody holds a document reference of their own, so a
+reload is one ``document_replaced`` signal.
+
+Derived data is recomputed lazily: edits and index changes mark the scene arrays, the overlay
+or the queries dirty, and one zero-delay timer recomputes them once per event-loop turn, however
+many edits arrived (a drag's mouse moves collapse to one redraw per frame).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from editor.model import Brush, ChangeKind
+
+from .overlay import OverlayGeometry, OverlaySettings, build_overlay
+from .scene_geometry import SceneArrays, SceneGeometry
+from .views.camera import CameraShot
+
+GRID_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+@dataclass
+class RayQuery:
+    """A ray the user cast, and its answer from the live index."""
+
+    origin: np.ndarray
+    direction: np.ndarray            # unit length: ``t`` is a distance in world units
+    max_t: float = math.inf
+    result: object = None            # spatial.contract.RayResult (trace=True)
+    brute_tested: int = 0            # objects a brute-force search tests: all of them
+
+
+@dataclass
+class FrustumQuery:
+    """A camera frustum the user placed, and its answer from the live index."""
+
+    shot: CameraShot
+    result: object = None            # spatial.contract.QueryResult (trace=True)
+    brute_tested: int = 0
+
+
+class EditorState(QObject):
+    """See the module docstring.
+
+    Signals
+    -------
+    document_replaced(Document)
+    scene_arrays_changed(SceneArrays)
+    selection_changed(frozenset)
+    overlay_changed(OverlayGeometry)
+    queries_changed()
+    grid_changed()
+    tool_changed(str)
+    status_message(str)
+    """
+
+    document_replaced = Signal(object)
+    scene_arrays_changed = Signal(object)
+    selection_changed = Signal(object)
+    overlay_changed = Signal(object)
+    queries_changed = Signal()
+    grid_changed = Signal()
+    tool_changed = Signal(str)
+    status_message = Signal(str)
+    inspected_node_changed = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.document = None
+        self.grid_size = 16
+        self.snap = True
+        self.show_grid = True
+        self.tool = "select"
+        self.entity_class = "info_player_start"
+        self.overlay_settings = OverlaySettings()
+        self.overlay_visible = True
+        self.overlay: OverlayGeometry | None = None
+        self.node_table = None
+        self.scene_arrays: SceneArrays | None = None
+        self.ray: RayQuery | None = None
+        self.frustum: FrustumQuery | None = None
+        self.inspected_node = -1
+        self.timings: dict[str, float] = {}
+        self._geometry = SceneGeometry()
+        self._dirty = set()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.flush)
+
+    # ------------------------------------------------------------------ document
+    def set_document(self, document) -> None:
+        """Show ``document`` (the previous one is closed)."""
+        old = self.document
+        if old is not None:
+            old.scene_changed.disconnect(self._on_scene_changed)
+            old.index_changed.disconnect(self._on_index_changed)
+            old.close()
+        self.document = document
+        document.scene_changed.connect(self._on_scene_changed)
+        document.index_changed.connect(self._on_index_changed)
+        self._geometry = SceneGeometry()
+        self.inspected_node = -1
+        self._dirty = {"scene", "overlay", "queries", "selection"}
+        self.flush()
+        self.document_replaced.emit(document)
+
+    def _on_scene_changed(self, ids, kind) -> None:
+        if kind & ~ChangeKind.SELECTION & ~ChangeKind.SETTINGS:
+            self._dirty.add("scene")
+        if kind & ChangeKind.SELECTION:
+            self._dirty.add("selection")
+        self._schedule()
+
+    def _on_index_changed(self) -> None:
+        self._dirty |= {"overlay", "queries"}
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def flush(self) -> None:
+        """Recompute whatever is dirty now (views call this before a screenshot)."""
+        self._timer.stop()
+        dirty, self._dirty = self._dirty, set()
+        if self.document is None:
+            return
+        if "scene" in dirty:
+            start = time.perf_counter()
+            self.scene_arrays = self._geometry.build(self.document.scene)
+            self.timings["scene_ms"] = (time.perf_counter() - start) * 1e3
+            self.scene_arrays_changed.emit(self.scene_arrays)
+            dirty.add("selection")
+        if "queries" in dirty:
+            self._rerun_queries()
+            if self.overlay_settings.metric == "query_visits":
+                dirty.add("overlay")
+        if "overlay" in dirty:
+            self._rebuild_overlay()
+        if "selection" in dirty:
+            self.selection_changed.emit(self.document.selection)
+
+    # ------------------------------------------------------------------ overlay
+    def set_overlay_settings(self, **changes) -> None:
+        """Change overlay settings (metric, min_depth, max_depth, leaves_only, max_boxes...)."""
+        values = dict(self.overlay_settings.__dict__)
+        values.update(changes)
+        self.overlay_settings = OverlaySettings(**values)
+        self._dirty.add("overlay")
+        self._schedule()
+
+    def set_overlay_visible(self, visible: bool) -> None:
+        self.overlay_visible = bool(visible)
+        self._dirty.add("overlay")
+        self._schedule()
+
+    def query_visits(self) -> np.ndarray | None:
+        """Per node row: 2 visited by the last query, 1 culled by it, 0 untouched."""
+        table = self.node_table
+        if table is None:
+            return None
+        visits = np.zeros(len(table), dtype=np.int8)
+        for q in (self.frustum, self.ray):
+            res = getattr(q, "result", None)
+            if res is None:
+                continue
+            culled = getattr(res, "culled", None)
+            if culled is not None and len(culled):
+                visits[culled[culled < len(visits)]] = 1
+            if res.visited is not None and len(res.visited):
+                visits[res.visited[res.visited < len(visits)]] = 2
+        return visits
+
+    def _rebuild_overlay(self) -> None:
+        start = time.perf_counter()
+        index = self.document.index
+        if self.overlay_settings.metric == "pair_tests":
+            index.pairs("all")  # fills the per-node pair-test column
+        self.node_table = index.nodes()
+        if self.inspected_node >= len(self.node_table):
+            self.inspected_node = -1
+        self.overlay = build_overlay(self.node_table, self.overlay_settings, self.query_visits())
+        self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
+        self.overlay_changed.emit(self.overlay)
+
+    # ------------------------------------------------------------------ grid and tools
+    def set_grid_size(self, size: int) -> None:
+        if size not in GRID_SIZES:
+            raise ValueError(f"grid size must be one of {GRID_SIZES}, got {size}")
+        self.grid_size = int(size)
+        self.grid_changed.emit()
+
+    def step_grid(self, steps: int) -> None:
+        i = GRID_SIZES.index(self.grid_size) if self.grid_size in GRID_SIZES else 4
+        self.set_grid_size(GRID_SIZES[max(0, min(len(GRID_SIZES) - 1, i + steps))])
+
+    def set_snap(self, on: bool) -> None:
+        self.snap = bool(on)
+        self.grid_changed.emit()
+
+    def set_show_grid(self, on: bool) -> None:
+        self.show_grid = bool(on)
+        self.grid_changed.emit()
+
+    def snap_value(self, value):
+        """``value`` rounded to the grid (unchanged when snapping is off)."""
+        if not self.snap:
+            return value
+        g = self.grid_size
+        return np.round(np.asarray(value, dtype=np.float64) / g) * g
+
+    def set_tool(self, name: str) -> None:
+        if name != self.tool:
+            self.tool = name
+            self.tool_changed.emit(name)
+
+    # ------------------------------------------------------------------ queries
+    def cast_ray(self, origin, direction, max_t: float = math.inf) -> RayQuery:
+        """Cast a ray through the live index (trace on) and remember it as the ray query."""
+        d = np.asarray(direction, dtype=np.float64).reshape(3)
+        n = np.linalg.norm(d)
+        if not n:
+            raise ValueError("ray direction must not be zero")
+        self.ray = RayQuery(np.asarray(origin, dtype=np.float64).reshape(3), d / n, float(max_t))
+        self._rerun_queries()
+        if self.overlay_settings.metric == "query_visits":
+            self._rebuild_overlay()
+        return self.ray
+
+    def set_frustum(self, shot: CameraShot | None) -> FrustumQuery | None:
+        """Place (or clear, with ``None``) the frustum query and run it."""
+        self.frustum = None if shot is None else FrustumQuery(shot)
+        self._rerun_queries()
+        if self.overlay_settings.metric == "query_visits":
+            self._rebuild_overlay()
+        return self.frustum
+
+    def clear_ray(self) -> None:
+        self.ray = None
+        self._rerun_queries()
+
+    def _rerun_queries(self) -> None:
+        index = self.document.index
+        n = index.objects.count if hasattr(index, "objects") else len(index)
+        if self.ray is not None:
+            self.ray.result = index.query_ray(self.ray.origin, self.ray.direction, self.ray.max_t,
+                                              trace=True)
+            self.ray.brute_tested = int(n)
+        if self.frustum is not None:
+            self.frustum.result = index.query_frustum(self.frustum.shot.planes(), trace=True)
+            self.frustum.brute_tested = int(n)
+        self.node_table = index.nodes() if self.node_table is None else self.node_table
+        self.queries_changed.emit()
+
+    def pick(self, origin, direction) -> list[int]:
+        """Ids hit by a ray through the live index, nearest first (picking is a CPU ray cast)."""
+        origin = np.asarray(origin, dtype=np.float64)
+        direction = np.asarray(direction, dtype=np.float64)
+        res = self.document.index.query_ray(origin, direction)
+        scene = self.document.scene
+        hits = []
+        for oid, t_box in zip(res.ids.tolist(), res.t.tolist()):
+            obj = scene.get(oid)
+            if isinstance(obj, Brush):  # the index answers for the box; refine on the solid
+                t = ray_convex_entry(origin, direction, *obj.planes())
+                if t is None:
+                    continue
+                hits.append((t, oid))
+            else:
+                hits.append((t_box, oid))
+        hits.sort()
+        return [oid for _, oid in hits]
+
+    def inspect_node(self, row: int) -> None:
+        self.inspected_node = int(row)
+        self.inspected_node_changed.emit(self.inspected_node)
+
+
+def ray_convex_entry(origin, direction, normals, dists) -> float | None:
+    """Entry distance of a ray into the convex solid ``normals @ x <= dists`` (None: a miss)."""
+    denom = normals @ direction
+    num = dists - normals @ origin
+    parallel = np.abs(denom) < 1e-12
+    if (parallel & (num < 0)).any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = num / denom
+    entering = ~parallel & (denom < 0)
+    leaving = ~parallel & (denom > 0)
+    t_in = max(0.0, float(t[entering].max())) if entering.any() else 0.0
+    t_out = float(t[leaving].min()) if leaving.any() else math.inf
+    return t_in if t_in <= t_out else None

@@ -1,0 +1,597 @@
+"""The main window: four views, docked panels, menus, toolbar, status bar, files.
+
+Layout: the 3D view and the top, front and side views in a 2x2 splitter; panels docked right
+(partition: backend, parameters, overlay and legend; statistics; node inspector; queries) and
+left (entity palette, properties, undo history). The bottom dock area is kept free for a
+timeline (:meth:`MainWindow.add_bottom_dock`).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from PySide6.QtCore import QFileSystemWatcher, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QCheckBox, QDockWidget, QFileDialog, QLabel,
+                               QMainWindow, QMessageBox, QProgressBar, QPushButton, QSplitter,
+                               QToolBar, QVBoxLayout, QWidget, QScrollArea)
+
+from .document import Document
+from .editor_state import GRID_SIZES, EditorState
+from .glcheck import gl_status
+from .loading import OpenError, load_scene_file, save_scene_file
+from .panels.history_panel import HistoryPanel
+from .panels.inspector_panel import InspectorPanel
+from .panels.overlay_panel import OverlayPanel
+from .panels.palette_panel import PalettePanel
+from .panels.params_panel import ParamsPanel
+from .panels.properties_panel import PropertiesPanel
+from .panels.query_panel import QueryPanel
+from .panels.stats_panel import StatsPanel
+from .settings import add_recent_file, default_settings, recent_files
+from .tools import TOOL_NAMES, ToolManager
+from .tools.edit_ops import delete_selection, duplicate_selection, select
+from .views.view2d import View2D
+from .workers import LoadWorker
+
+#: files larger than this open on a worker thread with a progress bar
+BACKGROUND_OPEN_BYTES = 256 * 1024
+APP_TITLE = "Partition Studio"
+
+
+class MainWindow(QMainWindow):
+    """The editor window.
+
+    Parameters
+    ----------
+    settings : QSettings, optional
+        Where preferences live (tests pass a temporary one).
+    use_gl : bool, optional
+        Create the OpenGL 3D view; default: when a GL context is available.
+    """
+
+    def __init__(self, settings: QSettings | None = None, use_gl: bool | None = None) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else default_settings()
+        self.state = EditorState(self)
+        self.tools = ToolManager(self.state)
+        self.setObjectName("main_window")
+        self.setAcceptDrops(True)
+        self.errors: list[str] = []          # every error shown, newest last (tests read it)
+        self.ask_save = self._ask_save_dialog  # replaced in tests
+        self._load_worker = None
+        self._ignore_watch_until = 0.0
+        self._cursor = None
+
+        if use_gl is None:
+            use_gl, self.gl_reason = gl_status()
+        else:
+            self.gl_reason = "" if use_gl else "OpenGL disabled"
+        self._build_views(use_gl)
+        self._build_docks()
+        self._build_actions()
+        self._build_status_bar()
+
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.fileChanged.connect(self._on_file_changed)
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(250)
+        self._reload_timer.timeout.connect(self.reload)
+        self._hover_timer = QTimer(self)
+        self._hover_timer.setInterval(16)  # hover work at most once a frame
+        self._hover_timer.setSingleShot(True)
+        self._hover_timer.timeout.connect(self._update_cursor_status)
+
+        self.state.document_replaced.connect(self._on_document_replaced)
+        self.state.selection_changed.connect(lambda ids: self._update_status())
+        self.state.overlay_changed.connect(lambda geom: self._update_status())
+        self.state.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.state.tool_changed.connect(self._on_tool_changed)
+        self.resize(1500, 950)
+        self._restore_layout()
+
+    # ------------------------------------------------------------------ construction
+    def _build_views(self, use_gl: bool) -> None:
+        self.view3d = None
+        if use_gl:
+            from .views.view3d import View3D
+            self.view3d = View3D(self.state)
+            self.view3d.pick_requested.connect(self.tools.pick3d)
+            self.view3d.frame_rendered.connect(lambda ms: self._frame_label.setText(f"frame {ms:.1f} ms"))
+            self.tools.tools["frustum"].camera_source = self.view3d.camera_shot
+            left_top = self.view3d
+        else:
+            left_top = QLabel(f"3D view unavailable: {self.gl_reason}")
+            left_top.setObjectName("view3d_placeholder")
+            left_top.setAlignment(Qt.AlignCenter)
+            left_top.setWordWrap(True)
+        self.views2d = {name: View2D(self.state, self.tools, name) for name in ("Top", "Front", "Side")}
+        for view in self.views2d.values():
+            view.cursor_moved.connect(self._on_cursor_moved)
+        top = QSplitter(Qt.Horizontal)
+        top.addWidget(left_top)
+        top.addWidget(self.views2d["Top"])
+        bottom = QSplitter(Qt.Horizontal)
+        bottom.addWidget(self.views2d["Front"])
+        bottom.addWidget(self.views2d["Side"])
+        self.splitter = QSplitter(Qt.Vertical)
+        self.splitter.setObjectName("views_splitter")
+        self.splitter.addWidget(top)
+        self.splitter.addWidget(bottom)
+        for s in (top, bottom):
+            s.setSizes([1, 1])
+        self.splitter.setSizes([3, 2])
+        self.setCentralWidget(self.splitter)
+
+    def _dock(self, title: str, widget, area, name: str) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_docks(self) -> None:
+        st = self.state
+        self.params_panel = ParamsPanel(st)
+        self.overlay_panel = OverlayPanel(st)
+        scroll = QScrollArea()
+        scroll.setWidget(self.params_panel)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(330)
+        self.stats_panel = StatsPanel(st)
+        self.inspector_panel = InspectorPanel(st)
+        self.query_panel = QueryPanel(st)
+        if self.view3d is not None:
+            self.query_panel.camera_source = self.view3d.camera_shot
+        self.palette_panel = PalettePanel(st)
+        self.properties_panel = PropertiesPanel(st)
+        self.history_panel = HistoryPanel(st)
+        R, L = Qt.RightDockWidgetArea, Qt.LeftDockWidgetArea
+        self.docks = {
+            "partition": self._dock("Partition", scroll, R, "dock_partition"),
+            "overlay": self._dock("Tree overlay", self.overlay_panel, R, "dock_overlay"),
+            "stats": self._dock("Statistics", self.stats_panel, R, "dock_stats"),
+            "inspector": self._dock("Node inspector", self.inspector_panel, R, "dock_inspector"),
+            "queries": self._dock("Queries", self.query_panel, R, "dock_queries"),
+            "palette": self._dock("Entities", self.palette_panel, L, "dock_palette"),
+            "properties": self._dock("Properties", self.properties_panel, L, "dock_properties"),
+            "history": self._dock("Undo history", self.history_panel, L, "dock_history"),
+        }
+        self.tabifyDockWidget(self.docks["stats"], self.docks["inspector"])
+        self.tabifyDockWidget(self.docks["inspector"], self.docks["queries"])
+        self.docks["stats"].raise_()
+        self.tabifyDockWidget(self.docks["palette"], self.docks["history"])
+        self.docks["palette"].raise_()
+        self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
+                         [300, 330, 360], Qt.Vertical)
+
+    def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
+        """Dock a panel along the bottom (the place kept for a simulation timeline)."""
+        return self._dock(title, widget, Qt.BottomDockWidgetArea, name)
+
+    def _action(self, text, slot=None, shortcut=None, checkable=False, tip=None) -> QAction:
+        act = QAction(text, self)
+        if shortcut:
+            act.setShortcut(QKeySequence(shortcut))
+        act.setCheckable(checkable)
+        if tip:
+            act.setStatusTip(tip)
+            act.setToolTip(tip)
+        if slot is not None:
+            act.triggered.connect(slot)
+        return act
+
+    def _build_actions(self) -> None:
+        st = self.state
+        mb = self.menuBar()
+        # File
+        m = mb.addMenu("&File")
+        self.act_open = self._action("&Open…", self.open_dialog, QKeySequence.Open)
+        m.addAction(self.act_open)
+        m.addAction(self._action("Open &demo level", lambda: self.open_file(None)))
+        self.recent_menu = m.addMenu("Open &recent")
+        self.act_save = self._action("&Save", self.save, QKeySequence.Save)
+        self.act_save_as = self._action("Save &as…", self.save_as, QKeySequence.SaveAs)
+        self.act_reload = self._action("Re&load from disk", self.reload, "F5")
+        self.act_watch = self._action("&Watch file for changes", None, checkable=True,
+                                      tip="Reload when the file changes on disk, keeping camera and selection")
+        self.act_watch.setChecked(True)
+        self.act_watch.toggled.connect(lambda on: self._update_watch())
+        self.act_shot = self._action("Save screens&hot…", self.screenshot_dialog)
+        for a in (self.act_save, self.act_save_as, self.act_reload, self.act_watch, self.act_shot):
+            m.addAction(a)
+        m.addSeparator()
+        m.addAction(self._action("&Quit", self.close, QKeySequence.Quit))
+        # Edit
+        m = mb.addMenu("&Edit")
+        self.act_undo = self._action("&Undo", lambda: st.document.stack.undo(), QKeySequence.Undo)
+        self.act_redo = self._action("&Redo", lambda: st.document.stack.redo(), QKeySequence.Redo)
+        self.act_delete = self._action("&Delete", lambda: delete_selection(st.document), QKeySequence.Delete)
+        self.act_duplicate = self._action("D&uplicate", self.duplicate, "Ctrl+D")
+        self.act_select_all = self._action("Select &all", lambda: select(
+            st.document, st.document.scene.indexed_ids().tolist(), "Select All"), QKeySequence.SelectAll)
+        self.act_select_none = self._action("Select &none", lambda: select(st.document, [], "Select None"),
+                                            "Escape")
+        for a in (self.act_undo, self.act_redo, None, self.act_delete, self.act_duplicate, None,
+                  self.act_select_all, self.act_select_none):
+            m.addSeparator() if a is None else m.addAction(a)
+        # View
+        m = mb.addMenu("&View")
+        self.act_grid = self._action("Show &grid", st.set_show_grid, "G", checkable=True)
+        self.act_grid.setChecked(True)
+        self.act_snap = self._action("&Snap to grid", st.set_snap, "Shift+G", checkable=True)
+        self.act_snap.setChecked(True)
+        m.addAction(self.act_grid)
+        m.addAction(self.act_snap)
+        m.addAction(self._action("Grid &smaller", lambda: st.step_grid(-1), "["))
+        m.addAction(self._action("Grid &larger", lambda: st.step_grid(1), "]"))
+        m.addSeparator()
+        m.addAction(self._action("&Frame level in all views", self.frame_all, "Home"))
+        self.act_overlay = self._action("Tree &overlay", st.set_overlay_visible, "O", checkable=True)
+        self.act_overlay.setChecked(True)
+        m.addAction(self.act_overlay)
+        if self.view3d is not None:
+            self.act_fly = self._action("Fl&y mode (3D view, Z)", self.view3d.set_fly_mode, checkable=True)
+            m.addAction(self.act_fly)
+        m.addSeparator()
+        panels = m.addMenu("&Panels")
+        for dock in self.docks.values():
+            panels.addAction(dock.toggleViewAction())
+        # Tools
+        m = mb.addMenu("&Tools")
+        self.tool_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        for name, (label, key, tip) in TOOL_NAMES.items():
+            act = self._action(label, lambda checked=False, n=name: st.set_tool(n), key, checkable=True, tip=tip)
+            act.setActionGroup(group)
+            self.tool_actions[name] = act
+            m.addAction(act)
+        self.tool_actions[st.tool].setChecked(True)
+        m = mb.addMenu("&Help")
+        m.addAction(self._action("&About", self._about))
+        # toolbar
+        tb = QToolBar("Main")
+        tb.setObjectName("toolbar_main")
+        self.addToolBar(tb)
+        tb.addAction(self.act_open)
+        tb.addAction(self.act_save)
+        tb.addSeparator()
+        tb.addAction(self.act_undo)
+        tb.addAction(self.act_redo)
+        tb.addSeparator()
+        for act in self.tool_actions.values():
+            tb.addAction(act)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Grid "))
+        self.grid_combo = QComboBox()
+        self.grid_combo.setObjectName("grid_combo")
+        for g in GRID_SIZES:
+            self.grid_combo.addItem(str(g), g)
+        self.grid_combo.setCurrentIndex(GRID_SIZES.index(st.grid_size))
+        self.grid_combo.currentIndexChanged.connect(lambda i: st.set_grid_size(self.grid_combo.itemData(i)))
+        tb.addWidget(self.grid_combo)
+        self.snap_box = QCheckBox("Snap")
+        self.snap_box.setChecked(True)
+        self.snap_box.toggled.connect(st.set_snap)
+        tb.addWidget(self.snap_box)
+        tb.addAction(self.act_overlay)
+        st.grid_changed.connect(self._on_grid_changed)
+        self._refresh_recent_menu()
+
+    def _build_status_bar(self) -> None:
+        sb = self.statusBar()
+        self._pos_label = QLabel("")
+        self._sel_label = QLabel("")
+        self._nodes_label = QLabel("")
+        self._frame_label = QLabel("")
+        self._pos_label.setMinimumWidth(180)
+        for w in (self._pos_label, self._sel_label, self._nodes_label, self._frame_label):
+            sb.addPermanentWidget(w)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(200)
+        self.progress.setRange(0, 100)
+        self.progress.hide()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.hide()
+        self.cancel_button.clicked.connect(self.cancel_background_work)
+        sb.addPermanentWidget(self.progress)
+        sb.addPermanentWidget(self.cancel_button)
+
+    # ------------------------------------------------------------------ documents
+    @property
+    def document(self) -> Document | None:
+        return self.state.document
+
+    def open_file(self, path: str | None, background: bool | None = None) -> bool:
+        """Open ``path`` (``None``: the demo level). On failure the current document stays and
+        the error is shown (non-blocking). Returns True when opened (or started, in the background)."""
+        if self.document is not None and self.document.is_dirty() and not self._confirm_discard():
+            return False
+        if background is None:
+            background = path is not None and os.path.exists(path) and \
+                os.path.getsize(path) > BACKGROUND_OPEN_BYTES
+        if background:
+            self.cancel_background_work()
+            worker = LoadWorker(path)
+            worker.progress.connect(self._on_progress)
+            worker.loaded.connect(self._adopt_loaded)
+            worker.failed.connect(self._on_load_failed)
+            self._load_worker = worker
+            self._show_progress(f"Opening {os.path.basename(path)}…")
+            worker.start()
+            return True
+        try:
+            loaded = load_scene_file(path)
+        except OpenError as exc:
+            self.report_error(str(exc))
+            return False
+        self._adopt_loaded(loaded)
+        return True
+
+    def _adopt_loaded(self, loaded, selection=None) -> None:
+        self._hide_progress()
+        self._load_worker = None
+        doc = Document(loaded.scene, loaded.path, loaded.warnings, selection=selection)
+        self.state.set_document(doc)
+        for w in loaded.warnings[:3]:
+            self.statusBar().showMessage(w, 8000)
+        if loaded.path:
+            add_recent_file(self.settings, loaded.path)
+            self._refresh_recent_menu()
+
+    def _on_load_failed(self, message: str) -> None:
+        self._hide_progress()
+        self._load_worker = None
+        self.report_error(message)
+
+    def report_error(self, message: str) -> None:
+        """Show an error without blocking (a modeless message box) and log it in the status bar."""
+        self.errors.append(message)
+        self.statusBar().showMessage(message, 10000)
+        box = QMessageBox(QMessageBox.Warning, APP_TITLE, message, QMessageBox.Ok, self)
+        box.setObjectName("error_box")
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.setModal(False)
+        box.show()
+        self._error_box = box
+
+    def _on_document_replaced(self, doc: Document) -> None:
+        doc.stack_changed.connect(self._update_title)
+        doc.rebuild_started.connect(lambda: self._show_progress("Rebuilding the tree…", busy=True)
+                                    if doc.rebuilding else None)
+        doc.rebuild_finished.connect(lambda ms: self._hide_progress())
+        doc.rebuild_finished.connect(lambda ms: self.statusBar().showMessage(
+            f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
+        if doc.sync.fallback:
+            self.statusBar().showMessage(doc.sync.fallback, 8000)
+        self._update_title()
+        self._update_watch()
+        self._update_status()
+
+    def _update_title(self) -> None:
+        doc = self.document
+        if doc is None:
+            return
+        self.setWindowTitle(f"{doc.display_name()}{' *' if doc.is_dirty() else ''} — {APP_TITLE}")
+        self.setWindowModified(doc.is_dirty())
+        self.act_undo.setEnabled(doc.stack.can_undo())
+        self.act_redo.setEnabled(doc.stack.can_redo())
+        self.act_undo.setText(f"&Undo {doc.stack.undo_text()}".rstrip())
+        self.act_redo.setText(f"&Redo {doc.stack.redo_text()}".rstrip())
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open level", os.path.dirname(self.document.path or ""),
+                                              "Levels (*.json *.map);;All files (*)")
+        if path:
+            self.open_file(path)
+
+    def save(self) -> bool:
+        doc = self.document
+        if doc.path is None or not doc.path.lower().endswith(".json"):
+            return self.save_as()
+        return self._save_to(doc.path)
+
+    def save_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(self, "Save level", "", "Partition Studio level (*.json)")
+        if not path:
+            return False
+        if not os.path.splitext(path)[1]:
+            path += ".json"
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        doc = self.document
+        self._ignore_watch_until = time.monotonic() + 1.0  # our own write is not an outside change
+        try:
+            save_scene_file(doc.scene, path)
+        except Exception as exc:
+            self.report_error(f"{path}: could not save: {exc}")
+            return False
+        doc.path = path
+        doc.stack.set_clean()
+        add_recent_file(self.settings, path)
+        self._refresh_recent_menu()
+        self._update_watch()
+        self._update_title()
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def reload(self) -> None:
+        """Re-read the file, keeping the cameras and the selection where ids survive."""
+        doc = self.document
+        if doc is None or doc.path is None:
+            return
+        try:
+            loaded = load_scene_file(doc.path)
+        except OpenError as exc:
+            self.report_error(f"Reload failed, keeping the document: {exc}")
+            self._update_watch()
+            return
+        selection = set(doc.selection)
+        ranges = {name: v.vb.viewRange() for name, v in self.views2d.items()}
+        camera = dict(self.view3d.opts) if self.view3d is not None else None
+        self._adopt_loaded(loaded, selection=selection)
+        for name, (xr, yr) in ranges.items():
+            self.views2d[name].vb.setRange(xRange=xr, yRange=yr, padding=0)
+        if camera is not None:
+            for key in ("center", "distance", "elevation", "azimuth", "fov"):
+                self.view3d.opts[key] = camera[key]
+            self.view3d.update()
+        self.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
+
+    def _update_watch(self) -> None:
+        files = self.watcher.files()
+        if files:
+            self.watcher.removePaths(files)
+        doc = self.document
+        if self.act_watch.isChecked() and doc is not None and doc.path and os.path.exists(doc.path):
+            self.watcher.addPath(doc.path)
+
+    def _on_file_changed(self, path: str) -> None:
+        if time.monotonic() < self._ignore_watch_until:
+            self._update_watch()  # an atomic save replaced the file: watch the new one
+            return
+        self._reload_timer.start()  # editors write in bursts: reload once they are done
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = recent_files(self.settings)
+        for path in files:
+            self.recent_menu.addAction(path, lambda p=path: self.open_file(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    # ------------------------------------------------------------------ background work
+    def _show_progress(self, text: str, busy: bool = False) -> None:
+        self.progress.setRange(0, 0 if busy else 100)
+        self.progress.setValue(0)
+        self.progress.show()
+        self.cancel_button.show()
+        self.statusBar().showMessage(text)
+
+    def _hide_progress(self) -> None:
+        self.progress.hide()
+        self.cancel_button.hide()
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(int(fraction * 100))
+        self.statusBar().showMessage(text)
+
+    def cancel_background_work(self) -> None:
+        if self._load_worker is not None:
+            self._load_worker.cancel()
+            self._load_worker = None
+        if self.document is not None:
+            self.document.cancel_rebuild()
+        self._hide_progress()
+
+    # ------------------------------------------------------------------ edits
+    def duplicate(self) -> None:
+        g = self.state.grid_size
+        duplicate_selection(self.document, (g, g, 0))
+
+    def frame_all(self) -> None:
+        for v in self.views2d.values():
+            v.frame_scene()
+        if self.view3d is not None:
+            self.view3d.frame_scene()
+
+    def _on_tool_changed(self, name: str) -> None:
+        self.tool_actions[name].setChecked(True)
+        self.statusBar().showMessage(TOOL_NAMES[name][2], 4000)
+
+    def _on_grid_changed(self) -> None:
+        st = self.state
+        self.grid_combo.blockSignals(True)
+        self.grid_combo.setCurrentIndex(GRID_SIZES.index(st.grid_size))
+        self.grid_combo.blockSignals(False)
+        for w, on in ((self.snap_box, st.snap), (self.act_snap, st.snap), (self.act_grid, st.show_grid)):
+            w.blockSignals(True)
+            w.setChecked(on)
+            w.blockSignals(False)
+        self.settings.setValue("grid_size", st.grid_size)
+
+    # ------------------------------------------------------------------ status bar
+    def _on_cursor_moved(self, point3) -> None:
+        self._cursor = point3
+        if not self._hover_timer.isActive():
+            self._hover_timer.start()
+
+    def _update_cursor_status(self) -> None:
+        p = self._cursor
+        if p is not None:
+            self._pos_label.setText("x %.0f  y %.0f  z %.0f" % tuple(p))
+
+    def _update_status(self) -> None:
+        doc = self.document
+        if doc is None:
+            return
+        n = len(doc.selection)
+        self._sel_label.setText(f"{n} selected" if n else "nothing selected")
+        geom = self.state.overlay
+        if geom is not None:
+            self._nodes_label.setText(f"{doc.index.name}: {geom.total} nodes ({geom.count} drawn)")
+
+    # ------------------------------------------------------------------ window
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+        grid = self.settings.value("grid_size")
+        if grid is not None and int(grid) in GRID_SIZES:
+            self.state.set_grid_size(int(grid))
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+
+    def _ask_save_dialog(self) -> str:
+        box = QMessageBox(QMessageBox.Question, APP_TITLE,
+                          f"Save changes to {self.document.display_name()} before closing?",
+                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
+        answer = box.exec()
+        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
+
+    def _confirm_discard(self) -> bool:
+        """Ask about unsaved changes; True when it is fine to go on."""
+        answer = self.ask_save()
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def closeEvent(self, ev) -> None:
+        doc = self.document
+        if doc is not None and doc.is_dirty() and not self._confirm_discard():
+            ev.ignore()
+            return
+        self.cancel_background_work()
+        self.save_layout()
+        ev.accept()
+
+    def dragEnterEvent(self, ev) -> None:
+        if ev.mimeData().hasUrls():
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev) -> None:
+        urls = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            ev.acceptProposedAction()
+            self.open_file(urls[0])
+
+    def screenshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "screenshot.png", "PNG (*.png)")
+        if path:
+            from .screenshot import save_screenshot
+            try:
+                save_screenshot(self, path)
+            except Exception as exc:
+                self.report_error(str(exc))
+
+    def _about(self) -> None:
+        QMessageBox.about(self, APP_TITLE, "<b>Partition Studio</b><br>See and tune the spatial partition "
+                          "of a game level: octree, quadtree, BSP, kd-tree, BVH, grid.")

@@ -1,0 +1,201 @@
+"""The tree overlay: which nodes to draw, in which colour, as vertex arrays.
+
+Qt-free numpy. :class:`OverlaySettings` says what the user asked for (metric, depth range,
+leaves only, cap on boxes); :func:`build_overlay` turns a :class:`~spatial.contract.NodeTable`
+into :class:`OverlayGeometry`: the selected rows, their metric values and colours, one line
+vertex array for the 3D view (24 vertices a box, one GL item for all boxes) and, per 2D view,
+rectangle segments grouped by colour bin (one painter path per bin). Everything is vectorised,
+so a 100k-node tree is turned into arrays in milliseconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .colors import colormap
+
+#: metric key -> (menu label, legend text)
+METRICS = {
+    "depth": ("Depth", "node depth (levels below the root)"),
+    "own_count": ("Objects in node", "objects stored in the node itself"),
+    "subtree_count": ("Objects in subtree", "objects in the node and below"),
+    "lifespan": ("Lifespan", "frames left before an empty node is pruned"),
+    "awake": ("Awake", "node holds an awake object (1) or not (0)"),
+    "pair_tests": ("Pair tests", "candidate pair tests made in the node"),
+    "query_visits": ("Query visits", "last ray/frustum query: 2 visited, 1 culled, 0 untouched"),
+}
+
+#: colour bins of the 2D views (one painter path each)
+COLOUR_BINS = 16
+
+# The 12 edges of a box as corner index pairs; corner k has bit 0 = x, bit 1 = y, bit 2 = z.
+_BOX_EDGES = np.array([[0, 1], [2, 3], [4, 5], [6, 7], [0, 2], [1, 3], [4, 6], [5, 7],
+                       [0, 4], [1, 5], [2, 6], [3, 7]], dtype=np.int64)
+_CORNER_BITS = np.array([[(k >> a) & 1 for a in range(3)] for k in range(8)], dtype=bool)
+
+
+@dataclass
+class OverlaySettings:
+    """What the user asked the overlay to show."""
+
+    metric: str = "depth"
+    min_depth: int = 0
+    max_depth: int = 64
+    leaves_only: bool = False
+    max_boxes: int = 50_000
+    show_loose: bool = True   # loose octree: draw the loose bounds and the core cell dimmer
+
+    def __post_init__(self) -> None:
+        if self.metric not in METRICS:
+            raise ValueError(f"unknown overlay metric {self.metric!r}; choose from {sorted(METRICS)}")
+
+
+@dataclass
+class OverlayGeometry:
+    """Arrays ready for upload. ``rows`` index the node table the overlay was built from."""
+
+    rows: np.ndarray
+    values: np.ndarray
+    vmin: float
+    vmax: float
+    colours: np.ndarray                  # (R, 4) float32 RGBA per drawn row
+    lines3d: np.ndarray                  # (24 R, 3) float32
+    colours3d: np.ndarray                # (24 R, 4) float32
+    core_lines3d: np.ndarray             # loose trees: the core cells, dimmer
+    core_colours3d: np.ndarray
+    truncated: int = 0                   # rows left out by the cap
+    total: int = 0                       # rows in the table
+    metric: str = "depth"
+    has_loose: bool = False
+    lo: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
+    hi: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
+    bins: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+
+def metric_values(table, metric: str, visits: np.ndarray | None = None) -> np.ndarray:
+    """The metric of every row of ``table`` as float64."""
+    n = len(table)
+    if metric == "depth":
+        return table.depth.astype(np.float64)
+    if metric == "own_count":
+        return table.own_count.astype(np.float64)
+    if metric == "subtree_count":
+        return table.subtree_count.astype(np.float64)
+    if metric == "lifespan":
+        return table.lifespan_left.astype(np.float64)
+    if metric == "awake":
+        return table.awake.astype(np.float64)
+    if metric == "pair_tests":
+        return table.pair_tests.astype(np.float64)
+    if metric == "query_visits":
+        if visits is None or len(visits) != n:
+            return np.zeros(n)
+        return visits.astype(np.float64)
+    raise ValueError(f"unknown overlay metric {metric!r}")
+
+
+def select_rows(table, settings: OverlaySettings) -> tuple[np.ndarray, int]:
+    """Rows passing the depth and leaf filters, shallowest first, capped; and how many were cut.
+
+    Level of detail: under the cap the coarse levels win, so a huge tree still shows its shape.
+    """
+    if len(table) == 0:
+        return np.empty(0, dtype=np.int64), 0
+    keep = (table.depth >= settings.min_depth) & (table.depth <= settings.max_depth)
+    if settings.leaves_only:
+        keep &= table.is_leaf
+    rows = np.flatnonzero(keep)
+    cut = 0
+    if len(rows) > settings.max_boxes:
+        order = np.argsort(table.depth[rows], kind="stable")
+        cut = len(rows) - settings.max_boxes
+        rows = np.sort(rows[order[:settings.max_boxes]])
+    return rows, cut
+
+
+def box_lines(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(24 N, 3)`` float32 line-list vertices of the 12 edges of each box."""
+    lo = np.asarray(lo, dtype=np.float32).reshape(-1, 3)
+    hi = np.asarray(hi, dtype=np.float32).reshape(-1, 3)
+    corners = np.where(_CORNER_BITS[None, :, :], hi[:, None, :], lo[:, None, :])  # (N, 8, 3)
+    return np.ascontiguousarray(corners[:, _BOX_EDGES.ravel(), :].reshape(-1, 3))
+
+
+def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = None,
+                  alpha: float = 1.0) -> OverlayGeometry:
+    """Turn a node table into overlay arrays (see :class:`OverlayGeometry`)."""
+    rows, cut = select_rows(table, settings)
+    values_all = metric_values(table, settings.metric, visits)
+    values = values_all[rows]
+    if len(values):
+        vmin, vmax = float(values.min()), float(values.max())
+    else:
+        vmin = vmax = 0.0
+    if settings.metric == "query_visits":
+        vmin, vmax = 0.0, 2.0
+    elif settings.metric == "awake":
+        vmin, vmax = 0.0, 1.0
+    span = vmax - vmin
+    norm = (values - vmin) / span if span > 0 else np.full(len(values), 0.5)
+    rgb = colormap(norm)
+    colours = np.empty((len(rows), 4), dtype=np.float32)
+    colours[:, :3] = rgb
+    colours[:, 3] = alpha
+    bins = np.minimum((np.clip(norm, 0, 1) * COLOUR_BINS).astype(np.int64), COLOUR_BINS - 1)
+    lo, hi = table.lo[rows], table.hi[rows]
+    lines = box_lines(lo, hi)
+    colours3d = np.repeat(colours, 24, axis=0)
+    has_loose = bool(len(table)) and not (np.array_equal(table.lo, table.core_lo)
+                                         and np.array_equal(table.hi, table.core_hi))
+    if has_loose and settings.show_loose:
+        core_lines = box_lines(table.core_lo[rows], table.core_hi[rows])
+        dim = colours.copy()
+        dim[:, :3] *= 0.45
+        core_colours = np.repeat(dim, 24, axis=0)
+    else:
+        core_lines = np.empty((0, 3), dtype=np.float32)
+        core_colours = np.empty((0, 4), dtype=np.float32)
+    return OverlayGeometry(rows, values, vmin, vmax, colours, lines, colours3d, core_lines,
+                           core_colours, cut, len(table), settings.metric, has_loose, lo, hi, bins)
+
+
+def bin_colour(b: int) -> np.ndarray:
+    """RGB of colour bin ``b`` (its centre on the colour map)."""
+    return colormap(np.array([(b + 0.5) / COLOUR_BINS]))[0]
+
+
+def project_rects(geom: OverlayGeometry, axes: tuple[int, int], core: bool = False,
+                  table=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique 2D rectangles of the drawn boxes on ``axes``.
+
+    Many boxes of a 3D tree project onto the same rectangle (a column of octree cells in the
+    top view); each rectangle is drawn once, in the colour of its highest value.
+
+    Returns ``(rects (K, 4) as u0, v0, u1, v1; bins (K,); members)`` where ``members`` maps
+    every drawn row to its rectangle.
+    """
+    if geom.count == 0:
+        return np.empty((0, 4)), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    if core and table is not None:
+        lo, hi = table.core_lo[geom.rows], table.core_hi[geom.rows]
+    else:
+        lo, hi = geom.lo, geom.hi
+    u, v = axes
+    rects = np.column_stack([lo[:, u], lo[:, v], hi[:, u], hi[:, v]])
+    uniq, members = np.unique(rects, axis=0, return_inverse=True)
+    members = members.reshape(-1)
+    bins = np.full(len(uniq), -1, dtype=np.int64)
+    np.maximum.at(bins, members, geom.bins)
+    return uniq, bins, members
+
+
+def rect_segments(rects: np.ndarray) -> np.ndarray:
+    """``(8 K, 2)`` segment end points (pairs) of the outlines of ``rects`` (u0, v0, u1, v1)."""
+    u0, v0, u1, v1 = rects.T
+    pts = np.stack([u0, v0, u1, v0, u1, v0, u1, v1, u1, v1, u0, v1, u0, v1, u0, v0], axis=1)
+    return pts.reshape(-1, 2)

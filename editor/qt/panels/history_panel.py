@@ -1,0 +1,43 @@
+"""The undo history: every step of the stack; clicking a row undoes or redoes up to it."""
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QListWidget, QVBoxLayout, QWidget
+
+
+class HistoryPanel(QWidget):
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("history_panel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.list = QListWidget()
+        self.list.setObjectName("history_list")
+        self.list.currentRowChanged.connect(self._on_row)
+        layout.addWidget(self.list)
+        state.document_replaced.connect(self._on_document_replaced)
+
+    def _on_document_replaced(self, document) -> None:
+        document.stack_changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        stack = self.state.document.stack
+        self.list.blockSignals(True)
+        self.list.clear()
+        self.list.addItem("<opened>")
+        for text in stack.history:
+            self.list.addItem(text)
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if i > stack.index:
+                item.setForeground(QColor(120, 120, 130))  # undone steps, still redoable
+            if stack.clean_index == i:
+                item.setText(item.text() + "  (saved)")
+        self.list.setCurrentRow(stack.index)
+        self.list.blockSignals(False)
+
+    def _on_row(self, row: int) -> None:
+        if row >= 0:
+            self.state.document.stack.set_index(row)

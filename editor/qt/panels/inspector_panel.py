@@ -1,0 +1,63 @@
+"""The node inspector: the clicked node's bounds, depth, counts and objects (selectable)."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+
+from ..tools.edit_ops import select
+
+
+class InspectorPanel(QWidget):
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("inspector_panel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.info = QLabel("Pick the Inspect tool (I) and click a node.")
+        self.info.setObjectName("node_info")
+        self.info.setWordWrap(True)
+        self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(self.info)
+        self.objects = QListWidget()
+        self.objects.setObjectName("node_objects")
+        self.objects.setSelectionMode(QListWidget.ExtendedSelection)
+        self.objects.itemDoubleClicked.connect(lambda item: self._select([item]))
+        layout.addWidget(self.objects, 1)
+        button = QPushButton("Select these objects")
+        button.clicked.connect(lambda: self._select(self.objects.selectedItems() or
+                                                    [self.objects.item(i) for i in range(self.objects.count())]))
+        layout.addWidget(button)
+        state.inspected_node_changed.connect(self.show_node)
+        state.overlay_changed.connect(lambda geom: self.show_node(state.inspected_node))
+
+    def show_node(self, row: int) -> None:
+        st = self.state
+        table = st.node_table
+        self.objects.clear()
+        if table is None or not (0 <= row < len(table)):
+            self.info.setText("No node. Pick the Inspect tool (I) and click a node.")
+            return
+        lo, hi = table.lo[row], table.hi[row]
+        fmt = lambda v: "(" + ", ".join(f"{x:g}" for x in v) + ")"
+        text = [f"<b>Node {row}</b> ({'leaf' if table.is_leaf[row] else 'inner'}), depth {table.depth[row]}, "
+                f"parent {table.parent[row]}",
+                f"bounds {fmt(lo)} – {fmt(hi)}", f"size {fmt(hi - lo)}"]
+        if (table.core_lo[row] != lo).any() or (table.core_hi[row] != hi).any():
+            text.append(f"core cell {fmt(table.core_lo[row])} – {fmt(table.core_hi[row])}")
+        text.append(f"objects here {table.own_count[row]}, in subtree {table.subtree_count[row]}")
+        text.append(f"awake {bool(table.awake[row])}, lifespan {table.lifespan_left[row]}/{table.lifespan_max[row]}, "
+                    f"pair tests {table.pair_tests[row]}")
+        self.info.setText("<br>".join(text))
+        scene = st.document.scene
+        for oid in st.document.index.node_objects(row).tolist():
+            obj = scene.get(oid)
+            name = getattr(obj, "classname", None) if obj is not None and hasattr(obj, "classname") else "brush"
+            item = QListWidgetItem(f"{oid}  {name}")
+            item.setData(Qt.UserRole, oid)
+            self.objects.addItem(item)
+
+    def _select(self, items) -> None:
+        ids = [it.data(Qt.UserRole) for it in items if it is not None]
+        if ids:
+            select(self.state.document, ids, text="Select node objects")

@@ -1,0 +1,125 @@
+"""Overlay controls: metric, depth range, leaves only, box cap, loose bounds, and the legend.
+
+The legend is a colour bar with the metric's meaning and its range, plus how many nodes are
+drawn out of how many (and how many the cap left out), so a heatmap always says what it shows.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QSpinBox, QVBoxLayout,
+                               QWidget, QHBoxLayout)
+
+from ..colors import colormap
+from ..overlay import METRICS
+
+
+class LegendBar(QWidget):
+    """A horizontal colour bar labelled with the range it stands for."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("legend_bar")
+        self.setMinimumHeight(34)
+        self.vmin, self.vmax, self.integer = 0.0, 1.0, True
+
+    def set_range(self, vmin: float, vmax: float, integer: bool = True) -> None:
+        self.vmin, self.vmax, self.integer = vmin, vmax, integer
+        self.update()
+
+    def _fmt(self, x: float) -> str:
+        return f"{int(round(x))}" if self.integer else f"{x:.3g}"
+
+    def paintEvent(self, ev) -> None:
+        p = QPainter(self)
+        bar = self.rect().adjusted(4, 2, -4, -18)
+        grad = QLinearGradient(bar.left(), 0, bar.right(), 0)
+        for t in np.linspace(0, 1, 9):
+            r, g, b = colormap(np.array([t]))[0]
+            grad.setColorAt(float(t), QColor.fromRgbF(r, g, b))
+        p.fillRect(bar, grad)
+        p.setPen(QPen(QColor(200, 200, 210)))
+        p.drawText(bar.left(), bar.bottom() + 14, self._fmt(self.vmin))
+        hi = self._fmt(self.vmax)
+        p.drawText(bar.right() - p.fontMetrics().horizontalAdvance(hi), bar.bottom() + 14, hi)
+        if self.vmax > self.vmin:
+            mid = self._fmt((self.vmin + self.vmax) / 2)
+            p.drawText(bar.center().x() - p.fontMetrics().horizontalAdvance(mid) // 2, bar.bottom() + 14, mid)
+        p.end()
+
+
+class OverlayPanel(QWidget):
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("overlay_panel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        form = QFormLayout()
+        self.visible = QCheckBox("Show tree overlay")
+        self.visible.setChecked(state.overlay_visible)
+        self.visible.toggled.connect(state.set_overlay_visible)
+        layout.addWidget(self.visible)
+        self.metric = QComboBox()
+        self.metric.setObjectName("metric_combo")
+        for key, (label, help_text) in METRICS.items():
+            self.metric.addItem(label, key)
+            self.metric.setItemData(self.metric.count() - 1, help_text, Qt.ToolTipRole)
+        self.metric.currentIndexChanged.connect(
+            lambda i: state.set_overlay_settings(metric=self.metric.itemData(i)))
+        form.addRow("Colour by", self.metric)
+        depth_row = QHBoxLayout()
+        self.min_depth = QSpinBox()
+        self.min_depth.setRange(0, 64)
+        self.max_depth = QSpinBox()
+        self.max_depth.setRange(0, 64)
+        self.max_depth.setValue(64)
+        for w, key in ((self.min_depth, "min_depth"), (self.max_depth, "max_depth")):
+            w.setToolTip("Draw only nodes within this depth range (level of detail)")
+            w.valueChanged.connect(lambda v, k=key: state.set_overlay_settings(**{k: v}))
+            depth_row.addWidget(w)
+        form.addRow("Depth from/to", depth_row)
+        self.leaves = QCheckBox("Leaves only")
+        self.leaves.toggled.connect(lambda on: state.set_overlay_settings(leaves_only=on))
+        form.addRow("", self.leaves)
+        self.loose = QCheckBox("Loose bounds + core cells")
+        self.loose.setChecked(True)
+        self.loose.setToolTip("Loose octree: draw the loose bounds, and the core cell dimmer")
+        self.loose.toggled.connect(lambda on: state.set_overlay_settings(show_loose=on))
+        form.addRow("", self.loose)
+        self.cap = QSpinBox()
+        self.cap.setRange(100, 1_000_000)
+        self.cap.setSingleStep(5000)
+        self.cap.setValue(state.overlay_settings.max_boxes)
+        self.cap.setToolTip("Most boxes drawn; beyond it the shallowest levels win")
+        self.cap.valueChanged.connect(lambda v: state.set_overlay_settings(max_boxes=v))
+        form.addRow("Box cap", self.cap)
+        layout.addLayout(form)
+        self.legend_title = QLabel()
+        self.legend_title.setObjectName("legend_title")
+        self.legend_title.setWordWrap(True)
+        layout.addWidget(self.legend_title)
+        self.legend = LegendBar()
+        layout.addWidget(self.legend)
+        self.summary = QLabel()
+        self.summary.setObjectName("overlay_summary")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        layout.addStretch(1)
+        state.overlay_changed.connect(self._on_overlay_changed)
+
+    def set_metric(self, key: str) -> None:
+        self.metric.setCurrentIndex(self.metric.findData(key))
+
+    def _on_overlay_changed(self, geom) -> None:
+        label, help_text = METRICS[geom.metric]
+        self.metric.blockSignals(True)
+        self.metric.setCurrentIndex(self.metric.findData(geom.metric))
+        self.metric.blockSignals(False)
+        self.legend_title.setText(f"<b>{label}</b>: {help_text}")
+        self.legend.set_range(geom.vmin, geom.vmax, integer=True)
+        cut = f"; {geom.truncated} over the cap not drawn" if geom.truncated else ""
+        loose = "; loose bounds (core cells dimmer)" if geom.has_loose else ""
+        self.summary.setText(f"{geom.count} of {geom.total} nodes drawn{cut}{loose}. "
+                             f"Range {geom.vmin:g} – {geom.vmax:g}.")

@@ -1,0 +1,208 @@
+"""Backend chooser and parameter editor, built from the backend's ``Params`` specs.
+
+Every spec becomes a widget with its bounds, unit (suffix) and help (tooltip): an int spin
+box, a float spin box, a combo for choices, a check box for flags. A change pushes the undoable
+``SetSettings`` command (consecutive changes of one field merge into one undo step); the
+document rebuilds the index from it. Model changes update the widgets with signals blocked.
+"""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel,
+                               QSpinBox, QVBoxLayout, QWidget, QPushButton, QHBoxLayout)
+
+from editor.model import ChangeKind, SetSettings
+from spatial.params import param_specs, parse_params
+
+
+def _decimals(spec) -> int:
+    lo = spec.lo if spec.lo is not None else 0.0
+    if isinstance(spec.default, float) and 0 < abs(spec.default) < 1:
+        return max(3, int(-math.floor(math.log10(abs(spec.default)))) + 2)
+    if lo and 0 < abs(lo) < 0.01:
+        return 6
+    return 3
+
+
+class ParamsPanel(QWidget):
+    """Backend combo + one row per parameter."""
+
+    def __init__(self, state, registry=None, parent=None) -> None:
+        super().__init__(parent)
+        from spatial.registry import default_registry
+        self.state = state
+        self.registry = registry or default_registry()
+        self.setObjectName("params_panel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.backend_combo = QComboBox()
+        self.backend_combo.setObjectName("backend_combo")
+        self.backend_combo.setToolTip("Spatial index backend (every registered backend)")
+        for name in sorted(self.registry.backends):
+            cls = self.registry.backends[name]
+            self.backend_combo.addItem(name, name)
+            self.backend_combo.setItemData(self.backend_combo.count() - 1,
+                                           getattr(cls, "description", ""), Qt.ToolTipRole)
+        self.backend_combo.currentIndexChanged.connect(self._on_backend_chosen)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Backend"))
+        row.addWidget(self.backend_combo, 1)
+        layout.addLayout(row)
+        self.description = QLabel()
+        self.description.setWordWrap(True)
+        self.description.setStyleSheet("color: #9aa;")
+        layout.addWidget(self.description)
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.form_host)
+        self.reset_button = QPushButton("Defaults")
+        self.reset_button.setToolTip("Reset every parameter of this backend to its default")
+        self.reset_button.clicked.connect(self._reset)
+        layout.addWidget(self.reset_button)
+        layout.addStretch(1)
+        self.widgets: dict[str, QWidget] = {}
+        self._specs = []
+        self._backend = None
+        state.document_replaced.connect(self._on_document_replaced)
+
+    # ------------------------------------------------------------------ model -> widgets
+    def _on_document_replaced(self, document) -> None:
+        document.scene_changed.connect(self._on_scene_changed)
+        document.index_changed.connect(self._sync_from_model)
+        self._sync_from_model()
+
+    def _on_scene_changed(self, ids, kind) -> None:
+        if kind & ChangeKind.SETTINGS:
+            self._sync_from_model()
+
+    def _sync_from_model(self) -> None:
+        doc = self.state.document
+        index = doc.index
+        name = index.name
+        self.backend_combo.blockSignals(True)
+        self.backend_combo.setCurrentIndex(max(0, self.backend_combo.findData(name)))
+        self.backend_combo.blockSignals(False)
+        self.description.setText(getattr(type(index), "description", ""))
+        if name != self._backend:
+            self._build_form(type(index))
+        for spec in self._specs:
+            self._set_widget(spec, getattr(index.params, spec.name))
+
+    def _build_form(self, cls) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.widgets.clear()
+        self._backend = cls.name
+        self._specs = param_specs(cls.Params)
+        for spec in self._specs:
+            w = self._make_widget(spec)
+            w.setObjectName(f"param_{spec.name}")
+            tip = spec.help + (f" [{spec.unit}]" if spec.unit else "")
+            if spec.lo is not None or spec.hi is not None:
+                tip += f"\nRange {spec.lo} .. {spec.hi}; default {spec.default}"
+            w.setToolTip(tip)
+            label = QLabel(spec.name.replace("_", " "))
+            label.setToolTip(tip)
+            self.form.addRow(label, w)
+            self.widgets[spec.name] = w
+        if not self._specs:
+            self.form.addRow(QLabel("This backend has no parameters."))
+
+    def _make_widget(self, spec) -> QWidget:
+        if spec.choices:
+            w = QComboBox()
+            for c in spec.choices:
+                w.addItem(str(c), c)
+            w.currentIndexChanged.connect(lambda _=0, s=spec: self._on_edited(s))
+        elif spec.kind is bool:
+            w = QCheckBox()
+            w.toggled.connect(lambda _=False, s=spec: self._on_edited(s))
+        elif spec.kind is int:
+            w = QSpinBox()
+            w.setRange(int(spec.lo) if spec.lo is not None else -2**31 + 1,
+                       int(min(spec.hi, 2**31 - 1)) if spec.hi is not None else 2**31 - 1)
+            if spec.unit:
+                w.setSuffix(f" {spec.unit}")
+            w.setKeyboardTracking(False)
+            w.valueChanged.connect(lambda _=0, s=spec: self._on_edited(s))
+        elif spec.kind is float:
+            w = QDoubleSpinBox()
+            w.setDecimals(_decimals(spec))
+            w.setRange(spec.lo if spec.lo is not None else -1e12, spec.hi if spec.hi is not None else 1e12)
+            span = (spec.hi - spec.lo) if spec.lo is not None and spec.hi is not None else 10.0
+            w.setSingleStep(0.1 if span <= 10 else (1.0 if span <= 1000 else max(abs(spec.default), 1.0)))
+            if spec.unit:
+                w.setSuffix(f" {spec.unit}")
+            w.setKeyboardTracking(False)
+            w.valueChanged.connect(lambda _=0.0, s=spec: self._on_edited(s))
+        else:
+            from PySide6.QtWidgets import QLineEdit
+            w = QLineEdit()
+            w.editingFinished.connect(lambda s=spec: self._on_edited(s))
+        return w
+
+    def _set_widget(self, spec, value) -> None:
+        w = self.widgets.get(spec.name)
+        if w is None:
+            return
+        w.blockSignals(True)
+        if isinstance(w, QComboBox):
+            w.setCurrentIndex(max(0, w.findData(value)))
+        elif isinstance(w, QCheckBox):
+            w.setChecked(bool(value))
+        elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
+            w.setValue(value)
+        else:
+            w.setText(str(value))
+        w.blockSignals(False)
+
+    def _value(self, spec):
+        w = self.widgets[spec.name]
+        if isinstance(w, QComboBox):
+            return w.currentData()
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, (QSpinBox, QDoubleSpinBox)):
+            return w.value()
+        return w.text()
+
+    # ------------------------------------------------------------------ widgets -> commands
+    def current_values(self) -> dict:
+        return {spec.name: self._value(spec) for spec in self._specs}
+
+    def _on_edited(self, spec) -> None:
+        self.set_param(spec.name, self._value(spec))
+
+    def set_param(self, name: str, value) -> None:
+        """Change one parameter through the undoable settings command."""
+        doc = self.state.document
+        values = dict(doc.scene.settings.params) if doc.scene.settings.backend == self._backend else {}
+        values[name] = value
+        try:
+            parse_params(self.registry.backend(self._backend).Params, values)
+            doc.push(SetSettings(backend=self._backend, params=values,
+                                 text=f"Set {name} = {value}", merge_id=("param", self._backend, name)))
+        except Exception as exc:
+            self.state.status_message.emit(f"Parameter {name}: {exc}")
+            self._sync_from_model()
+
+    def _on_backend_chosen(self, i: int) -> None:
+        name = self.backend_combo.itemData(i)
+        self.choose_backend(name)
+
+    def choose_backend(self, name: str) -> None:
+        doc = self.state.document
+        if doc is None or name == doc.index.name:
+            return
+        try:
+            doc.push(SetSettings(backend=name, params={}, text=f"Use {name} backend"))
+        except Exception as exc:
+            self.state.status_message.emit(f"Backend {name}: {exc}")
+            self._sync_from_model()
+
+    def _reset(self) -> None:
+        doc = self.state.document
+        doc.push(SetSettings(backend=self._backend, params={}, text=f"Reset {self._backend} parameters"))

@@ -1,0 +1,114 @@
+"""Entity key/values of the selected entity (or of the entity owning a selected brush).
+
+Editing a value, adding or removing a key pushes ``SetProperties``; the table follows model
+changes with its signals blocked.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget, QHeaderView)
+
+from editor.model import Brush, ChangeKind, Entity, SetProperties
+
+
+class PropertiesPanel(QWidget):
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("properties_panel")
+        self.entity_id: int | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.title = QLabel("No entity selected")
+        layout.addWidget(self.title)
+        self.table = QTableWidget(0, 2)
+        self.table.setObjectName("properties_table")
+        self.table.setHorizontalHeaderLabels(["Key", "Value"])
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.table.itemChanged.connect(self._on_item_changed)
+        layout.addWidget(self.table, 1)
+        row = QHBoxLayout()
+        self.add_button = QPushButton("Add key")
+        self.add_button.clicked.connect(self._add_key)
+        self.remove_button = QPushButton("Remove key")
+        self.remove_button.clicked.connect(self._remove_key)
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        layout.addLayout(row)
+        self._keys: list[str] = []
+        state.selection_changed.connect(lambda ids: self.refresh())
+        state.document_replaced.connect(self._on_document_replaced)
+
+    def _on_document_replaced(self, document) -> None:
+        document.scene_changed.connect(self._on_scene_changed)
+        self.refresh()
+
+    def _on_scene_changed(self, ids, kind) -> None:
+        if kind & ChangeKind.PROPERTIES and (self.entity_id in ids):
+            self.refresh()
+
+    def _target(self):
+        doc = self.state.document
+        scene = doc.scene
+        targets = set()
+        for oid in doc.selection:
+            obj = scene.get(oid)
+            if isinstance(obj, Entity):
+                targets.add(oid)
+            elif isinstance(obj, Brush):
+                targets.add(obj.entity)
+        return next(iter(targets)) if len(targets) == 1 else None
+
+    def refresh(self) -> None:
+        doc = self.state.document
+        if doc is None:
+            return
+        self.entity_id = self._target()
+        self.table.blockSignals(True)
+        self.table.setRowCount(0)
+        self._keys = []
+        if self.entity_id is None:
+            self.title.setText("Select one entity (or brushes of one entity)")
+        else:
+            ent = doc.scene[self.entity_id]
+            self.title.setText(f"<b>{ent.classname}</b> (id {self.entity_id}, {ent.kind} entity)")
+            for key, value in ent.properties:
+                r = self.table.rowCount()
+                self.table.insertRow(r)
+                k = QTableWidgetItem(key)
+                k.setFlags(k.flags() & ~Qt.ItemIsEditable)
+                self.table.setItem(r, 0, k)
+                self.table.setItem(r, 1, QTableWidgetItem(value))
+                self._keys.append(key)
+        self.table.blockSignals(False)
+        enabled = self.entity_id is not None
+        self.add_button.setEnabled(enabled)
+        self.remove_button.setEnabled(enabled)
+
+    def set_value(self, key: str, value: str | None) -> None:
+        """Set (or with ``None`` delete) a key of the shown entity through a command."""
+        if self.entity_id is None:
+            return
+        try:
+            self.state.document.push(SetProperties([self.entity_id], {key: value},
+                                                   text=f"Set {key}" if value is not None else f"Remove {key}"))
+        except Exception as exc:
+            self.state.status_message.emit(f"{key}: {exc}")
+            self.refresh()
+
+    def _on_item_changed(self, item) -> None:
+        if item.column() == 1 and item.row() < len(self._keys):
+            self.set_value(self._keys[item.row()], item.text())
+
+    def _add_key(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+        key, ok = QInputDialog.getText(self, "Add key", "Key:")
+        if ok and key.strip():
+            self.set_value(key.strip(), "")
+
+    def _remove_key(self) -> None:
+        row = self.table.currentRow()
+        if 0 <= row < len(self._keys) and self._keys[row] != "classname":
+            self.set_value(self._keys[row], None)

@@ -1,0 +1,85 @@
+"""Statistics of the live index: size, depth against the ideal, duplicates, pairs, timings,
+and histograms of objects per leaf and leaves per depth."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+
+class StatsPanel(QWidget):
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("stats_panel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        grid = QGridLayout()
+        self.values: dict[str, QLabel] = {}
+        rows = [("nodes", "Nodes"), ("leaves", "Leaves"), ("depth", "Max depth (ideal)"),
+                ("references", "References (duplicates)"), ("pairs", "Pairs: candidates / overlapping"),
+                ("build", "Build / update"), ("memory", "Memory")]
+        for r, (key, text) in enumerate(rows):
+            grid.addWidget(QLabel(text), r, 0)
+            value = QLabel("–")
+            value.setObjectName(f"stat_{key}")
+            grid.addWidget(value, r, 1)
+            self.values[key] = value
+        layout.addLayout(grid)
+        self.per_leaf = pg.PlotWidget(background=(30, 32, 38))
+        self.per_leaf.setTitle("Objects per leaf", size="9pt")
+        self.per_leaf.setLabel("bottom", "objects")
+        self.per_leaf.setLabel("left", "leaves")
+        self.per_depth = pg.PlotWidget(background=(30, 32, 38))
+        self.per_depth.setTitle("Leaves per depth", size="9pt")
+        self.per_depth.setLabel("bottom", "depth")
+        self.per_depth.setLabel("left", "leaves")
+        for plot in (self.per_leaf, self.per_depth):
+            plot.setMinimumHeight(120)
+            plot.setMouseEnabled(False, False)
+            plot.hideButtons()
+            layout.addWidget(plot, 1)
+        self.stats: dict = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self.refresh)
+        state.overlay_changed.connect(lambda geom: self._timer.start())
+
+    def refresh(self) -> None:
+        """Recompute from the live index (the overlay already fetched the node table)."""
+        doc, table = self.state.document, self.state.node_table
+        if doc is None or table is None:
+            return
+        index = doc.index
+        stats = index.stats()
+        start = time.perf_counter()
+        pairs = index.pairs("all")
+        pairs_ms = (time.perf_counter() - start) * 1e3
+        objects = stats.get("objects", 0)
+        refs = stats["references"]
+        self.values["nodes"].setText(f"{stats['nodes']}")
+        self.values["leaves"].setText(f"{stats['leaves']}")
+        self.values["depth"].setText(f"{stats['max_depth']} (ideal {stats['ideal_depth']})")
+        dup = refs - objects
+        self.values["references"].setText(f"{refs} for {objects} objects ({dup:+d})")
+        self.values["pairs"].setText(f"{pairs.tests} / {len(pairs.pairs)}  ({pairs_ms:.1f} ms)")
+        self.values["build"].setText(f"{stats['build_ms']:.2f} ms / {stats['update_ms']:.2f} ms")
+        self.values["memory"].setText(f"{stats['memory_bytes'] / 1024:.1f} KiB")
+        self.stats = dict(stats, candidates=int(pairs.tests), overlapping=int(len(pairs.pairs)))
+        leaves = table.is_leaf
+        self.per_leaf.clear()
+        self.per_depth.clear()
+        if leaves.any():
+            counts = np.bincount(table.own_count[leaves].astype(np.int64))
+            self.per_leaf.addItem(pg.BarGraphItem(x=np.arange(len(counts)), height=counts, width=0.8,
+                                                  brush=(90, 160, 230)))
+            depths = np.bincount(table.depth[leaves].astype(np.int64))
+            self.per_depth.addItem(pg.BarGraphItem(x=np.arange(len(depths)), height=depths, width=0.8,
+                                                   brush=(120, 200, 120)))
+            ideal = stats["ideal_depth"]
+            self.per_depth.addItem(pg.InfiniteLine(ideal, angle=90, pen=pg.mkPen((255, 200, 60), style=pg.QtCore.Qt.DashLine),
+                                                   label="ideal", labelOpts={"color": (255, 200, 60)}))

@@ -1,0 +1,33 @@
+"""Persistent preferences (QSettings): recent files, window layout, grid.
+
+Tests pass their own ``QSettings`` on a temporary INI file so they never touch the user's.
+"""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QSettings
+
+ORGANIZATION = "PartitionStudio"
+APPLICATION = "Partition Studio"
+MAX_RECENT = 10
+
+
+def default_settings() -> QSettings:
+    return QSettings(QSettings.IniFormat, QSettings.UserScope, ORGANIZATION, APPLICATION)
+
+
+def recent_files(settings: QSettings) -> list[str]:
+    value = settings.value("recent_files", [])
+    if isinstance(value, str):
+        value = [value]
+    return [str(v) for v in (value or [])]
+
+
+def add_recent_file(settings: QSettings, path: str) -> list[str]:
+    path = os.path.abspath(path)
+    files = [p for p in recent_files(settings) if p != path]
+    files.insert(0, path)
+    files = files[:MAX_RECENT]
+    settings.setValue("recent_files", files)
+    return files

@@ -1,0 +1,225 @@
+"""Editing tools: select / move / resize, create a brush, place an entity."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from editor.model import AddObjects, Transform, point_entity
+from editor.model.scene import SceneEditError
+from editor.model.shapes import box_brush
+from spatial.errors import GeometryError
+
+from ..scene_geometry import selection_bounds
+from .edit_ops import combine_selection, ensure_worldspawn, select
+
+_drag_ids = itertools.count(1)
+
+#: pixels within which a press grabs a resize handle
+HANDLE_GRAB_PX = 7.0
+
+
+def _mods(modifiers) -> tuple[bool, bool]:
+    return bool(modifiers & Qt.ShiftModifier), bool(modifiers & Qt.ControlModifier)
+
+
+def pick_in_view(state, view, point) -> list[int]:
+    """Ids under a 2D point, nearest to the viewer first (a ray cast through the index)."""
+    doc = state.document
+    lo, hi = doc.scene.bounds()
+    d = view.depth_axis
+    origin = view.to_world(point, depth=float(hi[d]) + 1.0)
+    direction = np.zeros(3)
+    direction[d] = -1.0
+    return state.pick(origin, direction)
+
+
+class SelectTool:
+    """Click to select (Shift adds, Ctrl toggles), drag empty space for a box selection, drag a
+    selected object to move it (snapped), drag a handle to resize."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+        self.mode = None
+        self.start = None
+        self.applied = np.zeros(3)
+        self.handle = -1
+        self.bounds0 = None
+        self.drag_id = None
+
+    def click(self, view, point, modifiers) -> None:
+        doc = self.state.document
+        hits = pick_in_view(self.state, view, point)
+        add, toggle = _mods(modifiers)
+        picked = hits[:1]
+        select(doc, combine_selection(doc.selection, picked, add, toggle))
+
+    def pick3d(self, origin, direction, modifiers) -> None:
+        doc = self.state.document
+        hits = self.state.pick(origin, direction)
+        add, toggle = _mods(modifiers)
+        select(doc, combine_selection(doc.selection, hits[:1], add, toggle))
+
+    def drag_start(self, view, point, modifiers) -> None:
+        doc = self.state.document
+        self.start = np.array([point.x(), point.y()])
+        self.applied = np.zeros(3)
+        self.drag_id = ("drag", next(_drag_ids))
+        self.mode = "box"
+        if doc.selection and len(view.handle_points):
+            dist = np.linalg.norm(view.handle_points - self.start, axis=1) / max(view.pixel_size(), 1e-12)
+            k = int(np.argmin(dist))
+            if dist[k] <= HANDLE_GRAB_PX:
+                self.mode, self.handle = "resize", k
+                self.bounds0 = selection_bounds(doc.scene, doc.selection)
+                return
+        hits = pick_in_view(self.state, view, point)
+        if any(h in doc.selection for h in hits):
+            self.mode = "move"
+        elif hits and not (modifiers & (Qt.ShiftModifier | Qt.ControlModifier)):
+            # dragging an unselected object selects it and moves it, as editors do
+            select(doc, hits[:1])
+            self.mode = "move"
+
+    def drag_move(self, view, point, modifiers) -> None:
+        if self.mode is None:
+            return
+        cur = np.array([point.x(), point.y()])
+        if self.mode == "box":
+            view.set_preview(None, fill_rect=(self.start, cur))
+            return
+        doc = self.state.document
+        raw = cur - self.start
+        if self.mode == "move":
+            delta = np.zeros(3)
+            delta[list(view.axes)] = self.state.snap_value(raw)
+            step = delta - self.applied
+            if step.any():
+                try:
+                    doc.push(Transform(sorted(doc.selection), delta=step, text="Move", merge_id=self.drag_id))
+                    self.applied = delta
+                except (SceneEditError, GeometryError):
+                    pass
+        elif self.mode == "resize":
+            self._resize(view, cur)
+
+    def _resize(self, view, cur) -> None:
+        doc = self.state.document
+        lo0, hi0 = (b.copy() for b in self.bounds0)
+        lo, hi = lo0.copy(), hi0.copy()
+        u, v = view.axes
+        # handles run counter-clockwise from the low corner: which sides each one moves
+        moves = {0: (-1, -1), 1: (0, -1), 2: (1, -1), 3: (1, 0), 4: (1, 1), 5: (0, 1), 6: (-1, 1), 7: (-1, 0)}
+        su, sv = moves[self.handle]
+        target = self.state.snap_value(cur)
+        for axis, side, value in ((u, su, target[0]), (v, sv, target[1])):
+            if side < 0:
+                lo[axis] = min(value, hi0[axis] - self._min_size())
+            elif side > 0:
+                hi[axis] = max(value, lo0[axis] + self._min_size())
+        try:
+            doc.push(Transform.resize(doc.scene, sorted(doc.selection), lo, hi, merge_id=self.drag_id))
+        except (SceneEditError, GeometryError):
+            pass
+
+    def _min_size(self) -> float:
+        return float(self.state.grid_size if self.state.snap else 1.0)
+
+    def drag_end(self, view, point, modifiers) -> None:
+        mode, self.mode = self.mode, None
+        view.set_preview(None)
+        if mode != "box":
+            return
+        doc = self.state.document
+        cur = np.array([point.x(), point.y()])
+        lo, hi = doc.scene.bounds()
+        qlo, qhi = lo.copy() - 1, hi.copy() + 1
+        u, v = view.axes
+        qlo[u], qhi[u] = sorted((self.start[0], cur[0]))
+        qlo[v], qhi[v] = sorted((self.start[1], cur[1]))
+        ids = doc.index.query_box(qlo, qhi).ids
+        # a box selects what lies inside it, as in every editor (not what it merely touches)
+        if len(ids):
+            blo, bhi = doc.scene.bounds_of(ids.tolist())
+            inside = np.all((blo[:, [u, v]] >= qlo[[u, v]]) & (bhi[:, [u, v]] <= qhi[[u, v]]), axis=1)
+            ids = ids[inside]
+        add, toggle = _mods(modifiers)
+        select(doc, combine_selection(doc.selection, ids.tolist(), add, toggle))
+
+
+class BrushTool:
+    """Drag a rectangle in a 2D view to create a box brush (snapped to the grid)."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+        self.start = None
+
+    def drag_start(self, view, point, modifiers) -> None:
+        self.start = self.state.snap_value(np.array([point.x(), point.y()]))
+
+    def drag_move(self, view, point, modifiers) -> None:
+        if self.start is None:
+            return
+        cur = self.state.snap_value(np.array([point.x(), point.y()]))
+        view.set_preview(None, fill_rect=(self.start, cur))
+
+    def drag_end(self, view, point, modifiers) -> None:
+        view.set_preview(None)
+        if self.start is None:
+            return
+        start, self.start = self.start, None
+        cur = self.state.snap_value(np.array([point.x(), point.y()]))
+        create_box_brush(self.state, view, start, cur)
+
+
+def brush_depth_range(state, view) -> tuple[float, float]:
+    """Depth extent of a new brush: the selection's, else from the level's floor up."""
+    doc = state.document
+    d = view.depth_axis
+    b = selection_bounds(doc.scene, doc.selection)
+    if b is not None and b[1][d] > b[0][d]:
+        return float(b[0][d]), float(b[1][d])
+    lo, hi = doc.scene.bounds()
+    base = float(state.snap_value(lo[d])) if len(doc.scene.indexed_ids()) else 0.0
+    return base, base + max(4 * state.grid_size, 64)
+
+
+def create_box_brush(state, view, corner_a, corner_b) -> int | None:
+    """Create a box brush spanning two 2D corners in ``view``; returns its id (None if flat)."""
+    doc = state.document
+    u0, u1 = sorted((float(corner_a[0]), float(corner_b[0])))
+    v0, v1 = sorted((float(corner_a[1]), float(corner_b[1])))
+    if u1 - u0 <= 0 or v1 - v0 <= 0:
+        state.status_message.emit("Brush not created: drag a rectangle with some area")
+        return None
+    d0, d1 = brush_depth_range(state, view)
+    lo, hi = np.zeros(3), np.zeros(3)
+    u, v = view.axes
+    lo[u], hi[u], lo[v], hi[v] = u0, u1, v0, v1
+    lo[view.depth_axis], hi[view.depth_axis] = d0, d1
+    new: dict = {}
+    world = ensure_worldspawn(doc, new)
+    bid = doc.scene.allocate_ids(1)[0]
+    new[bid] = box_brush(world, lo, hi)
+    doc.push(AddObjects(new, text="Create Brush", select=True))
+    return bid
+
+
+class EntityTool:
+    """Click in a 2D view to place an entity of the palette's class at the snapped point."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+
+    def click(self, view, point, modifiers) -> None:
+        place_entity(self.state, view.to_world(point))
+
+
+def place_entity(state, point3) -> int:
+    doc = state.document
+    origin = state.snap_value(np.asarray(point3, dtype=np.float64))
+    eid = doc.scene.allocate_ids(1)[0]
+    doc.push(AddObjects({eid: point_entity(state.entity_class, origin)},
+                        text=f"Place {state.entity_class}", select=True))
+    return eid

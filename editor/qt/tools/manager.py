@@ -1,0 +1,41 @@
+"""Routes view gestures (2D clicks and drags, 3D pick rays, arrow keys) to the active tool."""
+from __future__ import annotations
+
+from .edit_ops import nudge_selection
+from .edit_tools import BrushTool, EntityTool, SelectTool
+from .query_tools import FrustumTool, InspectTool, RayTool
+
+#: tool name -> (label, shortcut, tooltip)
+TOOL_NAMES = {
+    "select": ("Select", "S", "Select (click, Shift add, Ctrl toggle, drag a box); drag to move; drag handles to resize"),
+    "brush": ("Brush", "B", "Create a box brush by dragging in a 2D view"),
+    "entity": ("Entity", "N", "Place an entity of the palette's class with a click"),
+    "ray": ("Ray", "R", "Cast a ray: drag in a 2D view or click in the 3D view"),
+    "frustum": ("Frustum", "F", "Place a camera frustum: drag from the eye toward the target"),
+    "inspect": ("Inspect node", "I", "Click a tree node to inspect it"),
+}
+
+
+class ToolManager:
+    """Owns one instance of each tool; ``current()`` is the active one."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+        self.tools = {
+            "select": SelectTool(state), "brush": BrushTool(state), "entity": EntityTool(state),
+            "ray": RayTool(state), "frustum": FrustumTool(state), "inspect": InspectTool(state),
+        }
+
+    def current(self):
+        return self.tools[self.state.tool]
+
+    def nudge(self, unit_delta) -> bool:
+        doc = self.state.document
+        if doc is None:
+            return False
+        return nudge_selection(doc, unit_delta, self.state.grid_size, self.state.snap)
+
+    def pick3d(self, origin, direction, modifiers) -> None:
+        handler = getattr(self.current(), "pick3d", None)
+        if handler is not None:
+            handler(origin, direction, modifiers)

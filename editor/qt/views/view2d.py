@@ -1,0 +1,378 @@
+"""The 2D orthographic views (top, front, side): a pyqtgraph plot with locked aspect.
+
+Left-button gestures go to the active tool (select, brush, entity, ray, frustum, inspect);
+the middle or right button pans, the wheel zooms. Everything is drawn by a few
+:class:`~.items2d.PathsItem` layers rebuilt from the shared arrays when they change.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QFont
+
+from ..colors import (BRUSH_EDGE, BRUSH_FACE, CULLED, HIGHLIGHT, SELECTED, VISITED)
+from ..overlay import bin_colour, project_rects, rect_segments, COLOUR_BINS
+from ..scene_geometry import selection_bounds, selection_lines
+from .items2d import (GridItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path)
+
+AXIS_NAMES = "xyz"
+#: the three standard views: name -> (horizontal axis, vertical axis)
+VIEW_AXES = {"Top": (0, 1), "Front": (0, 2), "Side": (1, 2)}
+
+#: labels appear only on rectangles at least this big on screen, and at most this many
+LABEL_MIN_PX = (30.0, 16.0)
+LABEL_CAP = 300
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """Counter-clockwise hull of 2D points (Andrew's monotone chain)."""
+    pts = np.unique(np.round(points, 6), axis=0)
+    if len(pts) < 3:
+        return pts
+    def half(seq):
+        out = []
+        for p in seq:
+            while len(out) >= 2 and np.cross(out[-1] - out[-2], p - out[-2]) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+    lower = half(pts)
+    upper = half(pts[::-1])
+    return np.array(lower[:-1] + upper[:-1])
+
+
+class EditorViewBox(pg.ViewBox):
+    """A view box that hands left-button gestures to its view and pans with the others."""
+
+    def __init__(self, view) -> None:
+        super().__init__(lockAspect=1.0, enableMenu=False, invertY=False)
+        self._view = view
+
+    def mouseClickEvent(self, ev) -> None:
+        if ev.button() == Qt.LeftButton:
+            ev.accept()
+            self._view.tool_event("click", self.mapToView(ev.pos()), ev.modifiers())
+        else:
+            ev.ignore()
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        if ev.button() == Qt.LeftButton:
+            ev.accept()
+            if ev.isStart():
+                self._view.tool_event("drag_start", self.mapToView(ev.buttonDownPos()), ev.modifiers())
+            self._view.tool_event("drag_move", self.mapToView(ev.pos()), ev.modifiers())
+            if ev.isFinish():
+                self._view.tool_event("drag_end", self.mapToView(ev.pos()), ev.modifiers())
+            return
+        # middle or right button: pan
+        ev.accept()
+        delta = self.mapToView(ev.lastPos()) - self.mapToView(ev.pos())
+        self.translateBy(x=delta.x(), y=delta.y())
+
+
+class View2D(pg.PlotWidget):
+    """One orthographic view looking along the axis that is neither ``axes[0]`` nor ``axes[1]``.
+
+    Signals: ``cursor_moved(point3)`` (throttled by the window), ``activated()`` on focus.
+    """
+
+    cursor_moved = Signal(object)
+
+    def __init__(self, state, tools, name: str = "Top", parent=None) -> None:
+        self.axes = VIEW_AXES[name]
+        self.depth_axis = 3 - sum(self.axes)
+        self.view_name = name
+        self.state = state
+        self.tools = tools
+        super().__init__(parent=parent, viewBox=EditorViewBox(self), background=(24, 26, 31))
+        self.setObjectName(f"view2d_{name.lower()}")
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.setMinimumSize(160, 120)
+        self.plotItem.hideButtons()
+        self.plotItem.setMenuEnabled(False)
+        self.setLabel("bottom", AXIS_NAMES[self.axes[0]])
+        self.setLabel("left", AXIS_NAMES[self.axes[1]])
+        for ax in ("bottom", "left"):
+            self.getAxis(ax).setTextPen((170, 175, 185))
+        self.vb: EditorViewBox = self.plotItem.getViewBox()
+        self.title = pg.TextItem(name, color=(200, 205, 215), anchor=(0, 0))
+        self.title.setParentItem(self.vb)
+        self.title.setPos(4, 2)
+
+        self.grid = GridItem()
+        self.brushes = PathsItem(z=0)
+        self.entities = PathsItem(z=2)
+        self.overlay = PathsItem(z=4)
+        self.query = PathsItem(z=6)
+        self.selection = PathsItem(z=8)
+        self.preview = PathsItem(z=10)
+        self.handles = pg.ScatterPlotItem(size=8, symbol="s", pen=pg.mkPen((255, 80, 60)),
+                                          brush=pg.mkBrush(255, 255, 255, 200))
+        self.handles.setZValue(12)
+        for item in (self.grid, self.brushes, self.entities, self.overlay, self.query,
+                     self.selection, self.preview, self.handles):
+            self.vb.addItem(item, ignoreBounds=item is not self.brushes)
+        self._labels: list[pg.TextItem] = []
+        self._label_font = QFont()
+        self._label_font.setPointSize(8)
+        self._rects = None       # projected overlay rectangles, for labels and node picking
+        self._rect_counts = None
+        self.handle_points = np.empty((0, 2))
+        self._label_timer = QTimer(self)
+        self._label_timer.setSingleShot(True)
+        self._label_timer.setInterval(30)
+        self._label_timer.timeout.connect(self._update_labels)
+        self.vb.sigRangeChanged.connect(lambda *a: self._label_timer.start())
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+        state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
+        state.selection_changed.connect(self._on_selection_changed)
+        state.overlay_changed.connect(self._on_overlay_changed)
+        state.queries_changed.connect(self._on_queries_changed)
+        state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
+        state.grid_changed.connect(self._on_grid_changed)
+        state.document_replaced.connect(lambda doc: self.frame_scene())
+        self._on_grid_changed()
+
+    # ------------------------------------------------------------------ coordinates
+    def depth_value(self) -> float:
+        """The depth coordinate new things get: the middle of the selection, else of the level."""
+        doc = self.state.document
+        if doc is None:
+            return 0.0
+        b = selection_bounds(doc.scene, doc.selection)
+        lo, hi = b if b is not None else doc.scene.bounds()
+        return float((lo[self.depth_axis] + hi[self.depth_axis]) / 2)
+
+    def to_world(self, point: QPointF, depth: float | None = None) -> np.ndarray:
+        p = np.zeros(3)
+        p[self.axes[0]] = point.x()
+        p[self.axes[1]] = point.y()
+        p[self.depth_axis] = self.depth_value() if depth is None else depth
+        return p
+
+    def project(self, points3: np.ndarray) -> np.ndarray:
+        return np.asarray(points3)[..., list(self.axes)]
+
+    def pixel_size(self) -> float:
+        return float(self.vb.viewPixelSize()[0])
+
+    def frame_scene(self) -> None:
+        doc = self.state.document
+        if doc is None:
+            return
+        lo, hi = doc.scene.bounds()
+        u, v = self.axes
+        pad = max(hi[u] - lo[u], hi[v] - lo[v], 64) * 0.06
+        self.vb.setRange(QRectF(lo[u] - pad, lo[v] - pad, hi[u] - lo[u] + 2 * pad, hi[v] - lo[v] + 2 * pad),
+                         padding=0)
+
+    # ------------------------------------------------------------------ tool plumbing
+    def tool_event(self, kind: str, point: QPointF, modifiers) -> None:
+        self.setFocus()
+        tool = self.tools.current()
+        handler = getattr(tool, kind, None)
+        if handler is not None:
+            handler(self, point, modifiers)
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        p = self.vb.mapSceneToView(scene_pos)
+        self.cursor_moved.emit(self.to_world(p))
+
+    def keyPressEvent(self, ev) -> None:
+        key = ev.key()
+        steps = {Qt.Key_Left: (-1, 0), Qt.Key_Right: (1, 0), Qt.Key_Up: (0, 1), Qt.Key_Down: (0, -1)}
+        if key in steps and not (ev.modifiers() & Qt.ControlModifier):
+            du, dv = steps[key]
+            delta = np.zeros(3)
+            delta[self.axes[0]] = du
+            delta[self.axes[1]] = dv
+            self.tools.nudge(delta)
+            ev.accept()
+            return
+        super().keyPressEvent(ev)
+
+    def set_preview(self, segments: np.ndarray | None, fill_rect=None, colour=HIGHLIGHT) -> None:
+        """Show a gesture preview: ``segments`` (2K, 2) and/or a translucent rectangle."""
+        layers = []
+        if fill_rect is not None:
+            (u0, v0), (u1, v1) = fill_rect
+            path = segments_path(rect_segments(np.array([[u0, v0, u1, v1]])))
+            from PySide6.QtGui import QPainterPath
+            fill = QPainterPath()
+            fill.addRect(QRectF(QPointF(u0, v0), QPointF(u1, v1)).normalized())
+            layers.append((fill, None, QBrush(qcolor(colour, 0.15))))
+            layers.append((path, cosmetic_pen(colour, 1.0, 1.5, Qt.DashLine), None))
+        if segments is not None and len(segments):
+            layers.append((segments_path(segments), cosmetic_pen(colour, 1.0, 2.0), None))
+        self.preview.set_layers(layers)
+
+    # ------------------------------------------------------------------ model -> items
+    def _on_grid_changed(self) -> None:
+        self.grid.set_size(self.state.grid_size)
+        self.grid.setVisible(self.state.show_grid)
+
+    def _on_scene_arrays_changed(self, arrays) -> None:
+        hulls = [convex_hull(self.project(v)) for v in arrays.brush_polys]
+        edges2 = self.project(arrays.edge_lines) if len(arrays.edge_lines) else np.empty((0, 2))
+        layers = [(polygons_path(hulls), None, QBrush(qcolor(BRUSH_FACE, 0.10))),
+                  (segments_path(edges2), cosmetic_pen(BRUSH_EDGE, 0.55), None)]
+        self.brushes.set_layers(layers)
+        ent_layers = []
+        if len(arrays.entity_ids):
+            rgb = arrays.entity_rgb
+            keys, groups = np.unique(np.round(rgb, 3), axis=0, return_inverse=True)
+            u, v = self.axes
+            rects = np.column_stack([arrays.entity_lo[:, u], arrays.entity_lo[:, v],
+                                     arrays.entity_hi[:, u], arrays.entity_hi[:, v]])
+            for g, colour in enumerate(keys):
+                mine = rects[groups.reshape(-1) == g]
+                from PySide6.QtGui import QPainterPath
+                fill = QPainterPath()
+                for r in mine:
+                    fill.addRect(QRectF(QPointF(r[0], r[1]), QPointF(r[2], r[3])))
+                ent_layers.append((fill, None, QBrush(qcolor(colour, 0.25))))
+                ent_layers.append((segments_path(rect_segments(mine)), cosmetic_pen(colour, 1.0, 1.5), None))
+        self.entities.set_layers(ent_layers)
+
+    def _on_selection_changed(self, ids) -> None:
+        doc = self.state.document
+        if not ids:
+            self.selection.clear()
+            self.handles.setData([], [])
+            self.handle_points = np.empty((0, 2))
+            return
+        lines = self.project(selection_lines(doc.scene, ids))
+        self.selection.set_layers([(segments_path(lines), cosmetic_pen(SELECTED, 1.0, 2.0), None)])
+        b = selection_bounds(doc.scene, ids)
+        if b is None:
+            self.handles.setData([], [])
+            self.handle_points = np.empty((0, 2))
+            return
+        lo, hi = self.project(b[0]), self.project(b[1])
+        mid = (lo + hi) / 2
+        pts = np.array([[lo[0], lo[1]], [mid[0], lo[1]], [hi[0], lo[1]], [hi[0], mid[1]],
+                        [hi[0], hi[1]], [mid[0], hi[1]], [lo[0], hi[1]], [lo[0], mid[1]]])
+        self.handle_points = pts
+        self.handles.setData(pts[:, 0], pts[:, 1])
+
+    def _on_overlay_changed(self, geom) -> None:
+        st = self.state
+        if not st.overlay_visible or geom.count == 0:
+            self.overlay.clear()
+            self._rects = None
+            self._update_labels()
+            return
+        rects, bins, members = project_rects(geom, self.axes)
+        counts = np.zeros(len(rects), dtype=np.int64)
+        table = st.node_table
+        np.add.at(counts, members, table.own_count[geom.rows])
+        self._rects, self._rect_counts = rects, counts
+        layers = []
+        if geom.has_loose and st.overlay_settings.show_loose:
+            core, _, _ = project_rects(geom, self.axes, core=True, table=table)
+            layers.append((segments_path(rect_segments(core)),
+                           cosmetic_pen((0.55, 0.55, 0.6), 0.35, 1.0, Qt.DotLine), None))
+        for b in range(COLOUR_BINS):
+            mine = rects[bins == b]
+            if len(mine):
+                layers.append((segments_path(rect_segments(mine)), cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6), None))
+        self.overlay.set_layers(layers)
+        self._update_labels()
+
+    def _update_labels(self) -> None:
+        """Object counts written in overlay rectangles, only where they are legible."""
+        rects = self._rects
+        shown = 0
+        if rects is not None and self.state.overlay_visible and len(rects):
+            px, py = self.vb.viewPixelSize()
+            view = self.vb.viewRect()
+            w = (rects[:, 2] - rects[:, 0]) / max(px, 1e-12)
+            h = (rects[:, 3] - rects[:, 1]) / max(py, 1e-12)
+            cu = (rects[:, 0] + rects[:, 2]) / 2
+            cv = (rects[:, 1] + rects[:, 3]) / 2
+            ok = (w >= LABEL_MIN_PX[0]) & (h >= LABEL_MIN_PX[1]) & (self._rect_counts > 0)
+            ok &= (cu >= view.left()) & (cu <= view.right()) & (cv >= min(view.top(), view.bottom())) \
+                & (cv <= max(view.top(), view.bottom()))
+            idx = np.flatnonzero(ok)
+            if len(idx) > LABEL_CAP:  # the smallest legible cells are the most informative
+                idx = idx[np.argsort(w[idx] * h[idx])[:LABEL_CAP]]
+            for k, i in enumerate(idx):
+                if k >= len(self._labels):
+                    item = pg.TextItem("", color=(235, 235, 240), anchor=(0.5, 0.5))
+                    item.setFont(self._label_font)
+                    item.setZValue(20)
+                    self.vb.addItem(item, ignoreBounds=True)
+                    self._labels.append(item)
+                label = self._labels[k]
+                label.setText(str(int(self._rect_counts[i])))
+                label.setPos(cu[i], cv[i])
+                label.setVisible(True)
+            shown = len(idx)
+        for label in self._labels[shown:]:
+            label.setVisible(False)
+
+    def visible_label_count(self) -> int:
+        return sum(1 for l in self._labels if l.isVisible())
+
+    def _on_queries_changed(self) -> None:
+        st = self.state
+        table = st.node_table
+        layers = []
+        for q, colour in ((st.frustum, None), (st.ray, None)):
+            res = getattr(q, "result", None)
+            if res is None or table is None:
+                continue
+            for rows_all, col in ((getattr(res, "culled", None), CULLED), (res.visited, VISITED)):
+                if rows_all is None or not len(rows_all):
+                    continue
+                rows = rows_all[rows_all < len(table)]
+                u, v = self.axes
+                rects = np.unique(np.column_stack([table.lo[rows, u], table.lo[rows, v],
+                                                   table.hi[rows, u], table.hi[rows, v]]), axis=0)
+                layers.append((segments_path(rect_segments(rects)), cosmetic_pen(col, 0.8, 1.6), None))
+        doc = st.document
+        hits = []
+        if st.ray is not None and st.ray.result is not None:
+            hits += st.ray.result.ids.tolist()
+            r = st.ray
+            far = r.max_t if math.isfinite(r.max_t) else (float(r.result.t[-1]) + 64 if len(r.result.t) else 2048)
+            seg = self.project(np.array([r.origin, r.origin + r.direction * far]))
+            layers.append((segments_path(seg), cosmetic_pen(HIGHLIGHT, 1.0, 2.5), None))
+        if st.frustum is not None and st.frustum.result is not None:
+            hits += st.frustum.result.ids.tolist()
+            seg = self.project(st.frustum.shot.edge_lines())
+            layers.append((segments_path(seg), cosmetic_pen((0.4, 1.0, 0.6), 1.0, 2.0), None))
+        if hits and doc is not None:
+            ids = [i for i in set(hits) if i in doc.scene]
+            lo, hi = doc.scene.bounds_of(ids)
+            u, v = self.axes
+            rects = np.column_stack([lo[:, u], lo[:, v], hi[:, u], hi[:, v]])
+            layers.append((segments_path(rect_segments(rects)), cosmetic_pen(HIGHLIGHT, 1.0, 2.0), None))
+        row = st.inspected_node
+        if table is not None and 0 <= row < len(table):
+            u, v = self.axes
+            r = np.array([[table.lo[row, u], table.lo[row, v], table.hi[row, u], table.hi[row, v]]])
+            layers.append((segments_path(rect_segments(r)), cosmetic_pen((1, 1, 1), 1.0, 3.0), None))
+        self.query.set_layers(layers)
+
+    # ------------------------------------------------------------------ node picking
+    def node_at(self, point: QPointF) -> int:
+        """The deepest drawn overlay node whose rectangle holds ``point`` (-1 if none)."""
+        st = self.state
+        geom, table = st.overlay, st.node_table
+        if geom is None or table is None or geom.count == 0:
+            return -1
+        u, v = self.axes
+        lo, hi = geom.lo, geom.hi
+        inside = (lo[:, u] <= point.x()) & (point.x() <= hi[:, u]) & (lo[:, v] <= point.y()) & (point.y() <= hi[:, v])
+        idx = np.flatnonzero(inside)
+        if not len(idx):
+            return -1
+        rows = geom.rows[idx]
+        # deepest first; among equals the one holding the most objects
+        order = np.lexsort((-table.own_count[rows], -table.depth[rows]))
+        return int(rows[order[0]])

@@ -1,0 +1,322 @@
+"""The 3D perspective view: translucent brushes with edges, entity boxes, the tree overlay,
+the ray and the frustum, drawn with a handful of big pyqtgraph GL items.
+
+Navigation: left-drag orbits, middle-drag (or Ctrl+left) pans, the wheel zooms; ``Z`` toggles
+fly mode, where WASD (and Q/E down/up) move the camera and a left-drag looks around. A left
+click without a drag is handed to the active tool as a pick ray: picking is a CPU ray cast
+through our own spatial index, never GL selection.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pyqtgraph.opengl as gl
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QVector3D
+
+from ..colors import CULLED, HIGHLIGHT, SELECTED, VISITED
+from ..overlay import box_lines
+from ..scene_geometry import selection_lines
+from .camera import CameraShot, pixel_ray
+
+_EMPTY = np.zeros((0, 3), dtype=np.float32)
+
+
+def _lines(pos, color, width=1.0, opts="opaque"):
+    item = gl.GLLinePlotItem(pos=pos, color=color, width=width, mode="lines", antialias=False,
+                             glOptions=opts)
+    return item
+
+
+class View3D(gl.GLViewWidget):
+    """The perspective view. ``pick_requested(origin, direction, modifiers)`` on a click."""
+
+    pick_requested = Signal(object, object, object)
+    frame_rendered = Signal(float)
+
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("view3d")
+        self.setBackgroundColor((28, 30, 36))
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.setMinimumSize(200, 150)
+        self.opts["fov"] = 75
+        self.fly_mode = False
+        self.frame_ms = 0.0
+        self._press_pos = None
+        self._fly_keys: set[int] = set()
+        self._fly_timer = QTimer(self)
+        self._fly_timer.setInterval(16)
+        self._fly_timer.timeout.connect(self._fly_step)
+
+        self.grid_item = gl.GLGridItem(color=(255, 255, 255, 40))
+        self.grid_item.setGLOptions("translucent")
+        self.faces = gl.GLMeshItem(vertexes=np.zeros((3, 3), dtype=np.float32), smooth=False,
+                                   drawEdges=False, glOptions="translucent")
+        self.faces.setVisible(False)
+        self.edges = _lines(_EMPTY, (0.8, 0.85, 0.95, 0.9), opts="translucent")
+        self.entities = _lines(_EMPTY, (1, 1, 1, 1), width=1.5)
+        self.overlay = _lines(_EMPTY, (1, 1, 1, 1))
+        self.overlay_core = _lines(_EMPTY, (1, 1, 1, 1))
+        self.selection = _lines(_EMPTY, SELECTED + (1.0,), width=2.0)
+        self.query_nodes = _lines(_EMPTY, (1, 1, 1, 1), width=2.0)
+        self.highlight = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=2.0)
+        self.ray_item = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=3.0)
+        self.frustum_item = _lines(_EMPTY, (0.4, 1.0, 0.6, 1.0), width=2.0)
+        self.inspected = _lines(_EMPTY, (1.0, 1.0, 1.0, 1.0), width=3.0)
+        for item in (self.grid_item, self.overlay_core, self.overlay, self.faces, self.edges,
+                     self.entities, self.query_nodes, self.highlight, self.selection,
+                     self.ray_item, self.frustum_item, self.inspected):
+            self.addItem(item)
+
+        state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
+        state.selection_changed.connect(self._on_selection_changed)
+        state.overlay_changed.connect(self._on_overlay_changed)
+        state.queries_changed.connect(self._on_queries_changed)
+        state.grid_changed.connect(self._on_grid_changed)
+        state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
+        state.document_replaced.connect(self._on_document_replaced)
+
+    # ------------------------------------------------------------------ model -> items
+    def _on_document_replaced(self, document) -> None:
+        self.frame_scene()
+
+    def frame_scene(self) -> None:
+        """Point the camera at the whole level."""
+        doc = self.state.document
+        if doc is None:
+            return
+        lo, hi = doc.scene.bounds()
+        centre = (lo + hi) / 2
+        radius = max(float(np.linalg.norm(hi - lo)) / 2, 64.0)
+        self.setCameraPosition(pos=QVector3D(*centre), distance=radius * 1.6, elevation=35,
+                               azimuth=-60)
+        self._on_grid_changed()
+
+    def _on_grid_changed(self) -> None:
+        doc = self.state.document
+        g = self.state.grid_size
+        spacing = g * max(1, int(64 // g))  # a readable density at any grid size
+        self.grid_item.setSpacing(spacing, spacing, spacing)
+        if doc is not None:
+            lo, hi = doc.scene.bounds()
+            size = float(max(hi[0] - lo[0], hi[1] - lo[1], 256)) * 1.25
+            size = math.ceil(size / spacing) * spacing
+            self.grid_item.setSize(size, size, 1)
+            self.grid_item.resetTransform()
+            c = (lo + hi) / 2
+            self.grid_item.translate(round(c[0] / spacing) * spacing, round(c[1] / spacing) * spacing, lo[2])
+        self.grid_item.setVisible(self.state.show_grid)
+        self.update()
+
+    def _on_scene_arrays_changed(self, arrays) -> None:
+        if len(arrays.mesh_vertices):
+            n = len(arrays.mesh_vertices)
+            self.faces.setMeshData(vertexes=arrays.mesh_vertices,
+                                   faces=np.arange(n, dtype=np.uint32).reshape(-1, 3),
+                                   vertexColors=arrays.mesh_colours)
+            self.faces.setVisible(True)
+        else:
+            self.faces.setVisible(False)
+        self.edges.setData(pos=arrays.edge_lines if len(arrays.edge_lines) else _EMPTY)
+        if len(arrays.entity_lines):
+            self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
+        else:
+            self.entities.setData(pos=_EMPTY)
+        self.update()
+
+    def _on_selection_changed(self, ids) -> None:
+        doc = self.state.document
+        pos = selection_lines(doc.scene, ids) if ids else _EMPTY
+        self.selection.setData(pos=pos)
+        self.update()
+
+    def _on_overlay_changed(self, geom) -> None:
+        visible = self.state.overlay_visible and geom.count > 0
+        if visible:
+            self.overlay.setData(pos=geom.lines3d, color=geom.colours3d)
+            if len(geom.core_lines3d):
+                self.overlay_core.setData(pos=geom.core_lines3d, color=geom.core_colours3d)
+        self.overlay.setVisible(visible)
+        self.overlay_core.setVisible(visible and len(geom.core_lines3d) > 0)
+        self._on_queries_changed()
+
+    def _on_queries_changed(self) -> None:
+        st = self.state
+        table = st.node_table
+        parts, colours, hl = [], [], []
+        ray = st.ray
+        if ray is not None and ray.result is not None:
+            far = ray.max_t if math.isfinite(ray.max_t) else self._scene_extent() * 2
+            if len(ray.result.t):
+                far = max(far if math.isfinite(ray.max_t) else 0, float(ray.result.t[-1]) + 32) \
+                    if not math.isfinite(ray.max_t) else far
+            self.ray_item.setData(pos=np.array([ray.origin, ray.origin + ray.direction * far],
+                                               dtype=np.float32))
+            self.ray_item.setVisible(True)
+            if ray.result.visited is not None and table is not None:
+                rows = ray.result.visited[ray.result.visited < len(table)]
+                parts.append(box_lines(table.lo[rows], table.hi[rows]))
+                colours.append(np.tile(np.array(VISITED + (1.0,), dtype=np.float32), (24 * len(rows), 1)))
+            hl.extend(ray.result.ids.tolist())
+        else:
+            self.ray_item.setVisible(False)
+        fr = st.frustum
+        if fr is not None and fr.result is not None:
+            self.frustum_item.setData(pos=fr.shot.edge_lines().astype(np.float32))
+            self.frustum_item.setVisible(True)
+            if table is not None:
+                for rows_all, col in ((fr.result.culled, CULLED), (fr.result.visited, VISITED)):
+                    if rows_all is None:
+                        continue
+                    rows = rows_all[rows_all < len(table)]
+                    parts.append(box_lines(table.lo[rows], table.hi[rows]))
+                    colours.append(np.tile(np.array(col + (1.0,), dtype=np.float32), (24 * len(rows), 1)))
+            hl.extend(fr.result.ids.tolist())
+        else:
+            self.frustum_item.setVisible(False)
+        if parts and sum(len(p) for p in parts):
+            self.query_nodes.setData(pos=np.concatenate(parts), color=np.concatenate(colours))
+            self.query_nodes.setVisible(True)
+        else:
+            self.query_nodes.setVisible(False)
+        doc = st.document
+        if hl and doc is not None:
+            lo, hi = doc.scene.bounds_of([i for i in set(hl) if i in doc.scene])
+            self.highlight.setData(pos=box_lines(lo, hi))
+            self.highlight.setVisible(True)
+        else:
+            self.highlight.setVisible(False)
+        row = st.inspected_node
+        if table is not None and 0 <= row < len(table):
+            self.inspected.setData(pos=box_lines(table.lo[row], table.hi[row]))
+            self.inspected.setVisible(True)
+        else:
+            self.inspected.setVisible(False)
+        self.update()
+
+    def _scene_extent(self) -> float:
+        doc = self.state.document
+        if doc is None:
+            return 1024.0
+        lo, hi = doc.scene.bounds()
+        return max(float(np.linalg.norm(hi - lo)), 256.0)
+
+    # ------------------------------------------------------------------ camera
+    def camera_shot(self) -> CameraShot:
+        """The current camera as a :class:`CameraShot` (for the frustum tool)."""
+        pos = np.array(list(self.cameraPosition()), dtype=np.float64)
+        c = self.opts["center"]
+        centre = np.array([c.x(), c.y(), c.z()])
+        forward = centre - pos
+        w, h = max(self.width(), 1), max(self.height(), 1)
+        fov_x = math.radians(self.opts["fov"])
+        fov_y = math.degrees(2 * math.atan(math.tan(fov_x / 2) * h / w))
+        return CameraShot(pos, forward, (0, 0, 1), fov_y, w / h, near=4.0,
+                          far=float(self.opts["distance"]) * 1.5)
+
+    def inverse_mvp(self) -> np.ndarray:
+        w, h = max(self.width(), 1), max(self.height(), 1)
+        proj = self.projectionMatrix((0, 0, w, h), (0, 0, w, h))
+        mvp = proj * self.viewMatrix()
+        m = np.array(mvp.data(), dtype=np.float64).reshape(4, 4).T  # Qt stores column-major
+        return np.linalg.inv(m)
+
+    def ray_at(self, x: float, y: float):
+        """World ``(origin, direction)`` through widget pixel ``(x, y)``."""
+        return pixel_ray(self.inverse_mvp(), x, y, max(self.width(), 1), max(self.height(), 1))
+
+    # ------------------------------------------------------------------ input
+    def mousePressEvent(self, ev) -> None:
+        self._press_pos = ev.position()
+        super().mousePressEvent(ev)
+
+    def mouseMoveEvent(self, ev) -> None:
+        if self.fly_mode and ev.buttons() == Qt.LeftButton:
+            pos = ev.position()
+            last = getattr(self, "mousePos", pos)
+            diff = pos - last
+            self.mousePos = pos
+            # look around: turn the camera about its own position, not the orbit centre
+            eye = self.cameraPosition()
+            self.opts["azimuth"] -= diff.x() * 0.3
+            self.opts["elevation"] = max(-89.0, min(89.0, self.opts["elevation"] + diff.y() * 0.3))
+            self._keep_eye(eye)
+            self.update()
+            return
+        super().mouseMoveEvent(ev)
+
+    def mouseReleaseEvent(self, ev) -> None:
+        press, self._press_pos = self._press_pos, None
+        if ev.button() == Qt.LeftButton and press is not None:
+            moved = ev.position() - press
+            if abs(moved.x()) + abs(moved.y()) <= 3:
+                origin, direction = self.ray_at(ev.position().x(), ev.position().y())
+                self.pick_requested.emit(origin, direction, ev.modifiers())
+        super().mouseReleaseEvent(ev)
+
+    def _keep_eye(self, eye) -> None:
+        """Move the orbit centre so the camera stays at ``eye`` after a rotation."""
+        dist = self.opts["distance"]
+        elev, azim = math.radians(self.opts["elevation"]), math.radians(self.opts["azimuth"])
+        offset = QVector3D(dist * math.cos(elev) * math.cos(azim), dist * math.cos(elev) * math.sin(azim),
+                           dist * math.sin(elev))
+        self.opts["center"] = QVector3D(eye) - offset
+
+    def set_fly_mode(self, on: bool) -> None:
+        self.fly_mode = bool(on)
+        if not on:
+            self._fly_keys.clear()
+            self._fly_timer.stop()
+        self.state.status_message.emit("Fly mode: WASD to move, Q/E down/up, drag to look, Z to leave"
+                                       if on else "Orbit mode")
+
+    _FLY = {Qt.Key_W, Qt.Key_A, Qt.Key_S, Qt.Key_D, Qt.Key_Q, Qt.Key_E}
+
+    def keyPressEvent(self, ev) -> None:
+        if ev.key() == Qt.Key_Z and not ev.modifiers():
+            self.set_fly_mode(not self.fly_mode)
+            return
+        if self.fly_mode and ev.key() in self._FLY:
+            if not ev.isAutoRepeat():
+                self._fly_keys.add(ev.key())
+                self._fly_step()
+                self._fly_timer.start()
+            return
+        super().keyPressEvent(ev)
+
+    def keyReleaseEvent(self, ev) -> None:
+        if ev.key() in self._FLY and not ev.isAutoRepeat():
+            self._fly_keys.discard(ev.key())
+            if not self._fly_keys:
+                self._fly_timer.stop()
+            return
+        super().keyReleaseEvent(ev)
+
+    def _fly_step(self) -> None:
+        if not self._fly_keys:
+            return
+        eye = np.array(list(self.cameraPosition()))
+        c = self.opts["center"]
+        forward = np.array([c.x(), c.y(), c.z()]) - eye
+        forward /= max(np.linalg.norm(forward), 1e-9)
+        right = np.cross(forward, [0, 0, 1.0])
+        right /= max(np.linalg.norm(right), 1e-9)
+        speed = max(self.state.grid_size, 8) * 0.5
+        move = np.zeros(3)
+        k = self._fly_keys
+        move += forward * ((Qt.Key_W in k) - (Qt.Key_S in k))
+        move += right * ((Qt.Key_D in k) - (Qt.Key_A in k))
+        move[2] += (Qt.Key_E in k) - (Qt.Key_Q in k)
+        self.opts["center"] = c + QVector3D(*(move * speed))
+        self.update()
+
+    # ------------------------------------------------------------------ rendering
+    def paintGL(self, *args, **kwargs) -> None:
+        start = time.perf_counter()
+        super().paintGL(*args, **kwargs)
+        self.frame_ms = (time.perf_counter() - start) * 1e3
+        self.frame_rendered.emit(self.frame_ms)
