@@ -224,7 +224,7 @@ def _load_extra_subcommands() -> None:
     """Subcommands living in their own modules register themselves on import."""
     import importlib
 
-    for module in ("editor.cli_convert",):
+    for module in ("editor.cli_convert", "editor.cli_simulate"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -476,17 +476,22 @@ class Simulation:
         return b.ids[rows], lo, hi, b.awake[rows].copy()
 
     def lifespan_histogram(self) -> dict:
-        """Counts of node lifespans in the current node table.
+        """Lifespans of the current node table (see :func:`lifespan_histogram`)."""
+        return lifespan_histogram(self.index)
 
-        ``max``: ``{lifespan_max: nodes}`` over nodes with a lifespan (non-root rows of trees
-        that keep empty nodes); ``counting_down``: ``{lifespan_left: nodes}`` over nodes whose
-        countdown runs now.
-        """
-        nodes = self.index.nodes()
-        with_max = nodes.lifespan_max[nodes.lifespan_max > 0]
-        counting = nodes.lifespan_left[nodes.lifespan_left > 0]
-        return {"max": {int(v): int(c) for v, c in zip(*np.unique(with_max, return_counts=True))},
-                "counting_down": {int(v): int(c) for v, c in zip(*np.unique(counting, return_counts=True))}}
+
+def lifespan_histogram(index: SpatialIndex) -> dict:
+    """Counts of node lifespans in ``index.nodes()``.
+
+    ``max``: ``{lifespan_max: nodes}`` over nodes that have a lifespan (non-root rows of trees
+    that keep emptied nodes); ``counting_down``: ``{lifespan_left: nodes}`` over nodes whose
+    countdown runs now. Both are empty for backends without lifespans.
+    """
+    nodes = index.nodes()
+    with_max = nodes.lifespan_max[nodes.lifespan_max > 0]
+    counting = nodes.lifespan_left[nodes.lifespan_left > 0]
+    return {"max": {int(v): int(c) for v, c in zip(*np.unique(with_max, return_counts=True))},
+            "counting_down": {int(v): int(c) for v, c in zip(*np.unique(counting, return_counts=True))}}
 
 
 class Timeline:

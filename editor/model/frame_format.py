@@ -1,0 +1,250 @@
+"""The line-oriented JSON frame format a running game can write (see ``docs/frame-format.md``).
+
+One JSON object per line::
+
+    {"static": [[id, minx, miny, minz, maxx, maxy, maxz], ...], "meta": {...}}   (optional, first)
+    {"frame": n, "objects": [[id, minx, miny, minz, maxx, maxy, maxz, awake], ...]}
+
+Every frame line lists every dynamic object alive at the end of that frame; an id that appears
+is a spawn, an id that disappears a despawn. ``awake`` is ``true``/``false`` (or ``1``/``0``)
+and may be left out (awake). Frame numbers increase. Blank lines are skipped.
+
+:func:`load_frame_lines` reads the whole file before building anything: a malformed line
+raises :class:`~spatial.errors.ParseError` (``path:line:column: message``) and nothing is
+half-loaded. :func:`write_frame_lines` writes a recording in the same format.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from spatial.errors import ParseError
+from spatial.objects import MAX_ID
+
+from .recording import FrameRecord, Recording
+
+FRAME_KEYS = {"frame", "objects"}
+HEADER_KEYS = {"static", "meta"}
+
+
+class _Line:
+    """One line of the file with helpers that locate what is wrong in it."""
+
+    def __init__(self, path: str, number: int, text: str) -> None:
+        self.path, self.number, self.text = path, number, text
+
+    def fail(self, column: int, message: str) -> ParseError:
+        return ParseError(self.path, self.number, max(column, 1), message)
+
+    def key_column(self, key: str) -> int:
+        at = self.text.find(json.dumps(key))
+        return at + 1 if at >= 0 else 1
+
+    def element_column(self, key: str, index: int, sub: int | None = None) -> int:
+        """Column of element ``index`` of the array under ``key`` (or of its item ``sub``)."""
+        start = self.text.find(json.dumps(key))
+        if start < 0:
+            return 1
+        pos = self.text.find("[", start)
+        if pos < 0:
+            return start + 1
+        text = self.text
+        depth = 0
+        expect = [False] * 64      # per depth: the next significant character starts a value
+        seen = [-1] * 64           # per depth: values started so far
+        in_string = escape = False
+        element = -1
+        for i in range(pos, len(text)):
+            ch = text[i]
+            if in_string:
+                if escape:
+                    escape = False
+                elif ch == "\\":
+                    escape = True
+                elif ch == '"':
+                    in_string = False
+                continue
+            if ch in " \t\r":
+                continue
+            if ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    break
+                continue
+            if ch == ",":
+                expect[depth] = True
+                continue
+            if ch == ":":
+                continue
+            if depth < 64 and expect[depth]:
+                expect[depth] = False
+                seen[depth] += 1
+                if depth == 1:
+                    element = seen[1]
+                    if element == index and sub is None:
+                        return i + 1
+                elif depth == 2 and element == index and seen[2] == sub:
+                    return i + 1
+            if ch == '"':
+                in_string = True
+            elif ch in "[{":
+                depth += 1
+                if depth < 64:
+                    expect[depth] = True
+                    seen[depth] = -1
+        return start + 1
+
+
+def _number(line: _Line, key: str, index: int, sub: int, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise line.fail(line.element_column(key, index, sub),
+                        f"{key}[{index}][{sub}]: expected a finite number, got {json.dumps(value)}")
+    return float(value)
+
+
+def _object_rows(line: _Line, key: str, rows: Any, with_awake: bool):
+    if not isinstance(rows, list):
+        raise line.fail(line.key_column(key), f"'{key}' must be a list of objects")
+    n = len(rows)
+    ids = np.empty(n, dtype=np.int64)
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    awake = np.ones(n, dtype=bool)
+    sizes = (7, 8) if with_awake else (7,)
+    shape = "[id, minx, miny, minz, maxx, maxy, maxz" + (", awake]" if with_awake else "]")
+    seen: dict[int, int] = {}
+    for k, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) not in sizes:
+            got = f"{len(row)} items" if isinstance(row, list) else json.dumps(row)
+            raise line.fail(line.element_column(key, k), f"{key}[{k}]: expected {shape}, got {got}")
+        oid = row[0]
+        if isinstance(oid, bool) or not isinstance(oid, int) or not 0 <= oid < MAX_ID:
+            raise line.fail(line.element_column(key, k, 0),
+                            f"{key}[{k}]: id must be an integer in [0, {MAX_ID}), got {json.dumps(oid)}")
+        if oid in seen:
+            raise line.fail(line.element_column(key, k, 0),
+                            f"{key}[{k}]: id {oid} already listed at {key}[{seen[oid]}]")
+        seen[oid] = k
+        ids[k] = oid
+        for axis in range(3):
+            lo[k, axis] = _number(line, key, k, 1 + axis, row[1 + axis])
+            hi[k, axis] = _number(line, key, k, 4 + axis, row[4 + axis])
+        if (lo[k] > hi[k]).any():
+            raise line.fail(line.element_column(key, k),
+                            f"{key}[{k}]: min {lo[k].tolist()} exceeds max {hi[k].tolist()}")
+        if len(row) == 8:
+            flag = row[7]
+            if flag not in (True, False, 0, 1) or isinstance(flag, float):
+                raise line.fail(line.element_column(key, k, 7),
+                                f"{key}[{k}]: awake must be true, false, 1 or 0, got {json.dumps(flag)}")
+            awake[k] = bool(flag)
+    return ids, lo, hi, awake
+
+
+def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Recording:
+    """Read a frame-lines file into a :class:`Recording` (all or nothing).
+
+    Parameters
+    ----------
+    path : path-like
+    capacity : int, optional
+        Ring capacity; default: every frame of the file.
+
+    Raises
+    ------
+    ParseError
+        ``path:line:column: message`` for the first malformed line (nothing is returned).
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            lines = fh.read().split("\n")
+    except OSError as exc:
+        raise ParseError(name, 0, 0, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ParseError(name, 1, 1, f"not UTF-8 text: {exc.reason}") from None
+    static = None
+    meta: dict = {}
+    records: list[FrameRecord] = []
+    previous_ids = np.empty(0, dtype=np.int64)
+    static_ids = np.empty(0, dtype=np.int64)
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        line = _Line(name, number, text)
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise line.fail(exc.colno, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(doc, dict):
+            raise line.fail(1, "expected a JSON object per line")
+        unknown = sorted(set(doc) - FRAME_KEYS - HEADER_KEYS)
+        if unknown:
+            raise line.fail(line.key_column(unknown[0]), f"unknown key '{unknown[0]}'")
+        if "static" in doc or "meta" in doc:
+            if records or static is not None:
+                key = "static" if "static" in doc else "meta"
+                raise line.fail(line.key_column(key), f"'{key}' may only come once, before the first frame")
+            if "meta" in doc:
+                if not isinstance(doc["meta"], dict):
+                    raise line.fail(line.key_column("meta"), "'meta' must be an object")
+                meta = doc["meta"]
+            ids, lo, hi, _ = _object_rows(line, "static", doc.get("static", []), with_awake=False)
+            static = (ids, lo, hi)
+            static_ids = np.sort(ids)
+        if "frame" not in doc:
+            if "objects" in doc:
+                raise line.fail(line.key_column("objects"), "'objects' without 'frame'")
+            if static is None:
+                raise line.fail(1, "expected 'frame' and 'objects'")
+            continue
+        frame = doc["frame"]
+        if isinstance(frame, bool) or not isinstance(frame, int) or frame < 0:
+            raise line.fail(line.key_column("frame"), f"'frame' must be an integer >= 0, got {json.dumps(frame)}")
+        if records and frame <= records[-1].frame:
+            raise line.fail(line.key_column("frame"),
+                            f"frame {frame} does not follow frame {records[-1].frame}")
+        if "objects" not in doc:
+            raise line.fail(1, "missing 'objects'")
+        ids, lo, hi, awake = _object_rows(line, "objects", doc["objects"], with_awake=True)
+        clash = np.flatnonzero(np.isin(ids, static_ids))
+        if len(clash):
+            raise line.fail(line.element_column("objects", int(clash[0]), 0),
+                            f"objects[{int(clash[0])}]: id {int(ids[clash[0]])} is a static object")
+        order = np.argsort(ids)
+        ids, lo, hi, awake = ids[order], lo[order], hi[order], awake[order]
+        spawned = np.setdiff1d(ids, previous_ids) if records else np.empty(0, dtype=np.int64)
+        despawned = np.setdiff1d(previous_ids, ids)
+        records.append(FrameRecord(frame, ids, lo, hi, awake, spawned, despawned))
+        previous_ids = ids
+    if not records:
+        raise ParseError(name, max(len(lines), 1), 1, "no frame lines found")
+    if static is None:
+        static = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)))
+    meta = {**meta, "source": name}
+    recording = Recording(*static, capacity=capacity or len(records), meta=meta)
+    for record in records:
+        recording.append(record)
+    return recording
+
+
+def _box_row(oid, lo, hi) -> list:
+    return [int(oid)] + [float(v) for v in lo] + [float(v) for v in hi]
+
+
+def write_frame_lines(recording: Recording, path: str | os.PathLike) -> None:
+    """Write ``recording`` as frame lines (a header line with the static objects first)."""
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        header = {"static": [_box_row(i, lo, hi) for i, lo, hi in
+                             zip(recording.static_ids, recording.static_lo, recording.static_hi)]}
+        if recording.meta:
+            header["meta"] = recording.meta
+        fh.write(json.dumps(header, separators=(",", ":")) + "\n")
+        for rec in recording:
+            objects = [_box_row(i, lo, hi) + [bool(a)] for i, lo, hi, a in
+                       zip(rec.ids, rec.lo, rec.hi, rec.awake)]
+            fh.write(json.dumps({"frame": rec.frame, "objects": objects}, separators=(",", ":")) + "\n")
