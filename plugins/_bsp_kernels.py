@@ -64,19 +64,20 @@ def is_axial(plane):
 
 
 @numba.njit(cache=True, nogil=True)
-def locate_point(p, planes, front, back):
-    """Leaf row holding the float point ``p``, ties on a plane going to the front.
+def holds_point(leaf, p, planes, front, parent):
+    """True when ``leaf`` is the leaf of the float point ``p``, ties on a plane going front.
 
-    Every object whose box contains ``p`` is stored in that leaf (see the module docstring), so
-    the leaf is a canonical meeting place for two overlapping objects.
+    Each point has exactly one such leaf, and every object whose box contains ``p`` is stored
+    in it (see the module docstring), so it is a canonical meeting place for two overlapping
+    objects. Walking up from the leaf stops at the first plane that sends ``p`` elsewhere.
     """
-    node = 0
-    while front[node] >= 0:
-        if point_side(planes[node], p) >= 0.0:
-            node = front[node]
-        else:
-            node = back[node]
-    return node
+    node = leaf
+    while parent[node] >= 0:
+        up = parent[node]
+        if (point_side(planes[up], p) >= 0.0) != (front[up] == node):
+            return False
+        node = up
+    return True
 
 
 # --------------------------------------------------------------------------- build
@@ -746,12 +747,12 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
 
 # --------------------------------------------------------------------------- pairs
 @numba.njit(cache=True, nogil=True)
-def leaf_pairs(planes, front, back, leaf_start, leaf_count, items, lo, hi, active, only_active,
+def leaf_pairs(planes, front, parent, leaf_start, leaf_count, items, lo, hi, active, only_active,
                refcount):
     """Overlapping pairs of every leaf, each reported once, and the tests made per node.
 
     A pair met in several leaves is reported only in the leaf holding the lower corner of the
-    two boxes' intersection (:func:`locate_point`), which holds both objects. Objects referenced
+    two boxes' intersection (:func:`holds_point`), which holds both objects. Objects referenced
     once need no such check: their pairs can only be met in one leaf.
     """
     n_nodes = len(front)
@@ -784,7 +785,7 @@ def leaf_pairs(planes, front, back, leaf_start, leaf_count, items, lo, hi, activ
                 if refcount[a] > 1 and refcount[b] > 1:
                     for ax in range(3):
                         p[ax] = max(lo[a, ax], lo[b, ax])
-                    if locate_point(p, planes, front, back) != node:
+                    if not holds_point(node, p, planes, front, parent):
                         continue
                 if m == out.shape[0]:
                     out = _grow_rows(out, 2 * m)

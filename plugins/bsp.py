@@ -254,7 +254,7 @@ class BSPTree(SpatialIndex):
         if len(active) == 0:
             active = np.zeros(1, dtype=bool)
         pairs, node_tests = kernels.leaf_pairs(
-            self._planes, self._front, self._back, self._leaf_start, self._leaf_count,
+            self._planes, self._front, self._parent, self._leaf_start, self._leaf_count,
             self._items, self.objects.lo, self.objects.hi, active, mode == "active",
             self._refcount)
         return pairs, int(node_tests.sum()), node_tests
