@@ -130,20 +130,29 @@ class Brush:
         return moved.translated(new_lo - lo)
 
 
-def build_solids(brushes, *, what: str = "brush") -> None:
+def build_solids(brushes, *, what: str = "brush", on_error: str = "raise") -> list[int]:
     """Compute the solids of many brushes in one compiled call (loaders use this).
 
-    Raises ``GeometryError`` naming ``what`` and the position of the first bad brush.
+    With ``on_error="raise"`` a ``GeometryError`` names ``what`` and the position of the first
+    brush that is not a closed solid; with ``"none"`` the positions of such brushes are
+    returned instead (their solids are left uncomputed).
     """
-    brushes = [b for b in brushes if "solid" not in b._cache]
-    if not brushes:
-        return
+    brushes = list(brushes)
+    todo = [k for k, b in enumerate(brushes) if "solid" not in b._cache]
+    if not todo:
+        return []
+    positions, brushes = todo, [brushes[k] for k in todo]
     sb = _spatial_brush()
     counts = np.array([len(b.faces) for b in brushes], dtype=np.int64)
     points = np.array([f.points for b in brushes for f in b.faces], dtype=np.float64).reshape(-1, 3, 3)
     normals, dists = sb.planes_from_points(points, what=what)
-    solids = sb.brushes_from_plane_arrays(normals, dists, counts, what=what)
+    solids = sb.brushes_from_plane_arrays(normals, dists, counts, what=what, on_error=on_error)
     offsets = np.concatenate([[0], np.cumsum(counts)])
+    failed = []
     for b, brush in enumerate(brushes):
         brush._cache["planes"] = (normals[offsets[b]:offsets[b + 1]], dists[offsets[b]:offsets[b + 1]])
-        brush._cache["solid"] = solids[b]
+        if solids[b] is None:
+            failed.append(positions[b])
+        else:
+            brush._cache["solid"] = solids[b]
+    return failed
