@@ -88,7 +88,7 @@ class BSPTree(SpatialIndex):
     dims = 3
     branching = 2
     description = ("BSP tree: split planes chosen from the level's brush faces (or box faces), "
-                   "balancing sides against straddlers; compiled, rebuilt after edits.")
+                   "balancing sides against straddlers; compiled, edits applied in batches.")
     Params = BSPParams
     param_variants: ClassVar[list[dict]] = [
         {"space": "2d"}, {"space": "2d", "plane": "xz"}, {"min_objects": 1}, {"split_weight": 0.0},
@@ -287,16 +287,28 @@ class BSPTree(SpatialIndex):
         return self._items[start:start + self._leaf_count[row]].copy()
 
     def node_planes(self) -> np.ndarray:
-        """Split plane of every node row as ``(K, 4)`` rows ``(nx, ny, nz, d)``; NaN for leaves.
+        """Split plane of every row of :meth:`nodes`.
 
-        A node's front child holds the objects whose boxes meet ``n . x + d >= 0``.
+        Returns
+        -------
+        ndarray, shape (K, 4), float64
+            Rows ``(nx, ny, nz, d)`` with a unit normal; NaN for leaves. The front child of a
+            node holds the objects whose boxes meet ``n . x + d >= 0``, the back child those
+            meeting ``n . x + d <= 0`` (a box touching the plane is in both).
         """
         self._flush()
         return self._planes.copy()
 
     def node_plane_sources(self) -> np.ndarray:
-        """Per node row: the index into ``split_planes`` of its plane, -1 for a box-face plane
-        or a leaf (leaves have NaN rows in :meth:`node_planes`)."""
+        """Where each node's split plane came from.
+
+        Returns
+        -------
+        ndarray, shape (K,), int64
+            For an inner node, the row of ``split_planes`` (the planes offered with
+            :meth:`set_split_planes`) it split on, or -1 when it split on a face of an object's
+            box (nothing usable was offered). -1 for leaves.
+        """
         self._flush()
         return self._source.copy()
 

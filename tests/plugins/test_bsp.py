@@ -122,6 +122,10 @@ def test_higher_balance_weight_gives_a_shallower_tree():
         depths.append(stats["max_depth"])
         balances.append(stats["balance"])
     assert depths[0] > depths[1] > depths[2], depths
+    tree = BSPTree(balance_weight=0.0, split_weight=1.0, max_depth=9)
+    tree.build(ids, lo, hi)
+    assert tree.stats()["max_depth"] == 9
+    tree.validate()
     assert balances[0] > balances[2], balances
 
 
@@ -153,8 +157,7 @@ def test_2d_tree_splits_with_vertical_planes_only(plane, up):
     assert (tree.node_planes()[rows, up] == 0).all()
     table = tree.nodes()
     assert (table.lo[:, up] == table.lo[0, up]).all() and (table.hi[:, up] == table.hi[0, up]).all()
-    tree.set_split_planes(offered_planes(rng, 80, 80))  # a third of the tilted ones are walls
-    walls = offered_planes(rng, 0, 40)
+    walls = offered_planes(rng, 0, 40)  # tilted planes made vertical; the rest mostly are not
     walls[:, up] = 0.0
     walls[:, :3] /= np.linalg.norm(walls[:, :3], axis=1, keepdims=True)
     tree.set_split_planes(np.vstack([offered_planes(rng, 80, 80), walls]))
