@@ -1,0 +1,40 @@
+"""Opening files by kind, and the scene description the headless commands use."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from editor.model.demo import DEMO_PATH, build_demo_scene
+from editor.model.loading import demo_document, document_source, load_document
+from editor.model.stats import scene_counts
+from spatial.errors import PartitionStudioError
+from tests.conftest import shared_file
+
+
+def test_native_and_demo_documents_agree():
+    assert load_document(DEMO_PATH).state() == demo_document().state()
+
+
+def test_a_map_file_goes_through_the_registered_importer():
+    path = shared_file("quake", "quake_id1_dm1.map")
+    scene = load_document(path)
+    assert scene_counts(scene)["brushes"] == 517
+
+
+def test_unknown_kinds_and_missing_files_name_the_file(tmp_path):
+    with pytest.raises(PartitionStudioError, match=r"level\.xyz: no importer.*\*\.json"):
+        load_document(tmp_path / "level.xyz")
+    with pytest.raises(PartitionStudioError, match="missing.map: no such file"):
+        load_document(tmp_path / "missing.map")
+
+
+def test_document_source_describes_the_indexed_objects():
+    scene = build_demo_scene()
+    src = document_source(scene, "demo")
+    counts = scene_counts(scene)
+    assert src.counts["objects"] == counts["objects"] == len(src.ids)
+    assert src.counts["triangles"] == 0 and src.counts["segments"] == 0
+    np.testing.assert_array_equal(src.ids, scene.indexed_ids())
+    assert src.dynamic.sum() == len(scene.point_entity_ids())
+    assert (src.lo <= src.hi).all() and len(src.split_planes) > 0
+    assert src.backend == scene.settings.backend and src.document is scene
