@@ -76,6 +76,7 @@ _INVARIANTS = {
     17: "slot {0} is counted with the wrong active flag",
     18: "slot {0} lies outside the root square",
     19: "inner node {0} holds objects of its own",
+    20: "leaf {0} counts {1} references for a split, actually {2}",
 }
 
 
@@ -287,11 +288,11 @@ class Quadtree(SpatialIndex):
         return RayBatchResult(ids, t, visited, tested)
 
     def _pairs(self, mode):
-        a0, a1, _ = self._axes
+        a0, a1, a2 = self._axes
         obj = self.objects
         node_tests = np.zeros(len(self._ni), dtype=np.int64)
         pairs, tests = qk.pairs(self._nf, self._ni, self._ri, obj.lo, obj.hi, self._oact,
-                                a0, a1, mode == "active", node_tests)
+                                a0, a1, a2, mode == "active", node_tests)
         order = self._rows()[0]
         return pairs, tests, node_tests[order]
 

@@ -9,7 +9,8 @@ Storage is pooled so every kernel works on a handful of flat arrays:
 * ``ni`` ``(cap, NI_COLS)`` int64 per node: first child (the four children of a node are
   consecutive rows), parent, depth, head of the bucket list, bucket size, references in the
   subtree, references to *active* objects in the subtree (a node is awake when this is > 0),
-  the free-list link and a scratch stamp.
+  the free-list link, a scratch stamp and, for a leaf, the number of references its objects
+  would have among its four children (so whether a split pays off is known without a scan).
 * ``ri`` ``(cap, 2)`` int64: bucket entries (slot, next) in singly linked lists.
 * ``meta`` int64 scalars (pool tops, free lists, the stamp counter, live node count).
 * per object slot: ``ob`` ``(cap, 4)`` the plane box the tree holds the object under
@@ -30,8 +31,8 @@ SQ_LO0, SQ_LO1, SQ_HI0, SQ_HI1 = 0, 1, 2, 3
 C_LO, C_HI = 4, 7
 NF_COLS = 10
 # node int columns
-CHILD, PARENT, DEPTH, HEAD, COUNT, REFS, ACTIVE, NEXT_FREE, MARK = 0, 1, 2, 3, 4, 5, 6, 7, 8
-NI_COLS = 9
+CHILD, PARENT, DEPTH, HEAD, COUNT, REFS, ACTIVE, NEXT_FREE, MARK, SPLIT = range(10)
+NI_COLS = 10
 FREED = -2  # PARENT of a node row on the free list
 # reference columns
 R_SLOT, R_NEXT = 0, 1
@@ -91,6 +92,7 @@ def _init_node(nf, ni, n, lo0, lo1, hi0, hi1, parent, depth):
     ni[n, ACTIVE] = 0
     ni[n, NEXT_FREE] = -1
     ni[n, MARK] = 0
+    ni[n, SPLIT] = 0
 
 
 @numba.njit(cache=True)
@@ -130,7 +132,18 @@ def _free_group(ni, meta, g):
 
 
 @numba.njit(cache=True)
-def _push_ref(ni, ri, meta, node, s):
+def _quarters(nf, node, b0, b1, c0, c1):
+    """How many of the four children of ``node`` the plane box ``[b0, c0] x [b1, c1]`` (which
+    overlaps the node) would overlap."""
+    m0 = 0.5 * (nf[node, SQ_LO0] + nf[node, SQ_HI0])
+    m1 = 0.5 * (nf[node, SQ_LO1] + nf[node, SQ_HI1])
+    nx = (1 if b0 <= m0 else 0) + (1 if c0 >= m0 else 0)
+    ny = (1 if b1 <= m1 else 0) + (1 if c1 >= m1 else 0)
+    return nx * ny
+
+
+@numba.njit(cache=True)
+def _push_ref(nf, ni, ri, meta, ob, node, s):
     r = meta[M_FREE_REF]
     if r >= 0:
         meta[M_FREE_REF] = ri[r, R_NEXT]
@@ -142,6 +155,7 @@ def _push_ref(ni, ri, meta, node, s):
     ri[r, R_NEXT] = ni[node, HEAD]
     ni[node, HEAD] = r
     ni[node, COUNT] += 1
+    ni[node, SPLIT] += _quarters(nf, node, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3])
     return ri
 
 
@@ -153,7 +167,7 @@ def _free_ref(ri, meta, r):
 
 
 @numba.njit(cache=True)
-def _unlink(ni, ri, meta, node, s):
+def _unlink(nf, ni, ri, meta, ob, node, s):
     """Remove slot ``s`` from the bucket of ``node``; False if it was not there."""
     prev = -1
     r = ni[node, HEAD]
@@ -166,6 +180,7 @@ def _unlink(ni, ri, meta, node, s):
                 ri[prev, R_NEXT] = nxt
             _free_ref(ri, meta, r)
             ni[node, COUNT] -= 1
+            ni[node, SPLIT] -= _quarters(nf, node, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3])
             return True
         prev = r
         r = nxt
@@ -245,23 +260,14 @@ def leaves_of(nf, ni, b0, b1, c0, c1, out):
 
 
 @numba.njit(cache=True)
-def split_worthy(nf, ni, ri, ob, node, cap, max_depth, max_dup):
+def split_worthy(nf, ni, node, cap, max_depth, max_dup):
     """Should this leaf split? Only when over capacity, above ``max_depth``, and when the split
     separates its objects: not every object lands in all four children, and on average each
     lands in at most ``max_dup`` of them (else splitting multiplies references for nothing)."""
     cnt = ni[node, COUNT]
     if ni[node, CHILD] >= 0 or cnt <= cap or ni[node, DEPTH] >= max_depth:
         return False
-    m0 = 0.5 * (nf[node, SQ_LO0] + nf[node, SQ_HI0])
-    m1 = 0.5 * (nf[node, SQ_LO1] + nf[node, SQ_HI1])
-    total = 0
-    r = ni[node, HEAD]
-    while r >= 0:
-        s = ri[r, R_SLOT]
-        nx = (1 if ob[s, 0] <= m0 else 0) + (1 if ob[s, 2] >= m0 else 0)
-        ny = (1 if ob[s, 1] <= m1 else 0) + (1 if ob[s, 3] >= m1 else 0)
-        total += nx * ny
-        r = ri[r, R_NEXT]
+    total = ni[node, SPLIT]
     return total < 4 * cnt and total <= max_dup * cnt
 
 
@@ -297,7 +303,7 @@ def _split(nf, ni, ri, meta, ob, oact, lo, hi, node):
             in1 = high1 if (k & 2) else low1
             if in0 and in1:
                 c = g + k
-                ri = _push_ref(ni, ri, meta, c, s)
+                ri = _push_ref(nf, ni, ri, meta, ob, c, s)
                 ni[c, REFS] += 1
                 ni[c, ACTIVE] += a
                 _expand(nf, c, lo, hi, s)
@@ -308,6 +314,7 @@ def _split(nf, ni, ri, meta, ob, oact, lo, hi, node):
     ni[node, CHILD] = g
     ni[node, HEAD] = -1
     ni[node, COUNT] = 0
+    ni[node, SPLIT] = 0
     _walk_up(nf, ni, node, new_refs - old_refs, new_act - old_act, lo, hi, -1)
     for k in range(4):
         _enclose_up(nf, ni, g + k, g + k)
@@ -323,7 +330,7 @@ def _settle(nf, ni, ri, meta, ob, oact, lo, hi, start, cap, max_depth, max_dup):
     while top:
         top -= 1
         node = stack[top]
-        if split_worthy(nf, ni, ri, ob, node, cap, max_depth, max_dup):
+        if split_worthy(nf, ni, node, cap, max_depth, max_dup):
             nf, ni, ri = _split(nf, ni, ri, meta, ob, oact, lo, hi, node)
             first = ni[node, CHILD]
             for k in range(4):
@@ -366,7 +373,7 @@ def _fits(ni, ri, meta, mark, node, cap):
 
 
 @numba.njit(cache=True)
-def _collapse(nf, ni, ri, meta, mark, oact, lo, hi, node, cap):
+def _collapse(nf, ni, ri, meta, mark, ob, oact, lo, hi, node, cap):
     """Free every descendant of ``node`` and make it a leaf holding their distinct objects."""
     meta[M_STAMP] += 1
     stamp = meta[M_STAMP]
@@ -400,13 +407,14 @@ def _collapse(nf, ni, ri, meta, mark, oact, lo, hi, node, cap):
     ni[node, CHILD] = -1
     ni[node, HEAD] = -1
     ni[node, COUNT] = 0
+    ni[node, SPLIT] = 0
     for j in range(3):
         nf[node, C_LO + j] = np.inf
         nf[node, C_HI + j] = -np.inf
     act = 0
     for j in range(k):
         s = keep[j]
-        ri = _push_ref(ni, ri, meta, node, s)
+        ri = _push_ref(nf, ni, ri, meta, ob, node, s)
         _expand(nf, node, lo, hi, s)
         if oact[s]:
             act += 1
@@ -416,7 +424,7 @@ def _collapse(nf, ni, ri, meta, mark, oact, lo, hi, node, cap):
 
 
 @numba.njit(cache=True)
-def _collapse_from(nf, ni, ri, meta, mark, oact, lo, hi, leaf, cap):
+def _collapse_from(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaf, cap):
     """After ``leaf`` lost objects: collapse its highest ancestor whose objects fit a bucket."""
     p = ni[leaf, PARENT]
     best = -1
@@ -424,7 +432,7 @@ def _collapse_from(nf, ni, ri, meta, mark, oact, lo, hi, leaf, cap):
         best = p
         p = ni[p, PARENT]
     if best >= 0:
-        ri = _collapse(nf, ni, ri, meta, mark, oact, lo, hi, best, cap)
+        ri = _collapse(nf, ni, ri, meta, mark, ob, oact, lo, hi, best, cap)
     return ri
 
 
@@ -434,7 +442,7 @@ def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     """Put every slot in the (freshly reset) root, then split top-down."""
     act = 0
     for s in slots:
-        ri = _push_ref(ni, ri, meta, 0, s)
+        ri = _push_ref(nf, ni, ri, meta, ob, 0, s)
         _expand(nf, 0, lo, hi, s)
         if oact[s]:
             act += 1
@@ -451,7 +459,7 @@ def insert(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
         leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
         a = 1 if oact[s] else 0
         for i in range(n):
-            ri = _push_ref(ni, ri, meta, leaves[i], s)
+            ri = _push_ref(nf, ni, ri, meta, ob, leaves[i], s)
             _walk_up(nf, ni, leaves[i], 1, a, lo, hi, s)
         for i in range(n):
             if _alive_leaf(ni, leaves[i]) and ni[leaves[i], COUNT] > cap:
@@ -465,7 +473,7 @@ def _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap, max_de
     """Fix-ups for leaves that lost objects: collapse, or split if now worth it."""
     for i in range(n):
         if _alive_leaf(ni, leaves[i]):
-            ri = _collapse_from(nf, ni, ri, meta, mark, oact, lo, hi, leaves[i], cap)
+            ri = _collapse_from(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves[i], cap)
     for i in range(n):
         if _alive_leaf(ni, leaves[i]) and ni[leaves[i], COUNT] > cap:
             nf, ni, ri = _settle(nf, ni, ri, meta, ob, oact, lo, hi, leaves[i], cap,
@@ -481,7 +489,7 @@ def remove(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, cap, max_depth, max_
         leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
         a = 1 if oact[s] else 0
         for i in range(n):
-            if _unlink(ni, ri, meta, leaves[i], s):
+            if _unlink(nf, ni, ri, meta, ob, leaves[i], s):
                 _walk_up(nf, ni, leaves[i], -1, -a, lo, hi, -1)
         oact[s] = False
         nf, ni, ri = _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap,
@@ -507,21 +515,25 @@ def update(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, a0, a1, cap, max_dep
         changed = False
         for i in range(nb):
             if ni[before[i], MARK] != in_after:
-                _unlink(ni, ri, meta, before[i], s)
+                _unlink(nf, ni, ri, meta, ob, before[i], s)
                 _walk_up(nf, ni, before[i], -1, -a, lo, hi, -1)
                 changed = True
+        old0, old1, old2, old3 = ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3]
+        ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3] = b0, b1, c0, c1
         meta[M_STAMP] += 1
         in_before = meta[M_STAMP]
         for i in range(nb):
             ni[before[i], MARK] = in_before
         for i in range(na):
-            if ni[after[i], MARK] != in_before:
-                ri = _push_ref(ni, ri, meta, after[i], s)
-                _walk_up(nf, ni, after[i], 1, a, lo, hi, s)
+            leaf = after[i]
+            if ni[leaf, MARK] != in_before:
+                ri = _push_ref(nf, ni, ri, meta, ob, leaf, s)
+                _walk_up(nf, ni, leaf, 1, a, lo, hi, s)
                 changed = True
             else:
-                _walk_up(nf, ni, after[i], 0, 0, lo, hi, s)
-        ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3] = b0, b1, c0, c1
+                ni[leaf, SPLIT] += (_quarters(nf, leaf, b0, b1, c0, c1)
+                                    - _quarters(nf, leaf, old0, old1, old2, old3))
+                _walk_up(nf, ni, leaf, 0, 0, lo, hi, s)
         if changed:
             nf, ni, ri = _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, before, nb, cap,
                                      max_depth, max_dup)
@@ -849,8 +861,11 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
 
 # --------------------------------------------------------------------------- pairs
 @numba.njit(cache=True)
-def pairs(nf, ni, ri, lo, hi, oact, a0, a1, only_active, node_tests):
+def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
     """Overlapping pairs, each reported once although found in every leaf both objects share.
+
+    Within a leaf the objects are sorted along the axis the tree ignores and swept: a pair is
+    tested only when the two overlap on that axis, so a leaf's cost tracks its real overlaps.
 
     A pair is reported only by the leaf whose half-open square owns the low corner of the two
     boxes' plane intersection (the root's high edges are closed), a point both boxes contain.
@@ -862,6 +877,10 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, only_active, node_tests):
     m = 0
     tests = 0
     bucket = np.empty(64, dtype=np.int64)
+    keys = np.empty(64)
+    blo = np.empty((64, 3))
+    bhi = np.empty((64, 3))
+    bact = np.empty(64, dtype=np.bool_)
     stack = np.empty(STACK, dtype=np.int64)
     stack[0] = 0
     top = 1
@@ -877,37 +896,55 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, only_active, node_tests):
                 top += 1
             continue
         cnt = ni[n, COUNT]
-        bucket = _grow_1(bucket, cnt)
+        if cnt > bucket.shape[0]:
+            size = max(cnt, 2 * bucket.shape[0])
+            bucket = np.empty(size, dtype=np.int64)
+            keys = np.empty(size)
+            blo = np.empty((size, 3))
+            bhi = np.empty((size, 3))
+            bact = np.empty(size, dtype=np.bool_)
         r = ni[n, HEAD]
         k = 0
         while r >= 0:
             bucket[k] = ri[r, R_SLOT]
+            keys[k] = lo[bucket[k], a2]
             k += 1
             r = ri[r, R_NEXT]
+        order = np.argsort(keys[:cnt])
+        # copy the bounds contiguously in sweep order: the inner loop then stays in cache
+        for i in range(cnt):
+            b = bucket[order[i]]
+            for j in range(3):
+                blo[i, j] = lo[b, j]
+                bhi[i, j] = hi[b, j]
+            bact[i] = oact[b]
+        for i in range(cnt):
+            order[i] = bucket[order[i]]
         lo0, lo1 = nf[n, SQ_LO0], nf[n, SQ_LO1]
         hi0, hi1 = nf[n, SQ_HI0], nf[n, SQ_HI1]
         closed0 = hi0 == root_hi0
         closed1 = hi1 == root_hi1
         local = 0
         for i in range(cnt):
-            a = bucket[i]
-            act_a = oact[a]
+            act_a = bact[i]
+            end = bhi[i, a2]
             for j in range(i + 1, cnt):
-                b = bucket[j]
-                if only_active and not (act_a or oact[b]):
+                if blo[j, a2] > end:
+                    break
+                if only_active and not (act_a or bact[j]):
                     continue
                 local += 1
-                if (lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1]
-                        and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2] and lo[b, 2] <= hi[a, 2]):
-                    p0 = max(lo[a, a0], lo[b, a0])
-                    p1 = max(lo[a, a1], lo[b, a1])
+                if (blo[i, a0] <= bhi[j, a0] and blo[j, a0] <= bhi[i, a0]
+                        and blo[i, a1] <= bhi[j, a1] and blo[j, a1] <= bhi[i, a1]):
+                    p0 = max(blo[i, a0], blo[j, a0])
+                    p1 = max(blo[i, a1], blo[j, a1])
                     if (lo0 <= p0 and (p0 < hi0 or closed0) and lo1 <= p1 and (p1 < hi1 or closed1)):
                         if m == out.shape[0]:
                             grown = np.empty((2 * m, 2), dtype=np.int64)
                             grown[:m] = out[:m]
                             out = grown
-                        out[m, 0] = a
-                        out[m, 1] = b
+                        out[m, 0] = order[i]
+                        out[m, 1] = order[j]
                         m += 1
         node_tests[n] = local
         tests += local
@@ -994,6 +1031,7 @@ def validate(nf, ni, ri, meta, mark, ob, oact, lo, hi, alive, dynamic, awake, a0
             continue
         stamp = meta[M_STAMP]
         length = 0
+        quarters = 0
         r = ni[n, HEAD]
         while r >= 0:
             s = ri[r, R_SLOT]
@@ -1012,14 +1050,17 @@ def validate(nf, ni, ri, meta, mark, ob, oact, lo, hi, alive, dynamic, awake, a0
                 if lo[s, j] < nf[n, C_LO + j] or hi[s, j] > nf[n, C_HI + j]:
                     return 12, n, s, 0
             refs_of[s] += 1
+            quarters += _quarters(nf, n, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3])
             if oact[s]:
                 sub_act[n] += 1
             r = ri[r, R_NEXT]
         if length != ni[n, COUNT]:
             return 6, n, ni[n, COUNT], length
+        if quarters != ni[n, SPLIT]:
+            return 20, n, ni[n, SPLIT], quarters
         sub_refs[n] = length
         if length > cap and ni[n, DEPTH] < max_depth and \
-                split_worthy(nf, ni, ri, ob, n, cap, max_depth, max_dup):
+                split_worthy(nf, ni, n, cap, max_depth, max_dup):
             return 16, n, length, 0
     meta[M_STAMP] += meta[M_NODE_TOP] + 2  # stamps used above must not be reused
     for idx in range(order.shape[0]):
