@@ -1,0 +1,867 @@
+"""Grid backend: uniform cells or a spatial hash; a fine baseline for even densities.
+
+Cell ``(i, j, k)`` covers ``origin + [i, i+1) * cell_size`` (and likewise on y, z); the cell of
+a coordinate is ``floor((x - origin) / cell_size)`` computed one way everywhere. An object is
+stored in every cell from the cell of its ``lo`` to the cell of its ``hi`` (its closed box's
+cells), so a pair or a box-query answer is reported only in the cell holding the *reference
+point* ``max(lo_a, lo_b)`` (``max(object lo, query lo)``): that point lies in both boxes, so that
+cell holds both, and every answer comes out once. Sphere, frustum and ray answers are made
+unique after the search.
+
+Modes
+-----
+``uniform``: a dense ``dims`` grid over the scene bounds at layout time; objects beyond it are
+clamped into the border cells, and the grid is laid out again at the next query when an edit
+left objects outside it. ``hash``: unbounded cells keyed by their integer coordinates in an
+open-addressing hash table; only occupied cells exist.
+
+Cell size and the memory cap
+----------------------------
+``cell_size = 0`` (the default) picks the median over objects of their largest edge (a scene of
+points uses the scene extent divided by the cube root of the count). ``max_cells`` caps both the
+dense cell count and the object references: when a layout would exceed it, the cell size is
+enlarged (auto-coarsening) until it fits; ``stats()`` reports the effective size and
+``coarsened``. Edits rebuild the cell lists lazily at the next query, skipped entirely when no
+object changed its cell range.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.errors import IndexInvariantError
+from spatial.params import param
+
+from . import _kernels_common as K
+
+#: Hash-mode cell coordinates are clamped to +-HASH_HALF so three fit in one 63-bit key.
+HASH_HALF = 1 << 20
+_EMPTY = -1
+
+
+@dataclass(frozen=True)
+class GridParams:
+    """Parameters of :class:`Grid`."""
+
+    mode: str = param("uniform", choices=("uniform", "hash"),
+                      help="Dense uniform cells over the scene, or an unbounded spatial hash.")
+    cell_size: float = param(0.0, lo=0.0, hi=1e9, unit="units", scale="linear",
+                             help="Cell edge length; 0 picks the median object size.")
+    max_cells: int = param(1 << 23, lo=1 << 10, hi=1 << 28, unit="cells", scale="log",
+                           tunable=False,
+                           help="Cap on dense cells and object references; larger layouts "
+                                "are coarsened until they fit.")
+
+
+# --------------------------------------------------------------------------- cell arithmetic
+@numba.njit(cache=True, inline="always")
+def _coord(x, origin, inv, lo_clamp, hi_clamp):
+    # clamp before converting so huge coordinates cannot overflow the integer
+    v = (x - origin) * inv
+    if v < lo_clamp:
+        return np.int64(lo_clamp)
+    if v >= hi_clamp:
+        return np.int64(hi_clamp)
+    return np.int64(np.floor(v))
+
+
+@numba.njit(cache=True, inline="always")
+def _key(cx, cy, cz, dims, hashed):
+    if hashed:
+        return ((cx + HASH_HALF) << 42) | ((cy + HASH_HALF) << 21) | (cz + HASH_HALF)
+    return (cx * dims[1] + cy) * dims[2] + cz
+
+
+@numba.njit(cache=True, inline="always")
+def _slot_of(key, mask):
+    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(29)
+    return np.int64(h & np.uint64(mask))
+
+
+@numba.njit(cache=True, inline="always")
+def _find(key, hashed, dense, tkeys, tvals):
+    if not hashed:
+        return np.int64(dense[key])
+    mask = len(tkeys) - 1
+    i = _slot_of(key, mask)
+    while tkeys[i] != _EMPTY:
+        if tkeys[i] == key:
+            return tvals[i]
+        i = (i + 1) & mask
+    return np.int64(-1)
+
+
+@numba.njit(cache=True)
+def _table_put(tkeys, tvals, key, value):
+    mask = len(tkeys) - 1
+    i = _slot_of(key, mask)
+    while tkeys[i] != _EMPTY and tkeys[i] != key:
+        i = (i + 1) & mask
+    tkeys[i] = key
+    tvals[i] = value
+
+
+@numba.njit(cache=True)
+def _ranges(slots, lo, hi, origin, inv, clamp_lo, clamp_hi):
+    """Per slot the inclusive cell range ``(x0, y0, z0, x1, y1, z1)`` and the total references
+    (a float: an absurd layout may exceed the integer range, and the caller only compares it)."""
+    out = np.empty((len(slots), 6), dtype=np.int64)
+    total = 0.0
+    for i in range(len(slots)):
+        s = slots[i]
+        cells = 1.0
+        for a in range(3):
+            out[i, a] = _coord(lo[s, a], origin[a], inv, clamp_lo[a], clamp_hi[a])
+            out[i, 3 + a] = _coord(hi[s, a], origin[a], inv, clamp_lo[a], clamp_hi[a])
+            cells *= out[i, 3 + a] - out[i, a] + 1
+        total += cells
+    return out, total
+
+
+@numba.njit(cache=True)
+def cell_bounds(start, items, lo, hi):
+    """Union box of the objects of every cell."""
+    n_cells = len(start) - 1
+    cell_lo = np.full((n_cells, 3), np.inf)
+    cell_hi = np.full((n_cells, 3), -np.inf)
+    for c in range(n_cells):
+        for j in range(start[c], start[c + 1]):
+            s = items[j]
+            for a in range(3):
+                cell_lo[c, a] = min(cell_lo[c, a], lo[s, a])
+                cell_hi[c, a] = max(cell_hi[c, a], hi[s, a])
+    return cell_lo, cell_hi
+
+
+@numba.njit(cache=True)
+def build_cells(slots, ranges, total, lo, hi, dims, hashed, n_dense):
+    """Cell lists (CSR) of every object over the cells of its range.
+
+    Returns ``dense, tkeys, tvals, cell_coord, cell_start, cell_items, cell_lo, cell_hi``:
+    ``cell_lo/hi`` are the union of the objects of each cell (used to cull cells exactly).
+    """
+    ref_cell = np.empty(total, dtype=np.int64)
+    ref_slot = np.empty(total, dtype=np.int64)
+    dense = np.full(n_dense if not hashed else 0, -1, dtype=np.int32)
+    size = 64
+    while size < 2 * len(slots):
+        size *= 2
+    tkeys = np.full(size if hashed else 0, _EMPTY, dtype=np.int64)
+    tvals = np.full(size if hashed else 0, -1, dtype=np.int64)
+    coords = np.empty((64, 3), dtype=np.int64)
+    n_cells = 0
+    r = 0
+    for i in range(len(slots)):
+        s = slots[i]
+        for cx in range(ranges[i, 0], ranges[i, 3] + 1):
+            for cy in range(ranges[i, 1], ranges[i, 4] + 1):
+                for cz in range(ranges[i, 2], ranges[i, 5] + 1):
+                    key = _key(cx, cy, cz, dims, hashed)
+                    idx = _find(key, hashed, dense, tkeys, tvals)
+                    if idx < 0:
+                        idx = n_cells
+                        n_cells += 1
+                        if hashed:
+                            if 2 * n_cells > len(tkeys):
+                                old_keys = tkeys
+                                old_vals = tvals
+                                tkeys = np.full(2 * len(old_keys), _EMPTY, dtype=np.int64)
+                                tvals = np.full(2 * len(old_keys), -1, dtype=np.int64)
+                                for j in range(len(old_keys)):
+                                    if old_keys[j] != _EMPTY:
+                                        _table_put(tkeys, tvals, old_keys[j], old_vals[j])
+                            _table_put(tkeys, tvals, key, idx)
+                        else:
+                            dense[key] = idx
+                        if idx == coords.shape[0]:
+                            grown = np.empty((2 * coords.shape[0], 3), dtype=np.int64)
+                            grown[:idx] = coords[:idx]
+                            coords = grown
+                        coords[idx, 0] = cx
+                        coords[idx, 1] = cy
+                        coords[idx, 2] = cz
+                    ref_cell[r] = idx
+                    ref_slot[r] = s
+                    r += 1
+    start = np.zeros(n_cells + 1, dtype=np.int64)
+    for j in range(total):
+        start[ref_cell[j] + 1] += 1
+    for c in range(n_cells):
+        start[c + 1] += start[c]
+    fill = start[:-1].copy()
+    items = np.empty(total, dtype=np.int64)
+    cell_lo = np.full((n_cells, 3), np.inf)
+    cell_hi = np.full((n_cells, 3), -np.inf)
+    for j in range(total):
+        c = ref_cell[j]
+        s = ref_slot[j]
+        items[fill[c]] = s
+        fill[c] += 1
+        for a in range(3):
+            cell_lo[c, a] = min(cell_lo[c, a], lo[s, a])
+            cell_hi[c, a] = max(cell_hi[c, a], hi[s, a])
+    return dense, tkeys, tvals, coords[:n_cells].copy(), start, items, cell_lo, cell_hi
+
+
+# --------------------------------------------------------------------------- queries
+@numba.njit(cache=True)
+def _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords):
+    """Occupied cells whose coordinates lie in the inclusive range ``rlo..rhi``.
+
+    Enumerates the range when it is smaller than the number of occupied cells, else scans the
+    occupied cells, so a huge query on a fine hash grid stays bounded.
+    """
+    n_cells = coords.shape[0]
+    span = 1.0
+    for a in range(3):
+        span *= rhi[a] - rlo[a] + 1
+    out = np.empty(16, dtype=np.int64)
+    m = 0
+    if span <= n_cells:
+        for cx in range(rlo[0], rhi[0] + 1):
+            for cy in range(rlo[1], rhi[1] + 1):
+                for cz in range(rlo[2], rhi[2] + 1):
+                    idx = _find(_key(cx, cy, cz, dims, hashed), hashed, dense, tkeys, tvals)
+                    if idx >= 0:
+                        out, m = K.push(out, m, idx)
+    else:
+        for c in range(n_cells):
+            if (rlo[0] <= coords[c, 0] <= rhi[0] and rlo[1] <= coords[c, 1] <= rhi[1]
+                    and rlo[2] <= coords[c, 2] <= rhi[2]):
+                out, m = K.push(out, m, c)
+    return out[:m]
+
+
+@numba.njit(cache=True)
+def _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi):
+    rlo = np.empty(3, dtype=np.int64)
+    rhi = np.empty(3, dtype=np.int64)
+    for a in range(3):
+        rlo[a] = _coord(qlo[a], origin[a], inv, clamp_lo[a], clamp_hi[a])
+        rhi[a] = _coord(qhi[a], origin[a], inv, clamp_lo[a], clamp_hi[a])
+    return rlo, rhi
+
+
+@numba.njit(cache=True)
+def _box_cells(qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals,
+               coords, start, items, cell_lo, cell_hi, lo, hi, out, m, rows, nrows, trace):
+    rlo, rhi = _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi)
+    cells = _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords)
+    tested = 0
+    for c in cells:
+        if trace:
+            rows, nrows = K.push(rows, nrows, c)
+        if not K.overlap(cell_lo[c], cell_hi[c], qlo, qhi):
+            continue
+        for j in range(start[c], start[c + 1]):
+            s = items[j]
+            tested += 1
+            if K.overlap(lo[s], hi[s], qlo, qhi):
+                owner = True
+                for a in range(3):
+                    p = max(lo[s, a], qlo[a])
+                    if _coord(p, origin[a], inv, clamp_lo[a], clamp_hi[a]) != coords[c, a]:
+                        owner = False
+                if owner:
+                    out, m = K.push(out, m, s)
+    return out, m, len(cells), tested, rows, nrows
+
+
+@numba.njit(cache=True)
+def grid_query_box(qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals,
+                   coords, start, items, cell_lo, cell_hi, lo, hi, trace):
+    out = np.empty(64, dtype=np.int64)
+    rows = np.empty(16, dtype=np.int64)
+    out, m, visited, tested, rows, nrows = _box_cells(
+        qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords,
+        start, items, cell_lo, cell_hi, lo, hi, out, 0, rows, 0, trace)
+    return out[:m], visited, tested, rows[:nrows]
+
+
+@numba.njit(cache=True)
+def grid_query_boxes(qlos, qhis, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys,
+                     tvals, coords, start, items, cell_lo, cell_hi, lo, hi):
+    nq = qlos.shape[0]
+    out = np.empty(max(64, 4 * nq), dtype=np.int64)
+    offsets = np.zeros(nq + 1, dtype=np.int64)
+    visited = np.zeros(nq, dtype=np.int64)
+    tested = np.zeros(nq, dtype=np.int64)
+    rows = np.empty(1, dtype=np.int64)
+    m = 0
+    for q in range(nq):
+        out, m, v, t, rows, _ = _box_cells(
+            qlos[q], qhis[q], origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals,
+            coords, start, items, cell_lo, cell_hi, lo, hi, out, m, rows, 0, False)
+        visited[q] = v
+        tested[q] = t
+        offsets[q + 1] = m
+    return out[:m], offsets, visited, tested
+
+
+@numba.njit(cache=True)
+def grid_query_sphere(center, radius, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys,
+                      tvals, coords, start, items, cell_lo, cell_hi, lo, hi, trace):
+    """Candidates (with duplicates) touching the sphere; the cell range is padded a hair so a
+    sphere that touches a box only after rounding still reaches its cells."""
+    pad = 1e-9 * (abs(center[0]) + abs(center[1]) + abs(center[2]) + radius) + 1e-300
+    qlo = center - radius - pad
+    qhi = center + radius + pad
+    rlo, rhi = _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi)
+    cells = _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords)
+    out = np.empty(64, dtype=np.int64)
+    rows = np.empty(16, dtype=np.int64)
+    m = 0
+    nrows = 0
+    tested = 0
+    for c in cells:
+        if trace:
+            rows, nrows = K.push(rows, nrows, c)
+        if not K.sphere_touches(center, radius, cell_lo[c], cell_hi[c]):
+            continue
+        for j in range(start[c], start[c + 1]):
+            s = items[j]
+            tested += 1
+            if K.sphere_touches(center, radius, lo[s], hi[s]):
+                out, m = K.push(out, m, s)
+    return out[:m], len(cells), tested, rows[:nrows]
+
+
+@numba.njit(cache=True)
+def grid_query_frustum(planes, start, items, cell_lo, cell_hi, lo, hi, trace):
+    """Candidates (with duplicates) kept by the frustum test; every occupied cell is culled by
+    the union box of its objects, which contains each of them, so no object is lost."""
+    n_cells = cell_lo.shape[0]
+    out = np.empty(64, dtype=np.int64)
+    rows = np.empty(16, dtype=np.int64)
+    culled = np.empty(16, dtype=np.int64)
+    m = 0
+    nrows = 0
+    nculled = 0
+    tested = 0
+    for c in range(n_cells):
+        if trace:
+            rows, nrows = K.push(rows, nrows, c)
+        if not K.frustum_keeps(planes, cell_lo[c], cell_hi[c]):
+            if trace:
+                culled, nculled = K.push(culled, nculled, c)
+            continue
+        for j in range(start[c], start[c + 1]):
+            s = items[j]
+            tested += 1
+            if K.frustum_keeps(planes, lo[s], hi[s]):
+                out, m = K.push(out, m, s)
+    return out[:m], n_cells, tested, rows[:nrows], culled[:nculled]
+
+
+@numba.njit(cache=True)
+def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi, origin, cell,
+               inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
+               cell_lo, cell_hi, lo, hi, out, ts, m, rows, nrows, trace):
+    """March the ray through the occupied scene bounds one cell length at a time.
+
+    Each step visits the cells of the step's segment box, padded by a few ulps so an entry
+    point rounded onto a cell face still reaches both cells; objects are tested with the exact
+    slab formula. In ``closest`` mode the march stops one step after the best hit's ``t``.
+    """
+    inv_d = K.ray_setup(direction)
+    visited = 0
+    tested = 0
+    best_t = max_t
+    best_s = -1
+    best_id = -1
+    # the parameter interval the ray spends inside the scene bounds
+    t0 = 0.0
+    t1 = max_t
+    for a in range(3):
+        if direction[a] == 0.0:
+            if not (world_lo[a] <= origin_pt[a] <= world_hi[a]):
+                return out, ts, m, best_s, best_t, visited, tested, rows, nrows
+        else:
+            ta = (world_lo[a] - origin_pt[a]) * inv_d[a]
+            tb = (world_hi[a] - origin_pt[a]) * inv_d[a]
+            if ta > tb:
+                ta, tb = tb, ta
+            t0 = max(t0, ta)
+            t1 = min(t1, tb)
+    if not t0 <= t1:
+        return out, ts, m, best_s, best_t, visited, tested, rows, nrows
+    dmax = max(abs(direction[0]), abs(direction[1]), abs(direction[2]))
+    step = cell / dmax
+    # a little slack on t so rounding in the interval above can never drop an edge hit
+    slack = 1e-9 * (t1 - t0) + 1e-12 * abs(t0)
+    t0 = max(t0 - slack, 0.0)
+    t1 = t1 + slack
+    n_steps = int(math.ceil((t1 - t0) / step)) if t1 > t0 else 1
+    n_steps = max(n_steps, 1)
+    seg_lo = np.empty(3)
+    seg_hi = np.empty(3)
+    for k in range(n_steps):
+        ta = t0 + k * step
+        tb = min(t0 + (k + 1) * step, t1)
+        if closest and best_s >= 0 and best_t < ta - slack:
+            break
+        for a in range(3):
+            pa = origin_pt[a] + ta * direction[a]
+            pb = origin_pt[a] + tb * direction[a]
+            pad = 1e-12 * (abs(origin_pt[a]) + abs(pa) + abs(pb)) + 1e-9 * cell
+            seg_lo[a] = min(pa, pb) - pad
+            seg_hi[a] = max(pa, pb) + pad
+        rlo, rhi = _range_of(seg_lo, seg_hi, origin, inv, clamp_lo, clamp_hi)
+        cells = _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords)
+        for c in cells:
+            visited += 1
+            if trace:
+                rows, nrows = K.push(rows, nrows, c)
+            tc = K.ray_slab(origin_pt, direction, inv_d, cell_lo[c], cell_hi[c])
+            if tc == np.inf or tc > best_t:
+                continue
+            for j in range(start[c], start[c + 1]):
+                s = items[j]
+                tested += 1
+                t = K.ray_slab(origin_pt, direction, inv_d, lo[s], hi[s])
+                if t == np.inf or t > max_t:
+                    continue
+                if closest:
+                    if t < best_t or (t == best_t and (best_s < 0 or obj_ids[s] < best_id)):
+                        best_t = t
+                        best_s = s
+                        best_id = obj_ids[s]
+                else:
+                    out, m = K.push(out, m, s)
+                    ts, _ = K.push_f(ts, m - 1, t)
+    return out, ts, m, best_s, best_t, visited, tested, rows, nrows
+
+
+@numba.njit(cache=True)
+def grid_query_ray(origin_pt, direction, max_t, obj_ids, world_lo, world_hi, origin, cell, inv,
+                   clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
+                   cell_lo, cell_hi, lo, hi, trace):
+    out = np.empty(64, dtype=np.int64)
+    ts = np.empty(64)
+    rows = np.empty(16, dtype=np.int64)
+    out, ts, m, _, _, visited, tested, rows, nrows = _ray_march(
+        origin_pt, direction, max_t, False, obj_ids, world_lo, world_hi, origin, cell, inv,
+        clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items, cell_lo,
+        cell_hi, lo, hi, out, ts, 0, rows, 0, trace)
+    return out[:m], ts[:m], visited, tested, rows[:nrows]
+
+
+@numba.njit(cache=True)
+def grid_query_rays(origins, directions, max_t, obj_ids, world_lo, world_hi, origin, cell, inv,
+                    clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
+                    cell_lo, cell_hi, lo, hi):
+    nq = origins.shape[0]
+    best_slots = np.full(nq, -1, dtype=np.int64)
+    best_ts = np.full(nq, np.inf)
+    visited = np.zeros(nq, dtype=np.int64)
+    tested = np.zeros(nq, dtype=np.int64)
+    out = np.empty(1, dtype=np.int64)
+    ts = np.empty(1)
+    rows = np.empty(1, dtype=np.int64)
+    for q in range(nq):
+        out, ts, _, s, t, v, n, rows, _ = _ray_march(
+            origins[q], directions[q], max_t, True, obj_ids, world_lo, world_hi, origin, cell,
+            inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
+            cell_lo, cell_hi, lo, hi, out, ts, 0, rows, 0, False)
+        best_slots[q] = s
+        best_ts[q] = t if s >= 0 else np.inf
+        visited[q] = v
+        tested[q] = n
+    return best_slots, best_ts, visited, tested
+
+
+@numba.njit(cache=True)
+def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, active, only_active):
+    """Pairs inside every cell, each reported in the cell owning ``max(lo_a, lo_b)``."""
+    n_cells = coords.shape[0]
+    out = np.empty((1024, 2), dtype=np.int64)
+    m = 0
+    tests = 0
+    cell_tests = np.zeros(n_cells, dtype=np.int64)
+    for c in range(n_cells):
+        first = start[c]
+        count = start[c + 1] - first
+        if count < 2:
+            continue
+        if only_active:
+            any_active = False
+            for j in range(first, first + count):
+                if active[items[j]]:
+                    any_active = True
+                    break
+            if not any_active:
+                continue
+        local = 0
+        for i in range(count):
+            a = items[first + i]
+            for j in range(i + 1, count):
+                b = items[first + j]
+                if only_active and not (active[a] or active[b]):
+                    continue
+                local += 1
+                if K.overlap(lo[a], hi[a], lo[b], hi[b]):
+                    owner = True
+                    for ax in range(3):
+                        p = max(lo[a, ax], lo[b, ax])
+                        if _coord(p, origin[ax], inv, clamp_lo[ax], clamp_hi[ax]) != coords[c, ax]:
+                            owner = False
+                    if owner:
+                        out, m = K.push_pair(out, m, min(a, b), max(a, b))
+        cell_tests[c] = local
+        tests += local
+    return out[:m], tests, cell_tests
+
+
+@numba.njit(cache=True)
+def check_cells(alive, ranges_now, coords, start, items, slot_limit, alive_mask):
+    """``(code, where)``: 0 when every object is in exactly the cells of its range, once."""
+    refs = np.zeros(slot_limit, dtype=np.int64)
+    seen = np.full(slot_limit, -1, dtype=np.int64)
+    row_of = np.full(slot_limit, -1, dtype=np.int64)
+    for i in range(len(alive)):
+        row_of[alive[i]] = i
+    for c in range(coords.shape[0]):
+        for j in range(start[c], start[c + 1]):
+            s = items[j]
+            if s >= slot_limit or not alive_mask[s]:
+                return 1, s
+            if seen[s] == c:
+                return 2, s
+            seen[s] = c
+            r = row_of[s]
+            for a in range(3):
+                if coords[c, a] < ranges_now[r, a] or coords[c, a] > ranges_now[r, 3 + a]:
+                    return 3, s
+            refs[s] += 1
+    for i in range(len(alive)):
+        s = alive[i]
+        expected = 1
+        for a in range(3):
+            expected *= ranges_now[i, 3 + a] - ranges_now[i, a] + 1
+        if refs[s] != expected:
+            return 4, s
+    return 0, 0
+
+
+_CHECK_MESSAGES = {
+    1: "cell list holds removed object slot {}",
+    2: "object slot {} appears twice in one cell",
+    3: "object slot {} is stored in a cell its box does not reach",
+    4: "object slot {} is missing from a cell its box reaches",
+}
+
+
+# --------------------------------------------------------------------------- backend
+class Grid(SpatialIndex):
+    """Uniform grid or spatial hash; objects stored in every cell they overlap."""
+
+    name = "grid"
+    dims = 3
+    description = "Grid: uniform cells or a spatial hash; a baseline for even densities."
+    Params = GridParams
+    branching = 8
+    param_variants = [{"mode": "hash"}, {"cell_size": 3.0}, {"mode": "hash", "cell_size": 0.5}]
+
+    def _setup(self) -> None:
+        self._origin = np.zeros(3)
+        self._cell = 1.0
+        self._inv = 1.0
+        self._grid_dims = np.ones(3, dtype=np.int64)
+        self._clamp_lo = np.zeros(3, dtype=np.int64)
+        self._clamp_hi = np.zeros(3, dtype=np.int64)
+        self._hashed = self.params.mode == "hash"
+        self._coarsened = False
+        self._requested = 0.0
+        self._laid_out = False
+        self._dirty = True
+        self._bounds_dirty = False
+        self._ranges = np.empty((0, 6), dtype=np.int64)  # per slot, valid for alive slots
+        self._empty_cells()
+
+    def _empty_cells(self):
+        self._dense = np.empty(0, dtype=np.int32)
+        self._tkeys = np.full(1, _EMPTY, dtype=np.int64)
+        self._tvals = np.full(1, -1, dtype=np.int64)
+        self._coords = np.empty((0, 3), dtype=np.int64)
+        self._start = np.zeros(1, dtype=np.int64)
+        self._items = np.empty(0, dtype=np.int64)
+        self._cell_lo = np.empty((0, 3))
+        self._cell_hi = np.empty((0, 3))
+        self._world_lo = np.zeros(3)
+        self._world_hi = np.zeros(3)
+
+    # ---------------------------------------------------------------- layout
+    def auto_cell_size(self) -> float:
+        """Cell size ``cell_size=0`` picks: the median largest edge of the objects."""
+        slots = self.objects.alive_slots()
+        if len(slots) == 0:
+            return 1.0
+        lo, hi = self.objects.lo[slots], self.objects.hi[slots]
+        size = float(np.median((hi - lo).max(axis=1)))
+        if size > 0:
+            return size
+        extent = float((hi.max(axis=0) - lo.min(axis=0)).max())
+        return extent / max(len(slots), 1) ** (1 / 3) if extent > 0 else 1.0
+
+    def _layout(self, slots) -> np.ndarray:
+        """Choose origin, cell size and clamps; coarsen until under ``max_cells``. Returns ranges."""
+        p = self.params
+        obj = self.objects
+        cell = float(p.cell_size) if p.cell_size > 0 else self.auto_cell_size()
+        self._requested = cell
+        if len(slots):
+            world_lo = obj.lo[slots].min(axis=0)
+            world_hi = obj.hi[slots].max(axis=0)
+        else:
+            world_lo = world_hi = np.zeros(3)
+        self._coarsened = False
+        while True:
+            inv = 1.0 / cell
+            origin = world_lo.copy()
+            if self._hashed:
+                clamp_lo = np.full(3, -HASH_HALF, dtype=np.int64)
+                clamp_hi = np.full(3, HASH_HALF - 1, dtype=np.int64)
+                dims = np.ones(3, dtype=np.int64)
+                n_dense = 0
+            else:
+                counts = np.floor((world_hi - world_lo) * inv) + 1
+                if float(np.prod(counts)) > p.max_cells:
+                    cell = self._coarser(cell, float(np.prod(counts)) / p.max_cells)
+                    continue
+                dims = counts.astype(np.int64)
+                clamp_lo = np.zeros(3, dtype=np.int64)
+                clamp_hi = dims - 1
+                n_dense = int(np.prod(dims))
+            ranges, total = _ranges(slots, obj.lo, obj.hi, origin, inv, clamp_lo, clamp_hi)
+            if total > p.max_cells:
+                cell = self._coarser(cell, total / p.max_cells)
+                continue
+            break
+        self._origin, self._cell, self._inv = origin, cell, inv
+        self._grid_dims, self._clamp_lo, self._clamp_hi = dims, clamp_lo, clamp_hi
+        self._n_dense = n_dense
+        self._laid_out = len(slots) > 0
+        return ranges
+
+    def _coarser(self, cell: float, excess: float) -> float:
+        self._coarsened = True
+        return cell * max(1.25, excess ** (1 / 3))
+
+    def _store_ranges(self, slots, ranges) -> None:
+        cap = len(self.objects.lo)
+        if len(self._ranges) < cap:
+            grown = np.zeros((cap, 6), dtype=np.int64)
+            grown[: len(self._ranges)] = self._ranges
+            self._ranges = grown
+        self._ranges[slots] = ranges
+
+    def _rebuild_cells(self) -> None:
+        slots = self.objects.alive_slots().astype(np.int64)
+        obj = self.objects
+        outside = False
+        if len(slots) and self._laid_out and not self._hashed:
+            grid_hi = self._origin + self._grid_dims * self._cell
+            outside = bool((obj.lo[slots] < self._origin).any() or (obj.hi[slots] > grid_hi).any())
+        if not self._laid_out or outside:
+            ranges = self._layout(slots)
+        else:
+            ranges, total = _ranges(slots, obj.lo, obj.hi, self._origin, self._inv,
+                                    self._clamp_lo, self._clamp_hi)
+            if total > self.params.max_cells:  # objects grew: lay out again (coarsens)
+                ranges = self._layout(slots)
+        self._store_ranges(slots, ranges)
+        total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
+        (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
+         self._cell_lo, self._cell_hi) = build_cells(slots, ranges, total, obj.lo, obj.hi,
+                                                     self._grid_dims, self._hashed,
+                                                     self._n_dense if not self._hashed else 0)
+        if len(slots):
+            self._world_lo = obj.lo[slots].min(axis=0)
+            self._world_hi = obj.hi[slots].max(axis=0)
+        else:
+            self._world_lo = self._world_hi = np.zeros(3)
+        self._dirty = False
+
+    # ---------------------------------------------------------------- edits
+    def _build(self, slots) -> None:
+        self._laid_out = False
+        self._dirty = True
+
+    def _insert(self, slots) -> None:
+        self._dirty = True
+
+    def _remove(self, slots) -> None:
+        self._dirty = True
+
+    def _update(self, slots) -> None:
+        if self._dirty or not self._laid_out:
+            self._dirty = True
+            return
+        obj = self.objects
+        slots = np.asarray(slots, dtype=np.int64)
+        ranges, _ = _ranges(slots, obj.lo, obj.hi, self._origin, self._inv, self._clamp_lo,
+                            self._clamp_hi)
+        # unchanged cell ranges keep the cell lists valid; only the cell union boxes move
+        if np.array_equal(ranges, self._ranges[slots]) and not self._leaves_grid(slots):
+            self._bounds_dirty = True
+        else:
+            self._dirty = True
+
+    def _leaves_grid(self, slots) -> bool:
+        if self._hashed:
+            return False
+        grid_hi = self._origin + self._grid_dims * self._cell
+        obj = self.objects
+        return bool((obj.lo[slots] < self._origin).any() or (obj.hi[slots] > grid_hi).any())
+
+    def _refresh_cell_bounds(self) -> None:
+        obj = self.objects
+        self._cell_lo, self._cell_hi = cell_bounds(self._start, self._items, obj.lo, obj.hi)
+        slots = obj.alive_slots()
+        if len(slots):
+            self._world_lo = obj.lo[slots].min(axis=0)
+            self._world_hi = obj.hi[slots].max(axis=0)
+        self._bounds_dirty = False
+
+    def _flush(self) -> None:
+        if self._dirty:
+            self._rebuild_cells()
+            self._bounds_dirty = False
+        elif self._bounds_dirty:
+            self._refresh_cell_bounds()
+
+    # ---------------------------------------------------------------- queries
+    def _grid(self):
+        return (self._origin, self._inv, self._clamp_lo, self._clamp_hi, self._grid_dims,
+                self._hashed, self._dense, self._tkeys, self._tvals, self._coords, self._start,
+                self._items, self._cell_lo, self._cell_hi, self.objects.lo, self.objects.hi)
+
+    @staticmethod
+    def _rows(cells, trace):
+        return np.asarray(cells, dtype=np.int64) + 1 if trace else None
+
+    def _query_box(self, lo, hi, trace):
+        slots, visited, tested, rows = grid_query_box(lo, hi, *self._grid(), trace)
+        return slots, visited, tested, self._rows(rows, trace)
+
+    def _query_sphere(self, center, radius, trace):
+        slots, visited, tested, rows = grid_query_sphere(center, radius, *self._grid(), trace)
+        return np.unique(slots), visited, tested, self._rows(rows, trace)
+
+    def _query_frustum(self, planes, trace):
+        slots, visited, tested, rows, culled = grid_query_frustum(
+            planes, self._start, self._items, self._cell_lo, self._cell_hi, self.objects.lo,
+            self.objects.hi, trace)
+        return np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace)
+
+    def _ray_args(self):
+        return (self.objects.ids, self._world_lo, self._world_hi, self._origin, self._cell,
+                self._inv, self._clamp_lo, self._clamp_hi, self._grid_dims, self._hashed,
+                self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
+                self._cell_lo, self._cell_hi, self.objects.lo, self.objects.hi)
+
+    def _query_ray(self, origin, direction, max_t, trace):
+        if len(self._coords) == 0:
+            return np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace)
+        slots, t, visited, tested, rows = grid_query_ray(origin, direction, max_t,
+                                                         *self._ray_args(), trace)
+        slots, first = np.unique(slots, return_index=True)
+        return slots, t[first], visited, tested, self._rows(rows, trace)
+
+    def _query_boxes(self, lo, hi) -> BatchResult:
+        slots, offsets, visited, tested = grid_query_boxes(lo, hi, *self._grid())
+        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+
+    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+        if len(self._coords) == 0:
+            q = len(origins)
+            return RayBatchResult(np.full(q, -1, np.int64), np.full(q, np.inf),
+                                  np.zeros(q, np.int64), np.zeros(q, np.int64))
+        slots, t, visited, tested = grid_query_rays(origins, directions, max_t, *self._ray_args())
+        return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
+
+    # ---------------------------------------------------------------- pairs
+    def _pairs(self, mode):
+        active = np.zeros(max(len(self.objects.lo), 1), dtype=bool)
+        active[: self.objects.slot_limit] = self.objects.active_mask()
+        pairs, tests, cell_tests = grid_pairs(self._origin, self._inv, self._clamp_lo,
+                                              self._clamp_hi, self._coords, self._start,
+                                              self._items, self.objects.lo, self.objects.hi,
+                                              active, mode == "active")
+        return pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64)
+
+    # ---------------------------------------------------------------- inspection
+    def _cell_boxes(self):
+        lo = self._origin + self._coords * self._cell
+        return lo, lo + self._cell
+
+    def _nodes(self) -> NodeTable:
+        n_cells = len(self._coords)
+        if self.objects.count == 0:
+            return NodeTable.empty(0)
+        cell_lo, cell_hi = self._cell_boxes()
+        root_lo = np.minimum(cell_lo.min(axis=0), self._world_lo)
+        root_hi = np.maximum(cell_hi.max(axis=0), self._world_hi)
+        counts = np.diff(self._start)
+        active = self.objects.active_mask()
+        cell_of_item = np.repeat(np.arange(n_cells), counts)
+        awake = np.bincount(cell_of_item, weights=active[self._items],
+                            minlength=n_cells) > 0 if len(self._items) else np.zeros(n_cells, bool)
+        return NodeTable.from_columns(
+            lo=np.vstack([root_lo, cell_lo]), hi=np.vstack([root_hi, cell_hi]),
+            depth=np.r_[0, np.ones(n_cells)], parent=np.r_[-1, np.zeros(n_cells)],
+            is_leaf=np.r_[n_cells == 0, np.ones(n_cells, dtype=bool)],
+            own_count=np.r_[0, counts], subtree_count=np.r_[len(self._items), counts],
+            awake=np.r_[awake.any(), awake])
+
+    def _node_objects(self, row):
+        n_rows = len(self._coords) + 1 if self.objects.count else 0
+        if not 0 <= row < n_rows:
+            raise IndexError(f"node row {row} does not exist ({n_rows} nodes)")
+        if row == 0:
+            return np.empty(0, dtype=np.int64)
+        return self._items[self._start[row - 1]: self._start[row]]
+
+    def _validate(self) -> None:
+        obj = self.objects
+        alive = obj.alive_slots().astype(np.int64)
+        ranges, _ = _ranges(alive, obj.lo, obj.hi, self._origin, self._inv, self._clamp_lo,
+                            self._clamp_hi)
+        code, where = check_cells(alive, ranges, self._coords, self._start, self._items,
+                                  max(obj.slot_limit, 1), obj.alive)
+        if code:
+            raise IndexInvariantError("grid: " + _CHECK_MESSAGES[code].format(where))
+        if len(self._items) != int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()):
+            raise IndexInvariantError("grid: reference count differs from the objects' cell ranges")
+
+    def _leaf_capacity(self) -> float:
+        n_cells = max(len(self._coords), 1)
+        return max(len(self._items) / n_cells, 1.0)
+
+    def _memory_bytes(self) -> int:
+        arrays = (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
+                  self._cell_lo, self._cell_hi, self._ranges)
+        return int(sum(a.nbytes for a in arrays))
+
+    def _extra_stats(self) -> dict:
+        counts = np.diff(self._start)
+        return {
+            "mode": self.params.mode,
+            "cell_size": self._cell,
+            "requested_cell_size": self._requested,
+            "coarsened": self._coarsened,
+            "grid_dims": self._grid_dims.tolist() if not self._hashed else None,
+            "occupied_cells": int(len(counts)),
+            "mean_cell_objects": round(float(counts.mean()), 3) if len(counts) else 0.0,
+            "max_cell_objects": int(counts.max()) if len(counts) else 0,
+        }
+
+
+def register(registry) -> None:
+    """Built-in plugin entry point."""
+    registry.add_backend(Grid)
