@@ -12,8 +12,8 @@ compilers prefer axial planes). Candidates come from the scene:
 
 Objects only have boxes, so an object whose box meets both closed half-spaces of a plane goes
 to both children (touching counts). Splitting the geometry itself along the plane (Doom's seg
-splitting) would happen where the children's object lists are made in
-:func:`plugins._bsp_kernels.build_tree`; an importer with exact segments can replace that step.
+splitting) belongs in :func:`plugins._bsp_kernels.goes_to`, the one function that decides where an
+object goes, once an importer provides exact segments.
 
 The tree is compiled, not updated per frame: edits are recorded and the next query or
 inspection applies them in one batch. A small batch is *refitted*: the planes stay, the edited
