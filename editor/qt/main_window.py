@@ -375,7 +375,6 @@ class MainWindow(QMainWindow):
         if doc is None:
             return
         self.setWindowTitle(f"{doc.display_name()}{' *' if doc.is_dirty() else ''} — {APP_TITLE}")
-        self.setWindowModified(doc.is_dirty())
         self.act_undo.setEnabled(doc.stack.can_undo())
         self.act_redo.setEnabled(doc.stack.can_redo())
         self.act_undo.setText(f"&Undo {doc.stack.undo_text()}".rstrip())

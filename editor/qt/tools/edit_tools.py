@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 from PySide6.QtCore import Qt
 
-from editor.model import AddObjects, Transform, point_entity
+from editor.model import AddObjects, Entity, Transform, point_entity
 from editor.model.scene import SceneEditError
 from editor.model.shapes import box_brush
 from spatial.errors import GeometryError
@@ -25,14 +25,20 @@ def _mods(modifiers) -> tuple[bool, bool]:
 
 
 def pick_in_view(state, view, point) -> list[int]:
-    """Ids under a 2D point, nearest to the viewer first (a ray cast through the index)."""
+    """Ids under a 2D point (a ray cast through the index along the view axis).
+
+    Point entities come first, then brushes, each nearest to the viewer first: in a top view a
+    ceiling must not hide the monster standing under it.
+    """
     doc = state.document
     lo, hi = doc.scene.bounds()
     d = view.depth_axis
     origin = view.to_world(point, depth=float(hi[d]) + 1.0)
     direction = np.zeros(3)
     direction[d] = -1.0
-    return state.pick(origin, direction)
+    hits = state.pick(origin, direction)
+    scene = doc.scene
+    return sorted(hits, key=lambda oid: not (isinstance(scene.get(oid), Entity)))
 
 
 class SelectTool:
@@ -75,11 +81,9 @@ class SelectTool:
                 self.bounds0 = selection_bounds(doc.scene, doc.selection)
                 return
         hits = pick_in_view(self.state, view, point)
+        # a drag that starts on the selection moves it; anywhere else it draws a selection box
+        # (in a top view the floor is under every point, so "on an object" cannot mean "move")
         if any(h in doc.selection for h in hits):
-            self.mode = "move"
-        elif hits and not (modifiers & (Qt.ShiftModifier | Qt.ControlModifier)):
-            # dragging an unselected object selects it and moves it, as editors do
-            select(doc, hits[:1])
             self.mode = "move"
 
     def drag_move(self, view, point, modifiers) -> None:

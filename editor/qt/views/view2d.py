@@ -27,6 +27,10 @@ LABEL_MIN_PX = (30.0, 16.0)
 LABEL_CAP = 300
 
 
+def _cross(a, b) -> float:
+    return float(a[0] * b[1] - a[1] * b[0])
+
+
 def convex_hull(points: np.ndarray) -> np.ndarray:
     """Counter-clockwise hull of 2D points (Andrew's monotone chain)."""
     pts = np.unique(np.round(points, 6), axis=0)
@@ -35,7 +39,7 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     def half(seq):
         out = []
         for p in seq:
-            while len(out) >= 2 and np.cross(out[-1] - out[-2], p - out[-2]) <= 0:
+            while len(out) >= 2 and _cross(out[-1] - out[-2], p - out[-2]) <= 0:
                 out.pop()
             out.append(p)
         return out

@@ -1,0 +1,148 @@
+"""The tree overlay, parameter panel, ray and frustum tools against the index's own answers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from plugins.brute import BruteForce
+from spatial.registry import default_registry
+
+from .conftest import click, drag
+
+
+def _brute(doc):
+    scene = doc.scene
+    ids = scene.indexed_ids()
+    lo, hi = scene.bounds_of(ids)
+    brute = BruteForce()
+    brute.build(ids, lo, hi)
+    return brute
+
+
+def test_backend_chooser_lists_every_registered_backend(window):
+    combo = window.params_panel.backend_combo
+    listed = {combo.itemData(i) for i in range(combo.count())}
+    assert listed == set(default_registry().backends)
+
+
+def test_changing_a_parameter_changes_the_overlay_node_count(window, qtbot):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend("octree")
+    st.flush()
+    assert doc.index.name == "octree"
+    before = st.overlay.total
+    assert before == len(doc.index.nodes()) > 1
+    spin = window.params_panel.widgets["max_depth"]
+    spin.setValue(1)  # a root and at most one level of children
+    st.flush()
+    assert doc.index.params.max_depth == 1
+    assert doc.scene.settings.params["max_depth"] == 1, "the change is recorded in the document"
+    after = st.overlay.total
+    assert after == len(doc.index.nodes())
+    assert after < before
+    assert int(st.node_table.depth.max()) <= 1
+    drawn_3d = len(st.overlay.lines3d) // 24
+    assert drawn_3d == st.overlay.count
+    doc.stack.undo()  # the parameter change is one undoable step
+    st.flush()
+    assert st.overlay.total == before
+    assert spin.value() == 16, "the widget follows the model"
+
+
+def test_overlay_filters_and_metric(window):
+    st = window.state
+    window.params_panel.choose_backend("octree")
+    st.set_overlay_settings(leaves_only=True)
+    st.flush()
+    table = st.node_table
+    assert st.overlay.count == int(table.is_leaf.sum())
+    st.set_overlay_settings(leaves_only=False, min_depth=1, max_depth=1)
+    st.flush()
+    assert st.overlay.count == int((table.depth == 1).sum())
+    window.overlay_panel.set_metric("own_count")
+    st.flush()
+    geom = st.overlay
+    assert geom.metric == "own_count"
+    assert geom.vmax == table.own_count[geom.rows].max()
+    assert "Objects in node" in window.overlay_panel.legend_title.text()
+
+
+def test_object_counts_are_written_only_where_legible(window):
+    st = window.state
+    top = window.views2d["Top"]
+    window.params_panel.choose_backend("quadtree")
+    st.flush()
+    top._update_labels()
+    shown = top.visible_label_count()
+    assert shown > 0
+    # zoomed far out, no cell is big enough for a number
+    top.vb.setRange(xRange=(-200000, 200000), yRange=(-200000, 200000), padding=0)
+    top._update_labels()
+    assert top.visible_label_count() == 0
+
+
+def test_ray_tool_reports_the_hits_of_query_ray(window):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend("kdtree")
+    st.set_tool("ray")
+    top = window.views2d["Top"]
+    drag(top, (-480, -300), (480, 300))
+    ray = st.ray
+    assert ray is not None and ray.result is not None
+    expect = doc.index.query_ray(ray.origin, ray.direction)
+    np.testing.assert_array_equal(ray.result.ids, expect.ids)
+    np.testing.assert_allclose(ray.result.t, expect.t)
+    assert len(expect.ids) > 0
+    brute = _brute(doc).query_ray(ray.origin, ray.direction)
+    np.testing.assert_array_equal(np.sort(ray.result.ids), np.sort(brute.ids))
+    panel = window.query_panel
+    listed = [panel.hits.item(i).data(Qt.UserRole) for i in range(panel.hits.count())]
+    assert listed == expect.ids.tolist()
+    assert f"{expect.nodes_visited} nodes visited" in panel.ray_info.text()
+    assert f"brute force tests {doc.index.objects.count}" in panel.ray_info.text()
+    # clicking a hit selects it
+    panel.hits.itemClicked.emit(panel.hits.item(0))
+    assert doc.selection == {listed[0]}
+    # the visited nodes are highlighted in the views
+    assert window.views2d["Top"].query.layer_count() > 0
+
+
+def test_frustum_tool_reports_the_objects_of_query_frustum(window):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend("octree")
+    st.set_tool("frustum")
+    top = window.views2d["Top"]
+    drag(top, (0, -450), (0, 300))
+    fr = st.frustum
+    assert fr is not None and fr.result is not None
+    planes = fr.shot.planes()
+    expect = doc.index.query_frustum(planes, trace=True)
+    np.testing.assert_array_equal(fr.result.ids, expect.ids)
+    np.testing.assert_array_equal(np.sort(fr.result.ids), _brute(doc).query_frustum(planes).ids)
+    assert 0 < len(expect.ids) < doc.index.objects.count
+    assert f"{len(expect.ids)} objects inside" in window.query_panel.frustum_info.text()
+    visits = st.query_visits()
+    assert (visits == 2).sum() == len(np.unique(expect.visited))
+    window.query_panel.select_inside.click()
+    assert doc.selection == set(expect.ids.tolist())
+
+
+def test_node_inspector_shows_the_clicked_node_and_selects_its_objects(window):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend("quadtree")
+    st.flush()
+    st.set_tool("inspect")
+    top = window.views2d["Top"]
+    click(top, (300, 300))
+    row = st.inspected_node
+    assert row >= 0
+    table = st.node_table
+    assert table.lo[row, 0] <= 300 <= table.hi[row, 0] and table.lo[row, 1] <= 300 <= table.hi[row, 1]
+    panel = window.inspector_panel
+    objs = doc.index.node_objects(row).tolist()
+    assert panel.objects.count() == len(objs)
+    assert f"depth {table.depth[row]}" in panel.info.text()
+    if objs:
+        panel._select([panel.objects.item(0)])
+        assert doc.selection == {objs[0]}
