@@ -67,7 +67,9 @@ class Patrol(Behaviour):
         b, rows, dt = ctx.bodies, ctx.rows, ctx.dt
         k = self.position(rows)
         pausing = b.timer[rows] > 0
-        b.timer[rows[pausing]] = np.maximum(b.timer[rows[pausing]] - dt, 0.0)
+        left = b.timer[rows[pausing]] - dt
+        # a pause of a whole number of frames ends on time despite rounding of dt
+        b.timer[rows[pausing]] = np.where(left > 1e-9 * dt, left, 0.0)
         b.velocity[rows[pausing]] = 0.0
         walk, kw = rows[~pausing], k[~pausing]
         target = self.points[kw, b.leg[walk]]

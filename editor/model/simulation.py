@@ -317,7 +317,8 @@ class Simulation:
         b.center[awake] += b.velocity[awake] * dt
         b.age[alive] += dt
         gone = self._apply_world_bounds(awake)
-        expired = alive[b.age[alive] >= b.lifetime[alive]]
+        # a lifetime of a whole number of frames ends on time despite rounding of dt
+        expired = alive[b.age[alive] >= b.lifetime[alive] - 1e-9 * dt]
         gone = np.union1d(gone, expired).astype(np.int64)
         moved_mask = np.any(b.center[awake] != before, axis=1) & ~np.isin(awake, gone)
         moved = awake[moved_mask]
