@@ -17,10 +17,10 @@ Point = tuple[float, float, float]
 
 
 def _floats(values, count: int | None, what: str) -> tuple[float, ...]:
-    out = tuple(float(v) for v in values)
+    out = tuple(map(float, values))
     if count is not None and len(out) != count:
         raise GeometryError(f"{what}: expected {count} numbers, got {len(out)}")
-    if not all(math.isfinite(v) for v in out):
+    if not all(map(math.isfinite, out)):
         raise GeometryError(f"{what}: numbers must be finite, got {list(out)}")
     return out
 

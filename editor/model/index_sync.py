@@ -25,6 +25,22 @@ from .scene import Scene
 _PLANE_DECIMALS = 9
 
 
+def brush_split_rows(brush: Brush) -> np.ndarray:
+    """A brush's face planes as canonical ``(F, 4)`` rows (see :func:`scene_split_planes`).
+
+    Cached on the brush value, so an edit only computes the rows of the brushes it touched.
+    """
+    rows = brush._cache.get("split_rows")
+    if rows is None:
+        normals, dists = brush.planes()
+        rows = np.round(np.column_stack([normals, -dists]), _PLANE_DECIMALS) + 0.0  # no -0.0
+        first = np.argmax(rows[:, :3] != 0, axis=1)
+        flip = rows[np.arange(len(rows)), first] < 0
+        rows[flip] = -rows[flip] + 0.0
+        brush._cache["split_rows"] = rows
+    return rows
+
+
 def scene_split_planes(scene: Scene) -> np.ndarray:
     """Unique face planes of every brush as ``(K, 4)`` rows ``(nx, ny, nz, d)``, ``n.p + d = 0``.
 
@@ -32,18 +48,15 @@ def scene_split_planes(scene: Scene) -> np.ndarray:
     first non-zero normal component positive (two brushes sharing a wall give one candidate).
     Rows are sorted, so the same scene always offers the same planes in the same order.
     """
-    rows = []
-    for oid in scene.brush_ids():
-        normals, dists = scene[oid].planes()
-        rows.append(np.column_stack([normals, -dists]))
+    rows = [brush_split_rows(scene[oid]) for oid in scene.brush_ids()]
     if not rows:
         return np.empty((0, 4))
-    planes = np.round(np.concatenate(rows), _PLANE_DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
-    normals = planes[:, :3]
-    first = np.argmax(normals != 0, axis=1)
-    flip = normals[np.arange(len(planes)), first] < 0
-    planes[flip] = -planes[flip] + 0.0
-    return np.unique(planes, axis=0)
+    planes = np.concatenate(rows)
+    order = np.lexsort(planes.T[::-1])  # sort by nx, then ny, nz, d
+    planes = planes[order]
+    keep = np.ones(len(planes), dtype=bool)
+    keep[1:] = np.any(planes[1:] != planes[:-1], axis=1)
+    return planes[keep]
 
 
 class IndexSync:
@@ -72,16 +85,24 @@ class IndexSync:
         an edit (views that query the index subscribe here, not to the scene).
     fallback : str or None
         Why the requested backend could not be used (unknown name), when it fell back.
+    split_planes_stale : bool
+        Brush planes changed since they were last offered. Backends that choose splits from
+        geometry get fresh planes after every brush edit (``eager_planes=True``, the default)
+        or when :meth:`offer_split_planes` is called (e.g. at the end of a drag); backends that
+        ignore split planes get them at every rebuild only, as computing them costs time on
+        big levels.
     """
 
     def __init__(self, scene: Scene, backend: str | None = None, params: Mapping | None = None,
-                 registry=None, follow_settings: bool = True) -> None:
+                 registry=None, follow_settings: bool = True, eager_planes: bool = True) -> None:
         if registry is None:
             from spatial.registry import default_registry
             registry = default_registry()
         self.scene = scene
         self.registry = registry
         self.follow_settings = follow_settings
+        self.eager_planes = eager_planes
+        self.split_planes_stale = False
         self.changed = Signal()
         self.fallback: str | None = None
         self.index: SpatialIndex = self._make(backend, params)
@@ -169,7 +190,9 @@ class IndexSync:
                 index.update(kept[moved], lo[moved], hi[moved])
         if kind & (ChangeKind.ADDED | ChangeKind.REMOVED | ChangeKind.GEOMETRY) and \
                 self._touches_brushes(ids):
-            self._offer_planes()
+            self.split_planes_stale = True
+            if self.eager_planes and self.uses_split_planes:
+                self._offer_planes()
         self.changed.emit(ids, kind)
 
     def _settings_differ(self) -> bool:
@@ -189,7 +212,18 @@ class IndexSync:
         return any(not (i in scene and not isinstance(scene[i], Brush) and scene[i].is_point)
                    for i in ids)
 
+    @property
+    def uses_split_planes(self) -> bool:
+        """True if the backend chooses its splits from offered planes (it overrides the hook)."""
+        return type(self.index)._split_planes_changed is not SpatialIndex._split_planes_changed
+
+    def offer_split_planes(self) -> None:
+        """Offer the current brush planes now (a geometry-driven backend rebuilds)."""
+        self._offer_planes()
+        self.changed.emit(frozenset(), ChangeKind.SETTINGS)
+
     def _offer_planes(self) -> None:
         self.index.set_split_planes(scene_split_planes(self.scene))
+        self.split_planes_stale = False
 
 

@@ -126,3 +126,28 @@ def test_every_registered_backend_follows_edits(backend):
     while stack.can_undo():
         stack.undo()
         assert_index_matches(sync)
+
+
+def test_backends_ignoring_split_planes_get_them_at_rebuild_only():
+    scene, stack, ids = small_scene()
+    sync = IndexSync(scene, backend="brute", registry=private_registry())
+    assert not sync.uses_split_planes
+    np.testing.assert_allclose(sync.index.split_planes, scene_split_planes(scene), atol=1e-12)
+    stack.push(Transform([ids["pillar"]], delta=(5, 0, 0)))
+    assert sync.split_planes_stale
+    sync.offer_split_planes()
+    assert not sync.split_planes_stale
+    np.testing.assert_allclose(sync.index.split_planes, scene_split_planes(scene), atol=1e-12)
+
+
+def test_manual_plane_offers_wait_for_the_caller():
+    scene, stack, ids = small_scene()
+    sync = IndexSync(scene, backend="tuned-brute", registry=private_registry(), eager_planes=False)
+    assert sync.uses_split_planes
+    offered = sync.index.planes_offered
+    for _ in range(3):  # a drag
+        stack.push(Transform([ids["pillar"]], delta=(5, 0, 0), merge_id="drag"))
+    assert sync.index.planes_offered == offered and sync.split_planes_stale
+    sync.offer_split_planes()  # the drag ended
+    assert sync.index.planes_offered == offered + 1
+    np.testing.assert_allclose(sync.index.split_planes, scene_split_planes(scene), atol=1e-12)
