@@ -439,16 +439,97 @@ def _collapse_from(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaf, cap):
 # --------------------------------------------------------------------------- edits
 @numba.njit(cache=True)
 def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
-    """Put every slot in the (freshly reset) root, then split top-down."""
-    act = 0
-    for s in slots:
-        ri = _push_ref(nf, ni, ri, meta, ob, 0, s)
-        _expand(nf, 0, lo, hi, s)
-        if oact[s]:
-            act += 1
-    ni[0, REFS] = len(slots)
-    ni[0, ACTIVE] = act
-    return _settle(nf, ni, ri, meta, ob, oact, lo, hi, 0, cap, max_depth, max_dup)
+    """Build the whole tree top-down under the (freshly reset) root.
+
+    Splits follow the same rule as incremental inserts, but objects are partitioned in flat
+    buffers (slots with their plane boxes, depth first, the space of finished subtrees reused)
+    and each leaf's bucket is allocated in one run of the reference pool, so later pair and
+    query passes read it sequentially.
+    """
+    n = len(slots)
+    size = max(2 * n, 64)
+    buf = np.empty(size, dtype=np.int64)
+    box = np.empty((size, 4))
+    for i in range(n):
+        buf[i] = slots[i]
+        for j in range(4):
+            box[i, j] = ob[slots[i], j]
+    seg_node = np.empty(STACK, dtype=np.int64)
+    seg_start = np.empty(STACK, dtype=np.int64)
+    seg_end = np.empty(STACK, dtype=np.int64)
+    seg_node[0], seg_start[0], seg_end[0] = 0, 0, n
+    top = 1
+    while top:
+        top -= 1
+        node, s0, s1 = seg_node[top], seg_start[top], seg_end[top]
+        cnt = s1 - s0
+        m0 = 0.5 * (nf[node, SQ_LO0] + nf[node, SQ_HI0])
+        m1 = 0.5 * (nf[node, SQ_LO1] + nf[node, SQ_HI1])
+        total = 0
+        for i in range(s0, s1):
+            nx = (1 if box[i, 0] <= m0 else 0) + (1 if box[i, 2] >= m0 else 0)
+            ny = (1 if box[i, 1] <= m1 else 0) + (1 if box[i, 3] >= m1 else 0)
+            total += nx * ny
+        if (cnt > cap and ni[node, DEPTH] < max_depth and total < 4 * cnt
+                and total <= max_dup * cnt):
+            g, nf, ni = _alloc_group(nf, ni, meta)
+            lo0, lo1 = nf[node, SQ_LO0], nf[node, SQ_LO1]
+            hi0, hi1 = nf[node, SQ_HI0], nf[node, SQ_HI1]
+            d = ni[node, DEPTH] + 1
+            _init_node(nf, ni, g, lo0, lo1, m0, m1, node, d)
+            _init_node(nf, ni, g + 1, m0, lo1, hi0, m1, node, d)
+            _init_node(nf, ni, g + 2, lo0, m1, m0, hi1, node, d)
+            _init_node(nf, ni, g + 3, m0, m1, hi0, hi1, node, d)
+            ni[node, CHILD] = g
+            if s1 + total > buf.shape[0]:  # children segments go above this one
+                grow = max(2 * buf.shape[0], s1 + total)
+                nbuf = np.empty(grow, dtype=np.int64)
+                nbuf[:s1] = buf[:s1]
+                nbox = np.empty((grow, 4))
+                nbox[:s1] = box[:s1]
+                buf, box = nbuf, nbox
+            w = s1
+            for k in range(4):
+                c_start = w
+                for i in range(s0, s1):
+                    in0 = (box[i, 2] >= m0) if (k & 1) else (box[i, 0] <= m0)
+                    in1 = (box[i, 3] >= m1) if (k & 2) else (box[i, 1] <= m1)
+                    if in0 and in1:
+                        buf[w] = buf[i]
+                        for j in range(4):
+                            box[w, j] = box[i, j]
+                        w += 1
+                seg_node[top], seg_start[top], seg_end[top] = g + k, c_start, w
+                top += 1
+            continue
+        act = 0
+        for i in range(s1 - 1, s0 - 1, -1):  # pushed backwards: the list reads forwards
+            sl = buf[i]
+            ri = _push_ref(nf, ni, ri, meta, ob, node, sl)
+            _expand(nf, node, lo, hi, sl)
+            if oact[sl]:
+                act += 1
+        ni[node, REFS] = cnt
+        ni[node, ACTIVE] = act
+    # inner nodes: children were allocated after their parents, so walk the pool backwards
+    for node in range(meta[M_NODE_TOP] - 1, -1, -1):
+        first = ni[node, CHILD]
+        if first < 0:
+            continue
+        refs = 0
+        act = 0
+        for k in range(4):
+            c = first + k
+            refs += ni[c, REFS]
+            act += ni[c, ACTIVE]
+            for j in range(3):
+                if nf[c, C_LO + j] < nf[node, C_LO + j]:
+                    nf[node, C_LO + j] = nf[c, C_LO + j]
+                if nf[c, C_HI + j] > nf[node, C_HI + j]:
+                    nf[node, C_HI + j] = nf[c, C_HI + j]
+        ni[node, REFS] = refs
+        ni[node, ACTIVE] = act
+    return nf, ni, ri
 
 
 @numba.njit(cache=True)
