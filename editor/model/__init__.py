@@ -23,7 +23,9 @@ The document:
   ``allocate_ids(n)`` (fresh sequential ids, never reused), ``state()`` (comparable snapshot).
 * Events: ``scene.will_change.connect(cb(ids))`` and ``scene.did_change.connect(cb(ids,
   kind))``, once per applied edit; ``kind`` is a :class:`ChangeKind` flag set (ADDED, REMOVED,
-  GEOMETRY, PROPERTIES, SELECTION, SETTINGS).
+  GEOMETRY, PROPERTIES, SELECTION, SETTINGS). ``ids`` are the objects whose value changed (and,
+  for SELECTION, those entering or leaving the selection). A did_change callback that raises
+  goes to ``scene.listener_error_handler``; the edit and its undo step stand.
 
 Editing — never write the scene directly, push commands:
 
@@ -42,11 +44,17 @@ Editing — never write the scene directly, push commands:
 Around it:
 
 * :class:`IndexSync` — ``IndexSync(scene)`` keeps ``sync.index`` (any registered backend)
-  in step incrementally; ``set_backend(name, params)``, ``set_params(params)``, ``rebuild()``;
-  ``sync.changed`` fires after the index caught up (views querying the index listen there).
+  in step incrementally (brushes static, point entities dynamic, ids shared with the scene);
+  ``set_backend(name, params)``, ``set_params(params)``, ``rebuild()``,
+  ``offer_split_planes()``; ``sync.changed`` fires after the index caught up (views querying
+  the index listen there). It follows ``scene.settings`` (change those with SetSettings).
 * :mod:`.native` — ``save_scene(scene, path)`` (atomic) and ``load_scene(path)`` (validated;
-  :class:`NativeFormatError` names the JSON field).
-* :func:`scene_counts` — the scene part of ``stats``. :func:`build_demo_scene` — the demo level.
+  ``NativeFormatError`` names the JSON field), ``dumps_scene``/``loads_scene``.
+* :mod:`.loading` — ``load_document(path)`` (native JSON or a registered importer such as
+  ``quake-map``), ``demo_document()``.
+* :mod:`.shapes` — ``box_brush``, ``ramp_brush``, ``prism_brush`` for tools.
+* :func:`scene_counts` (:mod:`.stats`) — the scene part of ``stats``;
+  :func:`~.demo.build_demo_scene` — the demo level (``resources/demo_level.json``).
 """
 from .brushes import Brush, build_solids
 from .commands import (AddObjects, Command, EditCommand, MacroCommand, RemoveObjects, Reparent,
@@ -57,11 +65,12 @@ from .events import ChangeKind, Signal
 from .faces import Face
 from .index_sync import IndexSync, scene_split_planes
 from .scene import Edit, Scene, SceneEditError, Settings
+from .stats import scene_counts
 from .undo import UndoStack
 
 __all__ = [
     "AddObjects", "BRUSH", "Brush", "ChangeKind", "Command", "Edit", "EditCommand", "Entity",
     "Face", "IndexSync", "MacroCommand", "POINT", "RemoveObjects", "Reparent", "Scene", "SceneEditError",
     "SetProperties", "SetSelection", "SetSettings", "Settings", "Signal", "Transform",
-    "UndoStack", "brush_entity", "build_solids", "class_box", "point_entity", "scene_split_planes",
+    "UndoStack", "brush_entity", "build_solids", "class_box", "point_entity", "scene_counts", "scene_split_planes",
 ]

@@ -7,6 +7,7 @@ wraps these in its own signals; the spatial index follows them incrementally.
 from __future__ import annotations
 
 import enum
+import sys
 from typing import Callable
 
 
@@ -30,12 +31,15 @@ class ChangeKind(enum.Flag):
 class Signal:
     """A list of callbacks called in connection order.
 
-    A callback that raises does not stop the others; the first error is re-raised after all
-    have run, so one broken view cannot desynchronise the rest (the edit itself stands).
+    A callback that raises does not stop the others. With ``on_error`` given, each error is
+    handed to it and :meth:`emit` returns normally (what the scene does after an edit, so a
+    broken view can neither undo half an edit nor lose it from the history); without it the
+    first error is re-raised once every callback has run.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_error: Callable[[BaseException], None] | None = None) -> None:
         self._slots: list[Callable] = []
+        self.on_error = on_error
 
     def connect(self, callback: Callable) -> Callable:
         """Register ``callback``; returns it so this works as a decorator."""
@@ -55,6 +59,15 @@ class Signal:
             try:
                 callback(*args)
             except Exception as exc:  # keep notifying the others, report afterwards
-                error = error or exc
+                if self.on_error is not None:
+                    self.on_error(exc)
+                else:
+                    error = error or exc
         if error is not None:
             raise error
+
+
+def report_listener_error(exc: BaseException) -> None:
+    """Default handler for a callback that failed after an edit: the process's excepthook
+    (a GUI installs one that shows a dialog; a console prints the traceback)."""
+    sys.excepthook(type(exc), exc, exc.__traceback__)

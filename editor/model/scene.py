@@ -27,7 +27,7 @@ from spatial.errors import GeometryError, PartitionStudioError
 
 from .brushes import Brush
 from .entities import BRUSH, POINT, Entity
-from .events import ChangeKind, Signal
+from .events import ChangeKind, Signal, report_listener_error
 
 SceneObject = Union[Brush, Entity]
 
@@ -80,7 +80,9 @@ class Scene:
     will_change : Signal
         ``callback(ids: frozenset[int])`` before an edit is applied.
     did_change : Signal
-        ``callback(ids: frozenset[int], kind: ChangeKind)`` after it was applied.
+        ``callback(ids: frozenset[int], kind: ChangeKind)`` after it was applied. The edit
+        stands whatever a callback does: an exception from one is passed to
+        :attr:`listener_error_handler` (default: ``sys.excepthook``) and the others still run.
     """
 
     def __init__(self) -> None:
@@ -89,8 +91,9 @@ class Scene:
         self._selection: frozenset[int] = frozenset()
         self._settings = Settings()
         self._next_id = 0
+        self.listener_error_handler = report_listener_error
         self.will_change = Signal()
-        self.did_change = Signal()
+        self.did_change = Signal(on_error=lambda exc: self.listener_error_handler(exc))
 
     # ------------------------------------------------------------------ ids
     @property

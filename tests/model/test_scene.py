@@ -120,3 +120,25 @@ def test_moving_an_entity_rewrites_only_its_origin():
     stack.push(Transform([ids["player"]], delta=(0.5, 0, -8)))
     assert scene[ids["player"]].get("origin") == "0.5 -128 16"
     assert scene[ids["player"]].get("angle") == "90"
+
+
+def test_a_failing_listener_cannot_break_the_history():
+    scene, stack, ids = small_scene()
+    seen, errors = [], []
+    scene.listener_error_handler = errors.append
+
+    def broken(touched, kind):
+        raise RuntimeError("view bug")
+    scene.did_change.connect(broken)
+    scene.did_change.connect(lambda touched, kind: seen.append(kind))
+    before = scene.state()
+    stack.push(Transform([ids["ogre"]], delta=(8, 0, 0)))
+    assert stack.index == 1 and len(seen) == 1  # recorded, and later listeners still ran
+    assert [str(e) for e in errors] == ["view bug"]
+    stack.undo()
+    assert scene.state() == before and len(errors) == 2
+    # a will_change listener that raises stops the edit before anything changes
+    scene.will_change.connect(lambda touched: (_ for _ in ()).throw(RuntimeError("veto")))
+    with pytest.raises(RuntimeError, match="veto"):
+        stack.push(Transform([ids["ogre"]], delta=(8, 0, 0)))
+    assert scene.state() == before and stack.index == 0
