@@ -456,8 +456,8 @@ class Simulation:
         if self.frame == 0 and stats.frame == 0:
             stats = self._current_stats()
         self.last_stats = stats
-        if not self.config.record:
-            return
+        if not self.config.record or self.frame < self.recording.first_frame:
+            return  # re-simulating frames older than the ring's window: nothing to keep
         b = self.bodies
         rows = b.alive_rows()
         lo, hi = b.bounds(rows)
