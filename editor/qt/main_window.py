@@ -40,6 +40,15 @@ BACKGROUND_OPEN_BYTES = 256 * 1024
 APP_TITLE = "Partition Studio"
 
 
+def _scrolled(widget) -> QScrollArea:
+    """``widget`` in a scroll area, so a small window can still hold every dock."""
+    scroll = QScrollArea()
+    scroll.setWidget(widget)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.NoFrame)
+    return scroll
+
+
 class MainWindow(QMainWindow):
     """The editor window.
 
@@ -136,9 +145,7 @@ class MainWindow(QMainWindow):
         st = self.state
         self.params_panel = ParamsPanel(st)
         self.overlay_panel = OverlayPanel(st)
-        scroll = QScrollArea()
-        scroll.setWidget(self.params_panel)
-        scroll.setWidgetResizable(True)
+        scroll = _scrolled(self.params_panel)
         scroll.setMinimumWidth(330)
         self.stats_panel = StatsPanel(st)
         self.inspector_panel = InspectorPanel(st)
@@ -151,8 +158,8 @@ class MainWindow(QMainWindow):
         R, L = Qt.RightDockWidgetArea, Qt.LeftDockWidgetArea
         self.docks = {
             "partition": self._dock("Partition", scroll, R, "dock_partition"),
-            "overlay": self._dock("Tree overlay", self.overlay_panel, R, "dock_overlay"),
-            "stats": self._dock("Statistics", self.stats_panel, R, "dock_stats"),
+            "overlay": self._dock("Tree overlay", _scrolled(self.overlay_panel), R, "dock_overlay"),
+            "stats": self._dock("Statistics", _scrolled(self.stats_panel), R, "dock_stats"),
             "inspector": self._dock("Node inspector", self.inspector_panel, R, "dock_inspector"),
             "queries": self._dock("Queries", self.query_panel, R, "dock_queries"),
             "palette": self._dock("Entities", self.palette_panel, L, "dock_palette"),
@@ -165,7 +172,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["palette"], self.docks["history"])
         self.docks["palette"].raise_()
         self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
-                         [300, 330, 360], Qt.Vertical)
+                         [250, 240, 480], Qt.Vertical)
 
     def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""

@@ -61,14 +61,14 @@ class OverlayPanel(QWidget):
         self.visible.setChecked(state.overlay_visible)
         self.visible.toggled.connect(state.set_overlay_visible)
         layout.addWidget(self.visible)
-        self.metric = QComboBox()
-        self.metric.setObjectName("metric_combo")
+        self.metric_combo = QComboBox()
+        self.metric_combo.setObjectName("metric_combo")
         for key, (label, help_text) in METRICS.items():
-            self.metric.addItem(label, key)
-            self.metric.setItemData(self.metric.count() - 1, help_text, Qt.ToolTipRole)
-        self.metric.currentIndexChanged.connect(
-            lambda i: state.set_overlay_settings(metric=self.metric.itemData(i)))
-        form.addRow("Colour by", self.metric)
+            self.metric_combo.addItem(label, key)
+            self.metric_combo.setItemData(self.metric_combo.count() - 1, help_text, Qt.ToolTipRole)
+        self.metric_combo.currentIndexChanged.connect(
+            lambda i: state.set_overlay_settings(metric=self.metric_combo.itemData(i)))
+        form.addRow("Colour by", self.metric_combo)
         depth_row = QHBoxLayout()
         self.min_depth = QSpinBox()
         self.min_depth.setRange(0, 64)
@@ -110,13 +110,13 @@ class OverlayPanel(QWidget):
         state.overlay_changed.connect(self._on_overlay_changed)
 
     def set_metric(self, key: str) -> None:
-        self.metric.setCurrentIndex(self.metric.findData(key))
+        self.metric_combo.setCurrentIndex(self.metric_combo.findData(key))
 
     def _on_overlay_changed(self, geom) -> None:
         label, help_text = METRICS[geom.metric]
-        self.metric.blockSignals(True)
-        self.metric.setCurrentIndex(self.metric.findData(geom.metric))
-        self.metric.blockSignals(False)
+        self.metric_combo.blockSignals(True)
+        self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
+        self.metric_combo.blockSignals(False)
         self.legend_title.setText(f"<b>{label}</b>: {help_text}")
         self.legend.set_range(geom.vmin, geom.vmax, integer=True)
         cut = f"; {geom.truncated} over the cap not drawn" if geom.truncated else ""

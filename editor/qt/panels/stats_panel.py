@@ -38,7 +38,7 @@ class StatsPanel(QWidget):
         self.per_depth.setLabel("bottom", "depth")
         self.per_depth.setLabel("left", "leaves")
         for plot in (self.per_leaf, self.per_depth):
-            plot.setMinimumHeight(120)
+            plot.setMinimumHeight(110)
             plot.setMouseEnabled(False, False)
             plot.hideButtons()
             layout.addWidget(plot, 1)
