@@ -10,6 +10,7 @@ from editor.model import (AddObjects, IndexSync, RemoveObjects, Reparent, SetPro
                           SetSelection, SetSettings, Transform, point_entity)
 from editor.model.shapes import box_brush, prism_brush
 from editor.model.entities import Entity
+from editor.model.native import dumps_scene, loads_scene
 
 from .helpers import assert_index_matches, private_registry, small_scene
 
@@ -104,6 +105,8 @@ def test_random_edits_undo_and_redo_exactly(data):
             assert_index_matches(sync)
             _check_consistent(scene)
     final = scene.state()
+    saved = loads_scene(dumps_scene(scene))  # the native file holds the same document
+    assert saved.state()[0] == final[0] and saved.settings == final[2]
     history = []
     while stack.can_undo():
         stack.undo()
