@@ -132,12 +132,15 @@ class IndexSync:
         return self.index.name
 
     def set_backend(self, name: str, params: Mapping | None = None) -> None:
-        """Switch to backend ``name`` (with ``params``, else its defaults) and rebuild.
+        """Switch to backend ``name`` and rebuild.
+
+        ``params`` default to the document's parameters when ``name`` is the document's
+        backend, else to the backend's defaults.
 
         This changes the live index only; to record the choice in the document (saved, undoable)
         push :class:`~.commands.SetSettings` instead, which this sync follows.
         """
-        self.index = self._make(name, params if params is not None else {})
+        self.index = self._make(name, params)
         self.rebuild()
 
     def set_params(self, params: Mapping[str, Any]) -> None:

@@ -151,3 +151,17 @@ def test_manual_plane_offers_wait_for_the_caller():
     sync.offer_split_planes()  # the drag ended
     assert sync.index.planes_offered == offered + 1
     np.testing.assert_allclose(sync.index.split_planes, scene_split_planes(scene), atol=1e-12)
+
+
+def test_switching_back_to_the_document_backend_takes_its_params():
+    scene, stack, ids = small_scene()
+    registry = private_registry()
+    stack.push(SetSettings(backend="tuned-brute", params={"chunk": 7}, registry=registry))
+    sync = IndexSync(scene, registry=registry)
+    assert sync.index.params.chunk == 7
+    sync.set_backend("brute")
+    sync.set_backend("tuned-brute")
+    assert sync.index.params.chunk == 7
+    sync.set_backend("tuned-brute", {"chunk": 9})
+    assert sync.index.params.chunk == 9
+    assert_index_matches(sync)
