@@ -229,3 +229,15 @@ def test_an_empty_or_unreadable_frame_file_is_an_error(tmp_path):
         load_frame_lines(empty)
     with pytest.raises(ParseError, match="cannot read"):
         load_frame_lines(tmp_path / "missing.jsonl")
+
+
+def test_the_documented_example_loads(tmp_path):
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "frame-format.md").read_text()
+    example = doc.split("Example (", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "example.jsonl"
+    path.write_text(example)
+    rec = load_frame_lines(path)
+    assert list(rec.frame_numbers) == [1, 2, 3, 4] and list(rec.get(4).despawned) == [11]
+    assert [bool(r.awake[0]) for r in rec] == [False, False, True, True]
