@@ -109,7 +109,8 @@ def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
                         inside = False
                         break
                 if inside:
-                    S, B, A = _grow_list(S, B, A, m + 1)
+                    if m >= S.shape[0]:
+                        S, B, A = _grow_list(S, B, A, m + 1)
                     S[m] = s
                     for a in range(3):
                         B[m, a] = lo[s, a]
@@ -124,6 +125,65 @@ def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
                     stack[top] = child
                     top += 1
     return S, B, A, m
+
+
+@numba.njit(cache=True)
+def _sweep_own(OS, OBX, OA, n, only_active, pairs, m):
+    """Pairs within one list sorted by ``lo.x``; returns ``(pairs found so far, tests)``."""
+    cap = pairs.shape[0]
+    tests = 0
+    for i in range(n):
+        ahx = OBX[i, 3]
+        for j in range(i + 1, n):
+            if OBX[j, 0] > ahx:
+                break
+            if only_active and not (OA[i] or OA[j]):
+                continue
+            tests += 1
+            if _meets_yz(OBX, i, OBX, j):
+                if m < cap:
+                    pairs[m, 0] = OS[i]
+                    pairs[m, 1] = OS[j]
+                m += 1
+    return m, tests
+
+
+@numba.njit(cache=True)
+def _sweep_cross(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
+    """Pairs between a list and a segment ``[p0, p1)``, both sorted by ``lo.x``: whichever
+    entry starts first scans the other list ahead of it."""
+    cap = pairs.shape[0]
+    tests = 0
+    i = 0
+    j = p0
+    while i < n and j < p1:
+        if OBX[i, 0] <= PB[j, 0]:
+            ahx = OBX[i, 3]
+            jj = j
+            while jj < p1 and PB[jj, 0] <= ahx:
+                if not (only_active and not (OA[i] or PA[jj])):
+                    tests += 1
+                    if _meets_yz(OBX, i, PB, jj):
+                        if m < cap:
+                            pairs[m, 0] = OS[i]
+                            pairs[m, 1] = PS[jj]
+                        m += 1
+                jj += 1
+            i += 1
+        else:
+            bhx = PB[j, 3]
+            ii = i
+            while ii < n and OBX[ii, 0] <= bhx:
+                if not (only_active and not (OA[ii] or PA[j])):
+                    tests += 1
+                    if _meets_yz(OBX, ii, PB, j):
+                        if m < cap:
+                            pairs[m, 0] = OS[ii]
+                            pairs[m, 1] = PS[j]
+                        m += 1
+                ii += 1
+            j += 1
+    return m, tests
 
 
 @numba.njit(cache=True)
@@ -161,7 +221,8 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
         p1 = stack_end[top]
         buf_top = p1  # segments above belong to finished subtrees
         n = NI[node, COUNT]
-        OS, OBX, OA = _grow_list(OS, OBX, OA, n)
+        if n > OS.shape[0]:
+            OS, OBX, OA = _grow_list(OS, OBX, OA, n)
         s = NI[node, HEAD]
         k = 0
         while s >= 0:
@@ -173,58 +234,28 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             k += 1
             s = OB[s, NEXT]
         _sort_list(OS, OBX, OA, 0, n)
-        local = 0
-        # own x own
-        for i in range(n):
-            ahx = OBX[i, 3]
-            for j in range(i + 1, n):
-                if OBX[j, 0] > ahx:
-                    break
-                if only_active and not (OA[i] or OA[j]):
-                    continue
-                local += 1
-                if _meets_yz(OBX, i, OBX, j):
-                    pairs = _grow(pairs, m + 1)
-                    pairs[m, 0] = OS[i]
-                    pairs[m, 1] = OS[j]
-                    m += 1
-        # own x passed: two sorted lists swept together; whichever starts first scans the other
-        i = 0
-        j = p0
-        while i < n and j < p1:
-            if OBX[i, 0] <= PB[j, 0]:
-                ahx = OBX[i, 3]
-                jj = j
-                while jj < p1 and PB[jj, 0] <= ahx:
-                    if not (only_active and not (OA[i] or PA[jj])):
-                        local += 1
-                        if _meets_yz(OBX, i, PB, jj):
-                            pairs = _grow(pairs, m + 1)
-                            pairs[m, 0] = OS[i]
-                            pairs[m, 1] = PS[jj]
-                            m += 1
-                    jj += 1
-                i += 1
-            else:
-                bhx = PB[j, 3]
-                ii = i
-                while ii < n and OBX[ii, 0] <= bhx:
-                    if not (only_active and not (OA[ii] or PA[j])):
-                        local += 1
-                        if _meets_yz(OBX, ii, PB, j):
-                            pairs = _grow(pairs, m + 1)
-                            pairs[m, 0] = OS[ii]
-                            pairs[m, 1] = PS[j]
-                            m += 1
-                    ii += 1
-                j += 1
+        # the sweeps write into ``pairs`` up to its capacity and report how many they found;
+        # growing happens here, outside their loops, and a sweep that overflowed is re-run
+        m_new, own_tests = _sweep_own(OS, OBX, OA, n, only_active, pairs, m)
+        if m_new > pairs.shape[0]:
+            pairs = _grow(pairs, 2 * m_new)
+            m_new, own_tests = _sweep_own(OS, OBX, OA, n, only_active, pairs, m)
+        m = m_new
+        m_new, cross_tests = _sweep_cross(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m)
+        if m_new > pairs.shape[0]:
+            pairs = _grow(pairs, 2 * m_new)
+            m_new, cross_tests = _sweep_cross(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active,
+                                              pairs, m)
+        m = m_new
+        local = own_tests + cross_tests
         node_tests[node] += local
         tests += local
         if NI[node, NCHILD] == 0:
             continue
         # merge passed and own (both sorted by lo.x) into the list the children filter
         total = (p1 - p0) + n
-        MS, MB, MA = _grow_list(MS, MB, MA, total)
+        if total > MS.shape[0]:
+            MS, MB, MA = _grow_list(MS, MB, MA, total)
         i = 0
         j = p0
         for k in range(total):
@@ -246,7 +277,8 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
                 continue
             only_active_objects = only_active and not node_awake[child]
             start = buf_top
-            PS, PB, PA = _grow_list(PS, PB, PA, buf_top + total)
+            if buf_top + total > PS.shape[0]:
+                PS, PB, PA = _grow_list(PS, PB, PA, buf_top + total)
             for k in range(total):
                 if only_active_objects and not MA[k]:
                     continue

@@ -140,12 +140,14 @@ def query_shape(NI, NF, OB, lo, hi, kind, qlo, qhi, centre, radius, planes, root
             meets = _frustum_keeps(planes, NF, node, LOOSE_LO, LOOSE_HI)
         if not meets and not (node == 0 and root_always):
             if trace:
-                culled_ids = _grow(culled_ids, nc + 1)
+                if nc >= culled_ids.shape[0]:
+                    culled_ids = _grow(culled_ids, nc + 1)
                 culled_ids[nc] = node
                 nc += 1
             continue
         if trace:
-            visited_ids = _grow(visited_ids, nv + 1)
+            if nv >= visited_ids.shape[0]:
+                visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
         s = NI[node, HEAD]
@@ -159,7 +161,8 @@ def query_shape(NI, NF, OB, lo, hi, kind, qlo, qhi, centre, radius, planes, root
             else:
                 hit = _frustum_box_rows(planes, lo, hi, s)
             if hit:
-                out = _grow(out, m + 1)
+                if m >= out.shape[0]:
+                    out = _grow(out, m + 1)
                 out[m] = s
                 m += 1
             s = OB[s, NEXT]
@@ -192,7 +195,8 @@ def query_ray_all(NI, NF, OB, lo, hi, origin, direction, max_t, root_always, tra
         if not (hit and t <= max_t) and not (node == 0 and root_always):
             continue
         if trace:
-            visited_ids = _grow(visited_ids, nv + 1)
+            if nv >= visited_ids.shape[0]:
+                visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
         s = NI[node, HEAD]
@@ -200,8 +204,10 @@ def query_ray_all(NI, NF, OB, lo, hi, origin, direction, max_t, root_always, tra
             tested += 1
             hit, t = _slab2(origin, inv, parallel, lo, hi, s)
             if hit and t <= max_t:
-                out = _grow(out, m + 1)
-                out_t = _grow(out_t, m + 1)
+                if m >= out.shape[0]:
+                    out = _grow(out, m + 1)
+                if m >= out_t.shape[0]:
+                    out_t = _grow(out_t, m + 1)
                 out[m] = s
                 out_t[m] = t
                 m += 1
@@ -260,7 +266,8 @@ def query_boxes(NI, NF, OB, lo, hi, qlo, qhi, root_always):
             while s >= 0:
                 tested[i] += 1
                 if _box_meets_box(lo, hi, s, qlo[i], qhi[i]):
-                    out = _grow(out, m + 1)
+                    if m >= out.shape[0]:
+                        out = _grow(out, m + 1)
                     out[m] = s
                     m += 1
                 s = OB[s, NEXT]
