@@ -71,6 +71,22 @@ class Face:
                 object.__setattr__(self, name, _floats(axis, None, name))
         object.__setattr__(self, "extra", tuple(str(t) for t in self.extra))
 
+    @classmethod
+    def trusted(cls, points, texture, offset, rotation, scale, u_axis=None, v_axis=None,
+                extra=()) -> "Face":
+        """Build a face from values a loader has already checked, skipping validation.
+
+        Every argument must already have the exact type the attributes document (tuples of
+        finite floats, ``str``); importers of large levels use this to avoid checking each
+        number twice.
+        """
+        face = object.__new__(cls)
+        for name, value in (("points", points), ("texture", texture), ("offset", offset),
+                            ("rotation", rotation), ("scale", scale), ("u_axis", u_axis),
+                            ("v_axis", v_axis), ("extra", extra)):
+            object.__setattr__(face, name, value)
+        return face
+
     def points_array(self) -> np.ndarray:
         """The plane points as a ``(3, 3)`` float64 array."""
         return np.array(self.points, dtype=np.float64)

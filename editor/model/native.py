@@ -354,7 +354,7 @@ def _read_face(r: _Reader, raw, field: str) -> Face:
     extra = ()
     if "extra" in raw:
         extra = tuple(r.string(t, f"{field}.extra[{k}]") for k, t in enumerate(r.list(raw["extra"], f"{field}.extra")))
-    return Face(points, texture, offset, rotation, scale, axes[0], axes[1], extra)
+    return Face.trusted(points, texture, offset, rotation, scale, axes[0], axes[1], extra)  # checked above
 
 
 def _check_geometry(r: _Reader, brush_fields: list[tuple[Brush, str]]) -> None:

@@ -91,8 +91,15 @@ def _bad(path: str, brush: MapBrush, reason: str, policy: str) -> None:
 
 
 def _face_from_map(face: MapFace) -> Face:
-    return Face(face.points, face.texture, face.offset, face.rotation, face.scale,
-                face.u_axis, face.v_axis, face.extra)
+    # The syntax layer already rejected NaN, infinities and malformed parts; only the container
+    # types are normalised here (a map file of 20,000 faces would otherwise check each number
+    # twice).
+    points = tuple(tuple(map(float, p)) for p in face.points)
+    return Face.trusted(points, str(face.texture), tuple(map(float, face.offset)),
+                        float(face.rotation), tuple(map(float, face.scale)),
+                        None if face.u_axis is None else tuple(map(float, face.u_axis)),
+                        None if face.v_axis is None else tuple(map(float, face.v_axis)),
+                        tuple(map(str, face.extra)))
 
 
 # --------------------------------------------------------------------------- export
