@@ -11,9 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .commands import AddObjects
 from .entities import brush_entity, point_entity
-from .native import dumps_scene, save_scene
+from .native import save_scene
 from .scene import Edit, Scene, Settings
 from .shapes import box_brush, prism_brush, ramp_brush
 

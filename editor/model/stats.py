@@ -1,7 +1,6 @@
 """Scene statistics for reports (the ``scene`` part of ``stats``)."""
 from __future__ import annotations
 
-from .brushes import Brush
 from .scene import Scene
 
 
