@@ -24,11 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
+from editor.model.simulation import SimulationConfig
 from spatial.params import params_to_dict
 
 from .cli import CliError, SceneSource, _add_backend_args, make_backend, subcommand
 
 DEFAULT_FRAMES = 300
+
+_DEFAULTS = SimulationConfig()
 
 
 def _configure(p) -> None:
@@ -42,27 +45,18 @@ def _configure(p) -> None:
     p.add_argument("--window", type=int, default=60, metavar="W", help="hotspot window in frames (default 60)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="hotspots listed (default 10)")
     p.add_argument("--save-recording", metavar="OUT", help="save the frames (.npz, or .jsonl frame lines)")
+    p.add_argument("--sleep-frames", type=int, default=_DEFAULTS.sleep_frames, metavar="N",
+                   help=f"slow frames before a body falls asleep (default {_DEFAULTS.sleep_frames})")
+    p.add_argument("--wake-margin", type=float, default=_DEFAULTS.wake_margin, metavar="UNITS",
+                   help=f"a sleeper wakes when an awake box comes this close (default {_DEFAULTS.wake_margin:g})")
     _add_backend_args(p)
 
 
 def _load_scene(path: str):
     """A scene from a native ``.json`` file or any registered importer."""
-    from editor.model.native import load_scene
-    from editor.model.scene import Scene
-    from spatial.registry import default_registry
+    from editor.model.loading import load_document
 
-    if not os.path.exists(path):
-        raise CliError(f"{path}: no such file")
-    if path.lower().endswith(".json"):
-        return load_scene(path)
-    importer = default_registry().importer_for(path)
-    if importer is None:
-        raise CliError(f"{path}: no importer for this file type")
-    loaded = importer.load(path)
-    scene = loaded if isinstance(loaded, Scene) else getattr(loaded, "scene", None)
-    if not isinstance(scene, Scene):
-        raise CliError(f"{path}: importer '{importer.name}' did not produce a scene")
-    return scene
+    return load_document(path)
 
 
 def _load_recording(path: str):
@@ -106,12 +100,12 @@ def cmd_simulate(args) -> dict:
     """Run ``--frames`` frames of a simulation or a replay and report them."""
     from editor.model.hotspots import HotspotWindow
     from editor.model.recording import Replay
-    from editor.model.simulation import Simulation, SimulationConfig, lifespan_histogram
+    from editor.model.simulation import Simulation, lifespan_histogram
 
     if args.frames < 1:
         raise CliError(f"--frames must be at least 1, got {args.frames}")
-    if args.window < 1 or args.top < 0:
-        raise CliError("--window must be at least 1 and --top at least 0")
+    if args.window < 1 or args.top < 0 or args.sleep_frames < 1 or not args.wake_margin >= 0:
+        raise CliError("--window and --sleep-frames must be at least 1, --top and --wake-margin at least 0")
     if args.recording:
         recording = _load_recording(args.recording)
         index = make_backend(args.backend, args.param, args.params, _no_source())
@@ -131,7 +125,8 @@ def cmd_simulate(args) -> dict:
         settings = scene.settings
         index = make_backend(args.backend, args.param, args.params,
                              _no_source(settings.backend, dict(settings.params)))
-        config = SimulationConfig(hotspot_window=args.window,
+        config = SimulationConfig(hotspot_window=args.window, sleep_frames=args.sleep_frames,
+                                  wake_margin=args.wake_margin,
                                   recording_capacity=args.frames + 1,
                                   record=bool(args.save_recording))
         sim = Simulation(scene, index, seed=args.seed, config=config)

@@ -115,3 +115,17 @@ def test_app_entry_point_runs_the_demo_headless():
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["source"] == "demo" and len(report["frames"]) == 5
+
+
+def test_sleep_options_change_when_bodies_fall_asleep(capsys, level):
+    def awake_counts(*extra):
+        code, out, err = run(capsys, "simulate", str(level), "--frames", "12", "--backend", "brute",
+                             *extra, "--json")
+        assert code == 0, err
+        return [f["awake"] for f in json.loads(out)["frames"]]
+
+    default = awake_counts()
+    quick = awake_counts("--sleep-frames", "5")
+    assert quick[5] < default[5] and quick[3] == default[3]  # the idle item sleeps on frame 5
+    code, out, err = run(capsys, "simulate", str(level), "--sleep-frames", "0", "--json")
+    assert code == 2 and "--sleep-frames" in err
