@@ -1,10 +1,10 @@
 """Keeps a spatial index in step with a scene, incrementally.
 
 :class:`IndexSync` subscribes to :attr:`Scene.did_change` and, for the ids an edit touched
-only, removes, inserts or updates objects of the index: each brush is a *static* object and
-each point entity a *dynamic* (awake) one, under the scene's own ids. Brush face planes are
-offered to the backend with ``set_split_planes`` (geometry-driven backends such as a BSP use
-them). The backend can be switched or re-parametrised at any time; that rebuilds from the
+only, removes, inserts or updates objects of the index, under the scene's own ids: each point
+entity is a *dynamic* (awake) object, each brush (and anything else the scene indexes) a
+*static* one. Brush face planes are offered to the backend with ``set_split_planes``
+(geometry-driven backends such as a BSP use them). The backend can be switched or re-parametrised at any time; that rebuilds from the
 scene. By default the sync follows the backend and parameters stored in the scene's settings.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from spatial.errors import PluginError
 from spatial.params import parse_params
 
 from .brushes import Brush
+from .entities import Entity
 from .events import ChangeKind, Signal
 from .scene import Scene
 
@@ -153,7 +154,7 @@ class IndexSync:
         """Rebuild the index from scratch from the scene."""
         ids = self.scene.indexed_ids()
         lo, hi = self.scene.bounds_of(ids)
-        dynamic = np.array([not isinstance(self.scene[i], Brush) for i in ids], dtype=bool)
+        dynamic = np.array([isinstance(self.scene[i], Entity) for i in ids], dtype=bool)
         self.index.build(ids, lo, hi, dynamic=dynamic, awake=True)
         self._offer_planes()
         self.changed.emit(frozenset(ids.tolist()), ChangeKind.ADDED)
@@ -182,7 +183,7 @@ class IndexSync:
             index.remove(gone)
         if len(new):
             lo, hi = scene.bounds_of(new)
-            dynamic = np.array([not isinstance(scene[int(i)], Brush) for i in new], dtype=bool)
+            dynamic = np.array([isinstance(scene[int(i)], Entity) for i in new], dtype=bool)
             index.insert(new, lo, hi, dynamic=dynamic, awake=True)
         if len(kept):
             lo, hi = scene.bounds_of(kept)
@@ -212,8 +213,7 @@ class IndexSync:
         # Removed brushes are gone from the scene; their ids are no longer point entities
         # either, so anything touched that is not a current point entity may have been a brush.
         scene = self.scene
-        return any(not (i in scene and not isinstance(scene[i], Brush) and scene[i].is_point)
-                   for i in ids)
+        return any(not (isinstance(scene.get(i), Entity) and scene[i].is_point) for i in ids)
 
     @property
     def uses_split_planes(self) -> bool:

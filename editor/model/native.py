@@ -97,7 +97,16 @@ def _json_value(value: Any) -> str:
 
 
 def dumps_scene(scene: Scene) -> str:
-    """The scene as native JSON text (deterministic: same scene, same bytes)."""
+    """The scene as native JSON text (deterministic: same scene, same bytes).
+
+    Raises ``ValueError`` if the scene holds objects this format version cannot store, rather
+    than writing a file that silently lacks them.
+    """
+    entity_ids, brush_ids = scene.entity_ids(), scene.brush_ids()
+    if len(entity_ids) + len(brush_ids) != len(scene):
+        other = next(o for i, o in scene.objects.items() if not isinstance(o, (Entity, Brush)))
+        raise ValueError(f"format version {FORMAT_VERSION} stores brushes and entities only; "
+                         f"the scene also holds {type(other).__name__} objects")
     settings = scene.settings
     lines = ["{",
              f'  "format": {_str(FORMAT_NAME)},',
@@ -105,7 +114,6 @@ def dumps_scene(scene: Scene) -> str:
              f'  "next_id": {scene.next_id},',
              f'  "settings": {{"backend": {_str(settings.backend)}, '
              f'"params": {_json_value(settings.params)}, "metadata": {_json_value(settings.metadata)}}},']
-    entity_ids = scene.entity_ids()
     lines.append('  "entities": [' if entity_ids else '  "entities": [],')
     for n, oid in enumerate(entity_ids):
         entity = scene[oid]
@@ -120,7 +128,6 @@ def dumps_scene(scene: Scene) -> str:
             lines.append(head + tail)
     if entity_ids:
         lines.append("  ],")
-    brush_ids = scene.brush_ids()
     lines.append('  "brushes": [' if brush_ids else '  "brushes": []')
     for n, oid in enumerate(brush_ids):
         brush = scene[oid]

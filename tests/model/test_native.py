@@ -172,3 +172,14 @@ def test_a_failed_load_builds_nothing(tmp_path):
         load_scene(path)
     with pytest.raises(NativeFormatError, match="cannot read"):
         load_scene(tmp_path / "missing.json")
+
+
+def test_objects_the_format_cannot_store_are_refused_not_dropped(tmp_path):
+    scene, stack, ids = small_scene()
+
+    class Marker:  # some other kind of scene object
+        pass
+    scene._objects[scene.allocate_ids(1)[0]] = Marker()  # bypass the checks on purpose
+    with pytest.raises(ValueError, match="Marker"):
+        save_scene(scene, tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
