@@ -6,6 +6,7 @@ plugin registry matches by file name (``*.map`` -> ``quake-map`` ...). Every fai
 """
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from spatial.errors import PartitionStudioError, PluginError
 
-from .brushes import Brush
+from .entities import Entity
 from .index_sync import scene_split_planes
 from .scene import Scene
 from .stats import scene_counts
@@ -26,8 +27,13 @@ def demo_document() -> Scene:
 
 
 def load_document(path: str | os.PathLike, registry=None) -> Scene:
-    """Read ``path`` into a scene: native JSON, or through a registered importer."""
-    path = Path(path)
+    """Read ``path`` into a scene: native JSON, or through a registered importer.
+
+    ``FILE:PART`` (e.g. ``doom.wad:E1M1``) opens one part of a file holding several levels,
+    when ``FILE`` exists and ``FILE:PART`` does not; the importer must take a ``member``
+    argument.
+    """
+    path, member = _split_member(Path(path))
     if path.suffix.lower() == ".json":
         from .native import load_scene
         return load_scene(path)
@@ -40,11 +46,24 @@ def load_document(path: str | os.PathLike, registry=None) -> Scene:
         raise PluginError(f"{path}: no importer reads this kind of file (known: {', '.join(known)})")
     if not path.exists():
         raise PartitionStudioError(f"{path}: no such file")
-    document = importer.load(path)
+    if member is None:
+        document = importer.load(path)
+    elif "member" in inspect.signature(importer.load).parameters:
+        document = importer.load(path, member=member)
+    else:
+        raise PluginError(f"{path}:{member}: importer '{importer.name}' reads whole files only")
     if not isinstance(document, Scene):
         raise PluginError(f"{path}: importer '{importer.name}' returned "
                           f"{type(document).__name__}, not a scene")
     return document
+
+
+def _split_member(path: Path) -> tuple[Path, str | None]:
+    """``dir/levels.wad:MAP01`` -> ``(dir/levels.wad, "MAP01")`` when only the former exists."""
+    head, sep, member = path.name.rpartition(":")
+    if sep and head and member and not path.exists() and (path.parent / head).exists():
+        return path.parent / head, member
+    return path, None
 
 
 def document_source(scene: Scene, source: str):
@@ -54,11 +73,13 @@ def document_source(scene: Scene, source: str):
     counts = scene_counts(scene)
     counts = {"brushes": counts["brushes"], "entities": counts["entities"],
               "brush_entities": counts["brush_entities"], "faces": counts["faces"],
-              "triangles": 0, "segments": 0, "objects": counts["objects"],
+              "triangles": len(scene.triangle_ids()), "segments": len(scene.segment_ids()),
+              "objects": counts["objects"],
               "bounds": counts["bounds"]}
     ids = scene.indexed_ids()
     lo, hi = scene.bounds_of(ids)
-    dynamic = np.array([not isinstance(scene[int(i)], Brush) for i in ids], dtype=bool)
+    # point entities move; brushes, wall segments and mesh triangles are static
+    dynamic = np.array([isinstance(scene[int(i)], Entity) for i in ids], dtype=bool)
     settings = scene.settings
     return SceneSource(str(source), counts, ids, lo, hi, dynamic,
                        split_planes=scene_split_planes(scene), backend=settings.backend,

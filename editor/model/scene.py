@@ -15,21 +15,21 @@ is file order for an imported level and stays stable through undo.
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Union
+from typing import Iterable, Mapping, Union
 
 import numpy as np
 
 from spatial.errors import GeometryError, PartitionStudioError
 
 from .brushes import Brush
-from .entities import BRUSH, POINT, Entity
+from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
+from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle
 
-SceneObject = Union[Brush, Entity]
+SceneObject = Union[Brush, Entity, Segment, Triangle]
 
 DEFAULT_BACKEND = "brute"
 
@@ -145,10 +145,19 @@ class Scene:
         """Ids of the brushes owned by an entity, in order."""
         return sorted(self._brushes_of.get(entity_id, ()))
 
+    def segment_ids(self) -> list[int]:
+        """Ids of the wall segments of a 2D level (see :mod:`.level_geometry`)."""
+        return sorted(i for i, o in self._objects.items() if isinstance(o, Segment))
+
+    def triangle_ids(self) -> list[int]:
+        """Ids of the mesh triangles (see :mod:`.level_geometry`)."""
+        return sorted(i for i, o in self._objects.items() if isinstance(o, Triangle))
+
     def is_indexed(self, oid: int) -> bool:
-        """True for the objects the spatial index holds: brushes and point entities."""
+        """True for what the spatial index holds: brushes, point entities, segments, triangles."""
         obj = self._objects.get(oid)
-        return isinstance(obj, Brush) or (isinstance(obj, Entity) and obj.is_point)
+        return (isinstance(obj, (Brush,) + LEVEL_GEOMETRY)
+                or (isinstance(obj, Entity) and obj.is_point))
 
     def indexed_ids(self) -> np.ndarray:
         """Ids of every indexed object, ascending."""
@@ -274,6 +283,8 @@ class Scene:
                     kind |= ChangeKind.GEOMETRY
                 if new.entity != old.entity:
                     kind |= ChangeKind.PROPERTIES
+            elif isinstance(new, LEVEL_GEOMETRY):
+                kind |= ChangeKind.GEOMETRY | ChangeKind.PROPERTIES
             else:
                 kind |= ChangeKind.PROPERTIES
                 if new.is_point and ((old.origin != new.origin).any() or new.classname != old.classname):
@@ -293,8 +304,9 @@ class Scene:
                 if isinstance(old, Entity):
                     owners_losing.add(oid)
                 continue
-            if not isinstance(new, (Brush, Entity)):
-                raise SceneEditError(f"id {oid}: expected a Brush or an Entity, got {type(new).__name__}")
+            if not isinstance(new, (Brush, Entity) + LEVEL_GEOMETRY):
+                raise SceneEditError(f"id {oid}: expected a Brush, an Entity, a Segment or a "
+                                     f"Triangle, got {type(new).__name__}")
             if old is not None and type(old) is not type(new):
                 raise SceneEditError(f"id {oid}: a {type(old).__name__} cannot become a {type(new).__name__}")
             if isinstance(new, Entity) and isinstance(old, Entity) and new.kind != old.kind:
@@ -308,7 +320,7 @@ class Scene:
                     new.check()
                 except GeometryError as exc:
                     raise GeometryError(f"brush {oid}: {exc}") from None
-            elif new.is_point:
+            elif isinstance(new, Entity) and new.is_point:
                 new.origin  # raises GeometryError on a malformed origin key
         for eid in owners_losing:
             left = [b for b in self._brushes_of.get(eid, ()) if final(b) is not None

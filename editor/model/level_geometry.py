@@ -1,0 +1,100 @@
+"""Geometry of levels that are not made of brushes: wall segments and mesh triangles.
+
+* :class:`Segment` — a wall of a 2D level (a Doom linedef): two endpoints on the map plane
+  (``x, y``; ``z`` is up), extruded between ``floor`` and ``ceiling`` for the 3D view, with the
+  references the level format gives it (linedef number, front/back sidedef and sector, -1 for
+  none) and the remaining attributes as ordered ``(key, value)`` strings.
+* :class:`Triangle` — one triangle of an imported mesh, with the mesh (file part, node) it
+  came from in ``group``.
+
+Both are immutable values like :class:`~.brushes.Brush`, indexed under their scene ids with
+their boxes ``lo``/``hi``, and static (they never move in the simulation).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spatial.errors import GeometryError
+
+
+def _finite(values, count: int, what: str) -> tuple[float, ...]:
+    out = tuple(float(v) for v in values)
+    if len(out) != count or not all(np.isfinite(out)):
+        raise GeometryError(f"{what} must be {count} finite numbers, got {list(values)}")
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A wall segment of a 2D level, from ``a`` to ``b`` with its front on the right."""
+
+    a: tuple[float, float]
+    b: tuple[float, float]
+    floor: float
+    ceiling: float
+    linedef: int = -1
+    front_side: int = -1
+    back_side: int = -1
+    front_sector: int = -1
+    back_sector: int = -1
+    properties: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "a", _finite(self.a, 2, "segment start"))
+        object.__setattr__(self, "b", _finite(self.b, 2, "segment end"))
+        floor, ceiling = _finite((self.floor, self.ceiling), 2, "segment floor/ceiling")
+        object.__setattr__(self, "floor", floor)
+        object.__setattr__(self, "ceiling", ceiling)
+        object.__setattr__(self, "properties",
+                           tuple((str(k), str(v)) for k, v in self.properties))
+
+    @property
+    def two_sided(self) -> bool:
+        return self.back_side >= 0
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        for k, v in self.properties:
+            if k == key:
+                return v
+        return default
+
+    @property
+    def lo(self) -> np.ndarray:
+        return np.array([min(self.a[0], self.b[0]), min(self.a[1], self.b[1]),
+                         min(self.floor, self.ceiling)])
+
+    @property
+    def hi(self) -> np.ndarray:
+        return np.array([max(self.a[0], self.b[0]), max(self.a[1], self.b[1]),
+                         max(self.floor, self.ceiling)])
+
+
+@dataclass(frozen=True)
+class Triangle:
+    """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from."""
+
+    v0: tuple[float, float, float]
+    v1: tuple[float, float, float]
+    v2: tuple[float, float, float]
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("v0", "v1", "v2"):
+            object.__setattr__(self, name, _finite(getattr(self, name), 3, f"triangle {name}"))
+
+    @property
+    def corners(self) -> np.ndarray:
+        return np.array([self.v0, self.v1, self.v2])
+
+    @property
+    def lo(self) -> np.ndarray:
+        return self.corners.min(axis=0)
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self.corners.max(axis=0)
+
+
+LEVEL_GEOMETRY = (Segment, Triangle)
