@@ -64,9 +64,23 @@ class Movers:
         return self.centre - self.half, self.centre + self.half
 
 
-def measure(name: str, static, moving, warmup: int, frames: int, seed: int, give_up_ms: float) -> dict:
+def parse_variant(text: str) -> tuple[str, dict]:
+    """``octree`` or ``octree[looseness=2,max_depth=10]`` -> name and parameter overrides."""
+    if "[" not in text:
+        return text, {}
+    name, rest = text.split("[", 1)
+    if not rest.endswith("]"):
+        raise SystemExit(f"--backends: expected NAME[K=V,...], got {text!r}")
+    params = dict(item.split("=", 1) for item in rest[:-1].split(",") if item)
+    return name, params
+
+
+def measure(label: str, static, moving, warmup: int, frames: int, seed: int, give_up_ms: float) -> dict:
+    from spatial.params import parse_params
+
+    name, overrides = parse_variant(label)
     cls = default_registry().backend(name)
-    index = cls()
+    index = cls(parse_params(cls.Params, overrides))
     s_ids, s_lo, s_hi = static
     m_ids, m_lo, m_hi = moving
     ids = np.concatenate([s_ids, m_ids])
@@ -89,9 +103,9 @@ def measure(name: str, static, moving, warmup: int, frames: int, seed: int, give
         if frame > 0 and edit_ms + settle_ms + pairs_ms > give_up_ms:  # frame 0 may compile
             break
     if len(total) < frames:
-        return {"backend": name, "build_ms": build_ms, "skipped": f"a frame took over {give_up_ms / 1e3:.0f} s",
+        return {"backend": label, "build_ms": build_ms, "skipped": f"a frame took over {give_up_ms / 1e3:.0f} s",
                 "frames": len(total), "frame_ms": total}
-    return {"backend": name, "build_ms": build_ms, "frames": len(total),
+    return {"backend": label, "build_ms": build_ms, "frames": len(total),
             "update_ms": float(np.median(update)), "pairs_ms": float(np.median(pairs)),
             "frame_ms": float(np.median(total)), "min_ms": float(np.min(total)), "max_ms": float(np.max(total)),
             "pairs": int(np.median(found)), "nodes": len(index.nodes())}
@@ -134,13 +148,16 @@ def main(argv=None) -> int:
     parser.add_argument("--frames", type=int, default=7, help="measured frames (median over them)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backends", default="", help="comma-separated (default: all but brute)")
+    parser.add_argument("--backends", default="", help="space-separated NAME or NAME[K=V,...] "
+                        "(default: every backend but brute, and the loose octree)")
     parser.add_argument("--give-up", type=float, default=20.0, help="seconds: stop a backend whose frame takes longer")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"))
     parser.add_argument("--json", help="also write raw results here")
     args = parser.parse_args(argv)
     registry = default_registry()
-    names = [n for n in args.backends.split(",") if n] or sorted(n for n in registry.backends if n != "brute")
+    names = args.backends.split() or sorted(n for n in registry.backends if n != "brute")
+    if not args.backends and "octree" in registry.backends:
+        names.insert(names.index("octree") + 1, "octree[looseness=2]")
     static = random_boxes(args.static, seed=args.seed, size_min=1.0, size_max=100.0, world=WORLD)
     m_ids, m_lo, m_hi = random_boxes(args.moving, seed=args.seed + 7, size_min=1.0, size_max=16.0, world=WORLD)
     moving = (m_ids + args.static, m_lo, m_hi)
