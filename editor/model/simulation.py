@@ -295,50 +295,22 @@ class Simulation:
         return self.last_stats
 
     def _step_once(self) -> None:
-        b, cfg, dt = self.bodies, self.config, self.config.dt
+        """One frame, in the order of the module docstring."""
+        b, cfg = self.bodies, self.config
         frame = self.frame + 1
-        spawns: list[Spawn] = []
-
-        def spawn(center, half, velocity, lifetime, despawn_at_bounds):
-            spawns.append(Spawn(np.asarray(center, float).reshape(-1, 3), np.asarray(half, float).reshape(-1, 3),
-                                np.asarray(velocity, float).reshape(-1, 3),
-                                np.asarray(lifetime, float).reshape(-1),
-                                np.asarray(despawn_at_bounds, bool).reshape(-1)))
-
         alive = b.alive_rows()
         awake = alive[b.awake[alive]]
-        for k, behaviour in enumerate(self.behaviours):
-            rows = awake[b.behaviour[awake] == k]
-            if len(rows):
-                behaviour.steer(StepContext(b, rows, dt, frame, self.rng, spawn))
+        spawns = self._steer(frame, awake)
+        moved, gone = self._move(alive, awake)
+        fell = self._sleep_test(awake[~np.isin(awake, gone)])
 
-        # move, then keep inside the world
-        before = b.center[awake].copy()
-        b.center[awake] += b.velocity[awake] * dt
-        b.age[alive] += dt
-        gone = self._apply_world_bounds(awake)
-        # a lifetime of a whole number of frames ends on time despite rounding of dt
-        expired = alive[b.age[alive] >= b.lifetime[alive] - 1e-9 * dt]
-        gone = np.union1d(gone, expired).astype(np.int64)
-        moved_mask = np.any(b.center[awake] != before, axis=1) & ~np.isin(awake, gone)
-        moved = awake[moved_mask]
-
-        # sleep test (awake bodies that may sleep)
-        testing = awake[b.can_sleep[awake] & ~np.isin(awake, gone)]
-        slow = np.linalg.norm(b.velocity[testing], axis=1) < cfg.sleep_speed
-        b.still[testing] = np.where(slow, b.still[testing] + 1, 0)
-        fell = testing[b.still[testing] >= cfg.sleep_frames]
-        b.awake[fell] = False
-
-        despawned_ids = np.sort(b.ids[gone])
+        delta = FrameDelta(despawned=np.sort(b.ids[gone]))
         b.release(gone)
-        spawned_rows = self._spawn(spawns)
-
-        delta = FrameDelta(despawned=despawned_ids)
-        if len(spawned_rows):
-            lo, hi = b.bounds(spawned_rows)
-            delta.spawned, delta.spawned_lo, delta.spawned_hi = b.ids[spawned_rows], lo, hi
-            delta.spawned_awake = np.ones(len(spawned_rows), dtype=bool)
+        spawned = self._spawn(spawns)
+        if len(spawned):
+            delta.spawned = b.ids[spawned]
+            delta.spawned_lo, delta.spawned_hi = b.bounds(spawned)
+            delta.spawned_awake = np.ones(len(spawned), dtype=bool)
         if len(moved):
             delta.moved = b.ids[moved]
             delta.moved_lo, delta.moved_hi = b.bounds(moved)
@@ -349,7 +321,8 @@ class Simulation:
         wake_ms = (time.perf_counter() - start) * 1e3
         b.awake[woken] = True
         b.still[woken] = 0
-        changed = np.setdiff1d(np.union1d(fell, woken), np.intersect1d(fell, woken)).astype(np.int64)
+        # a body that fell asleep and was woken in the same frame did not change
+        changed = np.setxor1d(fell, woken).astype(np.int64)
         delta.awake_ids, delta.awake_flags = b.ids[changed], b.awake[changed]
         settle_ms, result, pairs_ms = settle_frame(self.index, delta.awake_ids, delta.awake_flags)
         self.frame = frame
@@ -359,7 +332,7 @@ class Simulation:
             self.last_nodes = self.index.nodes()
             self.hotspots.push(frame, self.last_nodes, result.node_tests)
         rows_now = b.alive_rows()
-        stats = FrameStats(frame, moved=len(moved), spawned=len(spawned_rows), despawned=len(gone),
+        stats = FrameStats(frame, moved=len(moved), spawned=len(spawned), despawned=len(gone),
                            awake=int(b.awake[rows_now].sum()), dynamic=len(rows_now),
                            nodes=len(self.last_nodes) if cfg.inspect_nodes else -1,
                            candidates=result.tests, overlapping=len(result.pairs),
@@ -370,6 +343,45 @@ class Simulation:
             self._checkpoints[frame] = self._snapshot_state(frame, self.rng, self.next_id)
             while len(self._checkpoints) > cfg.checkpoints_kept:
                 del self._checkpoints[min(self._checkpoints)]
+
+    def _steer(self, frame: int, awake: np.ndarray) -> list[Spawn]:
+        """Let every behaviour set the velocity of its awake rows; returns queued spawns."""
+        b, spawns = self.bodies, []
+
+        def spawn(center, half, velocity, lifetime, despawn_at_bounds):
+            spawns.append(Spawn(np.asarray(center, float).reshape(-1, 3), np.asarray(half, float).reshape(-1, 3),
+                                np.asarray(velocity, float).reshape(-1, 3),
+                                np.asarray(lifetime, float).reshape(-1),
+                                np.asarray(despawn_at_bounds, bool).reshape(-1)))
+
+        for k, behaviour in enumerate(self.behaviours):
+            rows = awake[b.behaviour[awake] == k]
+            if len(rows):
+                behaviour.steer(StepContext(b, rows, self.config.dt, frame, self.rng, spawn))
+        return spawns
+
+    def _move(self, alive: np.ndarray, awake: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Integrate awake rows, apply world bounds and lifetimes; returns ``(moved, gone)``."""
+        b, dt = self.bodies, self.config.dt
+        before = b.center[awake].copy()
+        b.center[awake] += b.velocity[awake] * dt
+        b.age[alive] += dt
+        gone = self._apply_world_bounds(awake)
+        # a lifetime of a whole number of frames ends on time despite rounding of dt
+        expired = alive[b.age[alive] >= b.lifetime[alive] - 1e-9 * dt]
+        gone = np.union1d(gone, expired).astype(np.int64)
+        moved = awake[np.any(b.center[awake] != before, axis=1) & ~np.isin(awake, gone)]
+        return moved, gone
+
+    def _sleep_test(self, awake: np.ndarray) -> np.ndarray:
+        """Count slow frames of the awake rows that may sleep; returns the rows falling asleep."""
+        b, cfg = self.bodies, self.config
+        testing = awake[b.can_sleep[awake]]
+        slow = np.linalg.norm(b.velocity[testing], axis=1) < cfg.sleep_speed
+        b.still[testing] = np.where(slow, b.still[testing] + 1, 0)
+        fell = testing[b.still[testing] >= cfg.sleep_frames]
+        b.awake[fell] = False
+        return fell
 
     def _apply_world_bounds(self, rows: np.ndarray) -> np.ndarray:
         """Bounce or despawn ``rows`` that left the world; returns the rows to despawn."""

@@ -316,3 +316,25 @@ def test_a_plugin_behaviour_drives_bodies_through_the_registry():
     sim = Simulation(scene, "octree", registry=registry)
     sim.step(5)
     assert np.allclose(sim.bodies.center[0], (15.0, 20.0, 30.0))
+
+
+@pytest.mark.parametrize("sleepers, movers", [(12, 3), (3, 12)])
+def test_wake_finds_exactly_the_sleepers_within_the_margin(sleepers, movers):
+    # the query runs from the smaller side; both sides must find the same sleepers
+    rng = np.random.default_rng(sleepers)
+    points = [("info_null", tuple(rng.uniform(-100, 100, 2)) + (64.0,), {}) for _ in range(sleepers)]
+    points += [("info_null", tuple(rng.uniform(-100, 100, 2)) + (64.0,),
+                {"_ps_motion": "velocity", "_ps_velocity": "1000 0 0"}) for _ in range(movers)]
+    config = SimulationConfig(wake_margin=12.0)
+    sim = Simulation(arena(points), "octree", config=config)
+    b = sim.bodies
+    rows = b.alive_rows()
+    b.awake[rows[:sleepers]] = False
+    sim.index.set_awake(b.ids[rows[:sleepers]], False)
+    lo, hi = b.bounds(rows)
+    near = np.zeros(sleepers, dtype=bool)
+    for s in range(sleepers):
+        for m in range(sleepers, len(rows)):
+            near[s] |= bool(np.all(lo[s] - 12.0 <= hi[m]) and np.all(lo[m] <= hi[s] + 12.0))
+    assert 0 < near.sum() < sleepers  # the random layout has both cases
+    assert np.array_equal(sim._wake(), rows[:sleepers][near])
