@@ -239,7 +239,8 @@ class Quadtree(SpatialIndex):
         obj = self.objects
         slots, ts, visited, tested, rows, culled = qk.query(
             self._nf, self._ni, self._ri, self._meta, self._mark, obj.lo, obj.hi, a0, a1, a2,
-            kind, qa, qb, float(qr), planes, float(max_t), bool(trace))
+            kind, np.reshape(qa, (1, 3)), np.reshape(qb, (1, 3)), float(qr), planes,
+            float(max_t), bool(trace))
         if trace:
             row_of = self._rows()[1]
             rows, culled = row_of[rows], row_of[culled]

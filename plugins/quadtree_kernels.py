@@ -44,7 +44,7 @@ STACK = 128
 
 
 # --------------------------------------------------------------------------- pools
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _grow_f(a, need):
     n = a.shape[0]
     if need <= n:
@@ -54,7 +54,7 @@ def _grow_f(a, need):
     return b
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _grow_i(a, need):
     n = a.shape[0]
     if need <= n:
@@ -64,7 +64,7 @@ def _grow_i(a, need):
     return b
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _grow_1(a, need):
     n = a.shape[0]
     if need <= n:
@@ -74,7 +74,7 @@ def _grow_1(a, need):
     return b
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _init_node(nf, ni, n, lo0, lo1, hi0, hi1, parent, depth):
     nf[n, SQ_LO0] = lo0
     nf[n, SQ_LO1] = lo1
@@ -131,7 +131,7 @@ def _free_group(ni, meta, g):
     meta[M_LIVE] -= 4
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _quarters(nf, node, b0, b1, c0, c1):
     """How many of the four children of ``node`` the plane box ``[b0, c0] x [b1, c1]`` (which
     overlaps the node) would overlap."""
@@ -142,7 +142,7 @@ def _quarters(nf, node, b0, b1, c0, c1):
     return nx * ny
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _push_ref(nf, ni, ri, meta, ob, node, s):
     r = meta[M_FREE_REF]
     if r >= 0:
@@ -159,14 +159,14 @@ def _push_ref(nf, ni, ri, meta, ob, node, s):
     return ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _free_ref(ri, meta, r):
     ri[r, R_SLOT] = -1
     ri[r, R_NEXT] = meta[M_FREE_REF]
     meta[M_FREE_REF] = r
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _unlink(nf, ni, ri, meta, ob, node, s):
     """Remove slot ``s`` from the bucket of ``node``; False if it was not there."""
     prev = -1
@@ -187,7 +187,7 @@ def _unlink(nf, ni, ri, meta, ob, node, s):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _expand(nf, n, lo, hi, s):
     for k in range(3):
         if lo[s, k] < nf[n, C_LO + k]:
@@ -196,7 +196,7 @@ def _expand(nf, n, lo, hi, s):
             nf[n, C_HI + k] = hi[s, k]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _walk_up(nf, ni, n, dref, dact, lo, hi, s):
     """Add ``dref``/``dact`` to the subtree counters of ``n`` and its ancestors; grow their
     content boxes by object ``s`` unless ``s`` < 0."""
@@ -208,7 +208,7 @@ def _walk_up(nf, ni, n, dref, dact, lo, hi, s):
         n = ni[n, PARENT]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _enclose_up(nf, ni, n, src):
     """Grow the content boxes of ``n``'s ancestors to enclose that of node ``src``. Needed
     after a split or collapse: objects of a batch edit may already hold their new bounds
@@ -228,7 +228,7 @@ def _enclose_up(nf, ni, n, src):
         p = ni[p, PARENT]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _alive_leaf(ni, n):
     return ni[n, PARENT] != FREED and ni[n, CHILD] < 0
 
@@ -259,7 +259,7 @@ def leaves_of(nf, ni, b0, b1, c0, c1, out):
     return out, n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def split_worthy(nf, ni, node, cap, max_depth, max_dup):
     """Should this leaf split? Only when over capacity, above ``max_depth``, and when the split
     separates its objects: not every object lands in all four children, and on average each
@@ -642,49 +642,50 @@ def set_active(nf, ni, ob, oact, lo, hi, slots, flags):
 
 
 # --------------------------------------------------------------------------- queries
-@numba.njit(cache=True)
-def _node_box(nf, n, a0, a1, a2, blo, bhi):
-    """The box a query culls node ``n`` with: its square (any height) clipped to its content.
-
-    Every stored object meets the square of some leaf it is stored in inside this box, which
-    is all the box, sphere and ray tests need (see the module docstring of the backend)."""
-    blo[a0] = max(nf[n, SQ_LO0], nf[n, C_LO + a0])
-    bhi[a0] = min(nf[n, SQ_HI0], nf[n, C_HI + a0])
-    blo[a1] = max(nf[n, SQ_LO1], nf[n, C_LO + a1])
-    bhi[a1] = min(nf[n, SQ_HI1], nf[n, C_HI + a1])
-    blo[a2] = nf[n, C_LO + a2]
-    bhi[a2] = nf[n, C_HI + a2]
-
-
-@numba.njit(cache=True)
-def _overlaps(alo, ahi, lo, hi, s):
-    return (alo[0] <= hi[s, 0] and lo[s, 0] <= ahi[0] and alo[1] <= hi[s, 1]
-            and lo[s, 1] <= ahi[1] and alo[2] <= hi[s, 2] and lo[s, 2] <= ahi[2])
+@numba.njit(cache=True, inline="always")
+def _node_box(nf, n, a0, a1, a2, box_lo, box_hi):
+    """The box a query culls node ``n`` with (written to row 0 of ``box_lo``/``box_hi``): its
+    square (any height) clipped to its content box. Every stored object meets the square of
+    one of its leaves inside that box, which is all box, sphere and ray culling needs."""
+    box_lo[0, a0] = max(nf[n, SQ_LO0], nf[n, C_LO + a0])
+    box_hi[0, a0] = min(nf[n, SQ_HI0], nf[n, C_HI + a0])
+    box_lo[0, a1] = max(nf[n, SQ_LO1], nf[n, C_LO + a1])
+    box_hi[0, a1] = min(nf[n, SQ_HI1], nf[n, C_HI + a1])
+    box_lo[0, a2] = nf[n, C_LO + a2]
+    box_hi[0, a2] = nf[n, C_HI + a2]
 
 
-@numba.njit(cache=True)
-def _sphere_hits(center, r2, blo, bhi):
+# The helpers below take 2D arrays and a row rather than row views: building a view per
+# object test costs more than the test itself.
+@numba.njit(cache=True, inline="always")
+def _overlaps(alo, ahi, q, lo, hi, s):
+    return (alo[q, 0] <= hi[s, 0] and lo[s, 0] <= ahi[q, 0] and alo[q, 1] <= hi[s, 1]
+            and lo[s, 1] <= ahi[q, 1] and alo[q, 2] <= hi[s, 2] and lo[s, 2] <= ahi[q, 2])
+
+
+@numba.njit(cache=True, inline="always")
+def _sphere_hits(center, r2, lo, hi, s):
     """``spatial.geometry.sphere_box``: clip the centre to the box, compare squared distance."""
     d2 = 0.0
     for k in range(3):
-        c = min(max(center[k], blo[k]), bhi[k])
+        c = min(max(center[k], lo[s, k]), hi[s, k])
         d = c - center[k]
         d2 += d * d
     return d2 <= r2
 
 
-@numba.njit(cache=True)
-def _slab(origin, inv, parallel, blo, bhi):
-    """``spatial.geometry.ray_box`` for one box: ``(hit, entry t)`` with the same operations."""
+@numba.njit(cache=True, inline="always")
+def _slab(origin, inv, parallel, lo, hi, s):
+    """``spatial.geometry.ray_box`` for box ``s``: ``(hit, entry t)`` with the same operations."""
     t_enter = -np.inf
     t_exit = np.inf
     for k in range(3):
         if parallel[k]:
-            if not (blo[k] <= origin[k] and origin[k] <= bhi[k]):
+            if not (lo[s, k] <= origin[k] and origin[k] <= hi[s, k]):
                 return False, np.inf
         else:
-            t1 = (blo[k] - origin[k]) * inv[k]
-            t2 = (bhi[k] - origin[k]) * inv[k]
+            t1 = (lo[s, k] - origin[k]) * inv[k]
+            t2 = (hi[s, k] - origin[k]) * inv[k]
             tn = t1 if t1 < t2 else t2
             tf = t1 if t1 > t2 else t2
             if tn > t_enter:
@@ -698,14 +699,14 @@ def _slab(origin, inv, parallel, blo, bhi):
     return False, np.inf
 
 
-@numba.njit(cache=True)
-def _frustum_keeps(planes, blo, bhi, slack):
+@numba.njit(cache=True, inline="always")
+def _frustum_keeps(planes, blo, bhi, slack):  # blo/bhi: row 0
     """Positive-vertex test; with ``slack`` > 0 a box is culled only when clearly outside."""
     for p in range(planes.shape[0]):
         dist = planes[p, 3]
         scale = abs(planes[p, 3])
         for k in range(3):
-            v = bhi[k] if planes[p, k] >= 0 else blo[k]
+            v = bhi[0, k] if planes[p, k] >= 0 else blo[0, k]
             dist += v * planes[p, k]
             scale += abs(v * planes[p, k])
         if dist < -slack * scale:
@@ -733,14 +734,15 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
     n_culled = 0
     visited = 0
     tested = 0
-    blo = np.empty(3)
-    bhi = np.empty(3)
+    blo = np.empty((1, 3))
+    bhi = np.empty((1, 3))
     inv = np.zeros(3)
     parallel = np.zeros(3, dtype=np.bool_)
+    centre = qa[0]  # sphere centre or ray origin (qa and qb are single rows)
     if kind == 2:
         for k in range(3):
-            parallel[k] = qb[k] == 0.0
-            inv[k] = 0.0 if parallel[k] else 1.0 / qb[k]
+            parallel[k] = qb[0, k] == 0.0
+            inv[k] = 0.0 if parallel[k] else 1.0 / qb[0, k]
     r2 = qr * qr
     stack = np.empty(STACK, dtype=np.int64)
     stack[0] = 0
@@ -757,18 +759,17 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
             n_rows += 1
         if kind == 3:
             for k in range(3):
-                blo[k] = nf[n, C_LO + k]
-                bhi[k] = nf[n, C_HI + k]
+                blo[0, k] = nf[n, C_LO + k]
+                bhi[0, k] = nf[n, C_HI + k]
             keep = _frustum_keeps(planes, blo, bhi, 1e-9)
         else:
             _node_box(nf, n, a0, a1, a2, blo, bhi)
             if kind == 0:
-                keep = (blo[0] <= qb[0] and qa[0] <= bhi[0] and blo[1] <= qb[1]
-                        and qa[1] <= bhi[1] and blo[2] <= qb[2] and qa[2] <= bhi[2])
+                keep = _overlaps(qa, qb, 0, blo, bhi, 0)
             elif kind == 1:
-                keep = _sphere_hits(qa, r2, blo, bhi)
+                keep = _sphere_hits(centre, r2, blo, bhi, 0)
             else:
-                hit, t = _slab(qa, inv, parallel, blo, bhi)
+                hit, t = _slab(centre, inv, parallel, blo, bhi, 0)
                 keep = hit and t <= max_t
         if not keep:
             if trace:
@@ -792,11 +793,11 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
             tested += 1
             t = 0.0
             if kind == 0:
-                ok = _overlaps(qa, qb, lo, hi, s)
+                ok = _overlaps(qa, qb, 0, lo, hi, s)
             elif kind == 1:
-                ok = _sphere_hits(qa, r2, lo[s], hi[s])
+                ok = _sphere_hits(centre, r2, lo, hi, s)
             elif kind == 2:
-                ok, t = _slab(qa, inv, parallel, lo[s], hi[s])
+                ok, t = _slab(centre, inv, parallel, lo, hi, s)
                 ok = ok and t <= max_t
             else:
                 ok = True
@@ -818,8 +819,8 @@ def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
     tested = np.zeros(nq, dtype=np.int64)
     out = np.empty(256, dtype=np.int64)
     found = 0
-    blo = np.empty(3)
-    bhi = np.empty(3)
+    blo = np.empty((1, 3))
+    bhi = np.empty((1, 3))
     stack = np.empty(STACK, dtype=np.int64)
     for q in range(nq):
         meta[M_STAMP] += 1
@@ -833,8 +834,7 @@ def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
                 continue
             visited[q] += 1
             _node_box(nf, n, a0, a1, a2, blo, bhi)
-            if not (blo[0] <= qhi[q, 0] and qlo[q, 0] <= bhi[0] and blo[1] <= qhi[q, 1]
-                    and qlo[q, 1] <= bhi[1] and blo[2] <= qhi[q, 2] and qlo[q, 2] <= bhi[2]):
+            if not _overlaps(qlo, qhi, q, blo, bhi, 0):
                 continue
             first = ni[n, CHILD]
             if first >= 0:
@@ -850,7 +850,8 @@ def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
                     continue
                 mark[s] = stamp
                 tested[q] += 1
-                if _overlaps(qlo[q], qhi[q], lo, hi, s):
+                if (qlo[q, 0] <= hi[s, 0] and lo[s, 0] <= qhi[q, 0] and qlo[q, 1] <= hi[s, 1]
+                        and lo[s, 1] <= qhi[q, 1] and qlo[q, 2] <= hi[s, 2] and lo[s, 2] <= qhi[q, 2]):
                     out = _grow_1(out, found + 1)
                     out[found] = s
                     found += 1
@@ -867,8 +868,8 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
     best_t = np.full(nq, np.inf)
     visited = np.zeros(nq, dtype=np.int64)
     tested = np.zeros(nq, dtype=np.int64)
-    blo = np.empty(3)
-    bhi = np.empty(3)
+    blo = np.empty((1, 3))
+    bhi = np.empty((1, 3))
     inv = np.empty(3)
     parallel = np.empty(3, dtype=np.bool_)
     stack = np.empty(STACK, dtype=np.int64)
@@ -888,7 +889,7 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
         if ni[0, REFS] > 0:
             visited[q] += 1
             _node_box(nf, 0, a0, a1, a2, blo, bhi)
-            hit, t = _slab(origin, inv, parallel, blo, bhi)
+            hit, t = _slab(origin, inv, parallel, blo, bhi, 0)
             if hit and t <= max_t:
                 stack[0] = 0
                 stack_t[0] = t
@@ -907,7 +908,7 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
                         continue
                     visited[q] += 1
                     _node_box(nf, c, a0, a1, a2, blo, bhi)
-                    hit, t = _slab(origin, inv, parallel, blo, bhi)
+                    hit, t = _slab(origin, inv, parallel, blo, bhi, 0)
                     if hit and t <= max_t and t <= bt:
                         # insertion sort, farthest first, so the nearest is popped first
                         j = m
@@ -931,7 +932,7 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
                     continue
                 mark[s] = stamp
                 tested[q] += 1
-                hit, t = _slab(origin, inv, parallel, lo[s], hi[s])
+                hit, t = _slab(origin, inv, parallel, lo, hi, s)
                 if hit and t <= max_t and (bs < 0 or t < bt or (t == bt and ids[s] < ids[bs])):
                     bt = t
                     bs = s
