@@ -1,0 +1,123 @@
+"""Behaviour of the dynamic AABB tree beyond the shared oracle suite."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from plugins.brute import BruteForce
+from plugins.bvh import DynamicBvh
+from spatial.errors import IndexInvariantError
+from spatial.scenegen import random_boxes
+
+
+def test_rotations_keep_the_height_near_log2_n_after_sorted_one_by_one_inserts():
+    # boxes along a line inserted in order: without rotations this degenerates into a list
+    n = 4000
+    x = np.arange(n, dtype=float)
+    lo = np.stack([x, np.zeros(n), np.zeros(n)], axis=1)
+    tree = DynamicBvh()
+    tree.build([], np.zeros((0, 3)), np.zeros((0, 3)))
+    for i in range(0, n, 8):  # many small incremental batches
+        tree.insert(np.arange(i, i + 8), lo[i:i + 8], lo[i:i + 8] + 0.5)
+    tree.validate()
+    stats = tree.stats()
+    assert stats["ideal_height"] == math.ceil(math.log2(n))
+    assert stats["height"] <= 1.5 * stats["ideal_height"]
+
+
+def test_random_incremental_inserts_stay_shallow():
+    ids, lo, hi = random_boxes(20000, seed=1, world=1000.0)
+    tree = DynamicBvh(build_method="incremental")
+    tree.build(ids, lo, hi)
+    stats = tree.stats()
+    assert stats["height"] <= 1.5 * math.ceil(math.log2(len(ids)))
+
+
+def test_update_inside_the_fat_box_does_not_reinsert():
+    ids, lo, hi = random_boxes(1000, seed=2, world=500.0, size_min=2.0, size_max=10.0)
+    tree = DynamicBvh(margin=1.0, margin_mode="absolute")
+    tree.build(ids, lo, hi)
+    before = tree.nodes()
+    tree.update(ids, lo + 0.5, hi + 0.5)  # within the 1-unit margin
+    assert tree.stats()["fat_reinserts_last_update"] == 0
+    after = tree.nodes()
+    np.testing.assert_array_equal(before.lo, after.lo)  # no fat box changed
+    tree.update(ids[:10], lo[:10] + 50.0, hi[:10] + 50.0)
+    assert tree.stats()["fat_reinserts_last_update"] == 10
+    tree.validate()
+    oracle = BruteForce()
+    oracle.build(ids, lo + 0.5, hi + 0.5)
+    oracle.update(ids[:10], lo[:10] + 50.0, hi[:10] + 50.0)
+    np.testing.assert_array_equal(tree.pairs().pairs, oracle.pairs().pairs)
+
+
+@pytest.mark.parametrize("mode,margin", [("absolute", 2.0), ("relative", 0.25)])
+def test_leaf_fat_boxes_follow_the_margin_mode(mode, margin):
+    ids, lo, hi = random_boxes(200, seed=3, world=100.0)
+    tree = DynamicBvh(margin=margin, margin_mode=mode)
+    tree.build(ids, lo, hi)
+    table = tree.nodes()
+    leaves = table.is_leaf
+    grow = table.core_lo[leaves] - table.lo[leaves]  # per side, per axis
+    if mode == "absolute":
+        np.testing.assert_allclose(grow, margin)
+    else:
+        edge = (table.core_hi[leaves] - table.core_lo[leaves]).max(axis=1)
+        np.testing.assert_allclose(grow, margin * edge[:, None] * np.ones((1, 3)), rtol=1e-9)
+
+
+def test_binned_sah_rebuild_gives_a_balanced_tree_with_the_same_answers():
+    ids, lo, hi = random_boxes(5000, seed=4, layout="clustered", world=1000.0)
+    tree = DynamicBvh(build_method="incremental")
+    tree.build(ids, lo, hi)
+    incremental = tree.stats()
+    pairs_before = tree.pairs().pairs
+    tree.set_params(build_method="binned_sah")  # full rebuild, top-down
+    rebuilt = tree.stats()
+    tree.validate()
+    assert rebuilt["build_method"] == "binned_sah"
+    assert rebuilt["area_ratio"] < incremental["area_ratio"]
+    assert rebuilt["height"] <= 2 * rebuilt["ideal_height"]
+    np.testing.assert_array_equal(tree.pairs().pairs, pairs_before)
+    # later edits are incremental on the rebuilt tree
+    tree.insert([10_000], [[1.0, 1.0, 1.0]], [[2.0, 2.0, 2.0]])
+    tree.validate()
+
+
+def test_active_pairs_skip_sleeping_subtrees():
+    ids, lo, hi = random_boxes(3000, seed=5, world=300.0)
+    awake = np.zeros(len(ids), dtype=bool)
+    awake[:30] = True
+    tree = DynamicBvh()
+    tree.build(ids, lo, hi, dynamic=True, awake=awake)
+    every = tree.pairs("all")
+    active = tree.pairs("active")
+    assert active.tests < every.tests / 5
+    assert np.isin(active.pairs, ids[:30]).any(axis=1).all()
+    assert active.node_tests.sum() == active.tests
+
+
+def test_remove_everything_leaves_an_empty_valid_tree():
+    ids, lo, hi = random_boxes(500, seed=6, world=100.0)
+    tree = DynamicBvh()
+    tree.build(ids, lo, hi)
+    tree.remove(ids[::2])
+    tree.validate()
+    tree.remove(ids[1::2])
+    tree.validate()
+    assert len(tree.nodes()) == 0 and tree.stats()["height"] == -1
+    tree.insert([3], [[0.0, 0.0, 0.0]], [[1.0, 1.0, 1.0]])
+    tree.validate()
+    assert tree.query_point([0.5, 0.5, 0.5]).ids.tolist() == [3]
+
+
+def test_validate_catches_an_object_outside_its_fat_box():
+    ids, lo, hi = random_boxes(100, seed=7, world=100.0)
+    tree = DynamicBvh(margin=0.0)
+    tree.build(ids, lo, hi)
+    slot = tree.objects.slots_of([5])[0]
+    tree.objects.hi[slot] += 1.0  # behind the tree's back
+    with pytest.raises(IndexInvariantError, match="fat box"):
+        tree.validate()
