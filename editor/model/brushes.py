@@ -84,7 +84,11 @@ class Brush:
         return Brush(int(entity), self.faces)
 
     def _mapped(self, points: np.ndarray) -> "Brush":
-        return Brush(self.entity, tuple(f.with_points(p) for f, p in zip(self.faces, points)))
+        if not np.isfinite(points).all():
+            raise GeometryError("the transformed brush has non-finite plane points")
+        rows = points.tolist()  # one conversion for the whole brush, not one per number
+        return Brush(self.entity, tuple(f.with_checked_points(tuple(map(tuple, r)))
+                                        for f, r in zip(self.faces, rows)))
 
     def translated(self, delta) -> "Brush":
         """The brush moved by ``delta`` (every plane point translated)."""

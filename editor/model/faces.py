@@ -7,7 +7,7 @@ texture attribute is kept verbatim so that exporting an imported level writes wh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -93,4 +93,12 @@ class Face:
 
     def with_points(self, points) -> "Face":
         """A copy with new plane points and every texture attribute unchanged."""
-        return replace(self, points=tuple(tuple(float(c) for c in p) for p in np.asarray(points)))
+        pts = np.asarray(points, dtype=np.float64)
+        if pts.shape != (3, 3) or not np.isfinite(pts).all():
+            raise GeometryError(f"face points: expected 3 points of 3 finite numbers, got {pts.tolist()}")
+        return self.with_checked_points(tuple(map(tuple, pts.tolist())))
+
+    def with_checked_points(self, points: tuple[Point, Point, Point]) -> "Face":
+        """:meth:`with_points` for points already known to be 3 tuples of 3 finite floats."""
+        return Face.trusted(points, self.texture, self.offset, self.rotation, self.scale,
+                            self.u_axis, self.v_axis, self.extra)

@@ -24,7 +24,7 @@ import numpy as np
 
 from spatial.errors import GeometryError, PartitionStudioError
 
-from .brushes import Brush
+from .brushes import Brush, build_solids
 from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
 from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle
@@ -295,6 +295,9 @@ class Scene:
         def final(oid):
             return changed[oid] if oid in changed else self._objects.get(oid)
 
+        # The solids of many new brushes (a big paste or move) in one compiled call; the loop
+        # below then finds them cached and names the first brush that is not a closed solid.
+        build_solids([b for b in changed.values() if isinstance(b, Brush)], on_error="none")
         owners_losing: set[int] = set()
         for oid, new in changed.items():
             old = self._objects.get(oid)
