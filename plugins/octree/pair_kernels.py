@@ -18,10 +18,14 @@ What is passed down is kept small:
   active ancestor objects, and is skipped when there are none: static and sleeping objects
   never test against each other, only the moving objects travel down.
 
-Within a node, both the own × own and own × passed tests run as a sort-and-sweep on the x axis
-(the passed list is kept sorted by ``lo.x``), so a node holding many objects (e.g. large boxes
-straddling the root's split planes) costs the x-overlapping candidates, not all pairs.
-``tests`` counts the candidates that pass the x sweep and get the full box test.
+Within a node, both the own × own and own × passed tests run as sort-and-sweeps, so a node
+holding many objects (e.g. large boxes straddling the root's split planes) costs the candidates
+that overlap on the sweep axis, not all pairs. One fixed axis would be poor: every object
+straddling the node's x split overlaps every other on x. So each list is split in three groups
+by the axis on which its objects clump — for the node's own objects the first split plane they
+straddle, for passed objects the axis on which they cover most of the node — and each pair of
+groups is swept along an axis on which neither clumps. ``tests`` counts the candidates that
+overlap on the sweep axis and get the full box test.
 
 Lists carry a copy of their boxes (``(n, 6)``: lo xyz, hi xyz) and active flags next to the
 slots, so the sweeps read memory sequentially instead of gathering from the object table.
@@ -31,30 +35,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .layout import CHILD, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
+from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
 from .query_kernels import STACK, _grow
 
 
 @numba.njit(cache=True, inline="always")
-def _meets_yz(B, i, C, j):
-    return B[i, 1] <= C[j, 4] and C[j, 1] <= B[i, 4] and B[i, 2] <= C[j, 5] and C[j, 2] <= B[i, 5]
-
-
-@numba.njit(cache=True)
-def _sort_list(S, B, A, start, stop):
-    """Sort entries ``[start, stop)`` of a list by ``lo.x`` (slots, boxes and flags together)."""
-    n = stop - start
-    if n < 2:
-        return
-    order = np.argsort(B[start:stop, 0], kind="mergesort")
-    s_tmp = S[start:stop].copy()
-    b_tmp = B[start:stop].copy()
-    a_tmp = A[start:stop].copy()
-    for k in range(n):
-        S[start + k] = s_tmp[order[k]]
-        for a in range(6):
-            B[start + k, a] = b_tmp[order[k], a]
-        A[start + k] = a_tmp[order[k]]
+def _meets_other_axes(B, i, C, j, axis):
+    """Closed overlap on the two axes other than ``axis``."""
+    for a in range(3):
+        if a != axis and (B[i, a] > C[j, 3 + a] or C[j, a] > B[i, 3 + a]):
+            return False
+    return True
 
 
 @numba.njit(cache=True)
@@ -128,61 +119,139 @@ def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
 
 
 @numba.njit(cache=True)
-def _sweep_own(OS, OBX, OA, n, only_active, pairs, m):
-    """Pairs within one list sorted by ``lo.x``; returns ``(pairs found so far, tests)``."""
+def _sort_segment(order, s0, s1, B, axis):
+    """Sort ``order[s0:s1]`` (indices into ``B``) by ``lo`` on ``axis``."""
+    n = s1 - s0
+    if n <= 24:
+        for i in range(s0 + 1, s1):
+            v = order[i]
+            key = B[v, axis]
+            j = i
+            while j > s0 and B[order[j - 1], axis] > key:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = v
+        return
+    keys = np.empty(n)
+    for i in range(n):
+        keys[i] = B[order[s0 + i], axis]
+    perm = np.argsort(keys, kind="mergesort")
+    tmp = order[s0:s1].copy()
+    for i in range(n):
+        order[s0 + i] = tmp[perm[i]]
+
+
+@numba.njit(cache=True)
+def _group(cls, first, count, ORD, B):
+    """Bucket ``first..first+count`` by class into ``ORD[a]`` (group g at ``bounds[g]``), then sort
+    each group on the two axes other than its own. Returns the group bounds."""
+    bounds = np.zeros(4, dtype=np.int64)
+    for i in range(count):
+        bounds[cls[i] + 1] += 1
+    for g in range(3):
+        bounds[g + 1] += bounds[g]
+    fill = bounds[:3].copy()
+    for i in range(count):
+        g = cls[i]
+        for a in range(3):
+            ORD[a, fill[g]] = first + i
+        fill[g] += 1
+    for g in range(3):
+        for a in range(3):
+            if a != g:
+                _sort_segment(ORD[a], bounds[g], bounds[g + 1], B, a)
+    return bounds
+
+
+@numba.njit(cache=True)
+def _sweep_self(S, B, A, order, s0, s1, axis, only_active, pairs, m):
+    """Pairs within ``order[s0:s1]`` (sorted by ``lo`` on ``axis``): ``(pairs so far, tests)``."""
     cap = pairs.shape[0]
     tests = 0
-    for i in range(n):
-        ahx = OBX[i, 3]
-        for j in range(i + 1, n):
-            if OBX[j, 0] > ahx:
+    for ii in range(s0, s1):
+        i = order[ii]
+        reach = B[i, 3 + axis]
+        for jj in range(ii + 1, s1):
+            j = order[jj]
+            if B[j, axis] > reach:
                 break
-            if only_active and not (OA[i] or OA[j]):
+            if only_active and not (A[i] or A[j]):
                 continue
             tests += 1
-            if _meets_yz(OBX, i, OBX, j):
+            if _meets_other_axes(B, i, B, j, axis):
                 if m < cap:
-                    pairs[m, 0] = OS[i]
-                    pairs[m, 1] = OS[j]
+                    pairs[m, 0] = S[i]
+                    pairs[m, 1] = S[j]
                 m += 1
     return m, tests
 
 
 @numba.njit(cache=True)
-def _sweep_cross(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
-    """Pairs between a list and a segment ``[p0, p1)``, both sorted by ``lo.x``: whichever
-    entry starts first scans the other list ahead of it."""
+def _sweep_cross(S1, B1, A1, order1, a0, a1, S2, B2, A2, order2, b0, b1, axis, only_active,
+                 pairs, m):
+    """Pairs between two index lists sorted by ``lo`` on ``axis``: whichever entry starts first
+    scans the other list ahead of it."""
     cap = pairs.shape[0]
     tests = 0
-    i = 0
-    j = p0
-    while i < n and j < p1:
-        if OBX[i, 0] <= PB[j, 0]:
-            ahx = OBX[i, 3]
+    i = a0
+    j = b0
+    while i < a1 and j < b1:
+        x = order1[i]
+        y = order2[j]
+        if B1[x, axis] <= B2[y, axis]:
+            reach = B1[x, 3 + axis]
             jj = j
-            while jj < p1 and PB[jj, 0] <= ahx:
-                if not (only_active and not (OA[i] or PA[jj])):
+            while jj < b1:
+                z = order2[jj]
+                if B2[z, axis] > reach:
+                    break
+                if not (only_active and not (A1[x] or A2[z])):
                     tests += 1
-                    if _meets_yz(OBX, i, PB, jj):
+                    if _meets_other_axes(B1, x, B2, z, axis):
                         if m < cap:
-                            pairs[m, 0] = OS[i]
-                            pairs[m, 1] = PS[jj]
+                            pairs[m, 0] = S1[x]
+                            pairs[m, 1] = S2[z]
                         m += 1
                 jj += 1
             i += 1
         else:
-            bhx = PB[j, 3]
+            reach = B2[y, 3 + axis]
             ii = i
-            while ii < n and OBX[ii, 0] <= bhx:
-                if not (only_active and not (OA[ii] or PA[j])):
+            while ii < a1:
+                z = order1[ii]
+                if B1[z, axis] > reach:
+                    break
+                if not (only_active and not (A1[z] or A2[y])):
                     tests += 1
-                    if _meets_yz(OBX, ii, PB, j):
+                    if _meets_other_axes(B1, z, B2, y, axis):
                         if m < cap:
-                            pairs[m, 0] = OS[ii]
-                            pairs[m, 1] = PS[j]
+                            pairs[m, 0] = S1[z]
+                            pairs[m, 1] = S2[y]
                         m += 1
                 ii += 1
             j += 1
+    return m, tests
+
+
+@numba.njit(cache=True)
+def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m):
+    """Every own x own and own x passed sweep of one node; ``(pairs so far, tests)``."""
+    tests = 0
+    for g in range(3):
+        axis = (g + 2) % 3
+        m, t = _sweep_self(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1], axis, only_active, pairs, m)
+        tests += t
+        for h in range(g + 1, 3):
+            axis = 3 - g - h
+            m, t = _sweep_cross(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1],
+                                OS, OBX, OA, ORD[axis], ob[h], ob[h + 1], axis, only_active, pairs, m)
+            tests += t
+    for g in range(3):
+        for h in range(3):
+            axis = (g + 2) % 3 if g == h else 3 - g - h
+            m, t = _sweep_cross(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1],
+                                PS, PB, PA, ORDP[axis], pb[h], pb[h + 1], axis, only_active, pairs, m)
+            tests += t
     return m, tests
 
 
@@ -197,13 +266,14 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
     PS = np.empty(1024, dtype=np.int64)
     PB = np.empty((1024, 6))
     PA = np.empty(1024, dtype=np.bool_)
-    # the node's own objects, and own merged with passed
+    # the node's own objects
     OS = np.empty(64, dtype=np.int64)
     OBX = np.empty((64, 6))
     OA = np.empty(64, dtype=np.bool_)
-    MS = np.empty(64, dtype=np.int64)
-    MB = np.empty((64, 6))
-    MA = np.empty(64, dtype=np.bool_)
+    # per axis, the groups of the own (ORD) and passed (ORDP) lists sorted on that axis
+    ORD = np.empty((3, 64), dtype=np.int64)
+    ORDP = np.empty((3, 64), dtype=np.int64)
+    cls = np.empty(64, dtype=np.int64)
     stack_node = np.empty(STACK, dtype=np.int64)
     stack_start = np.empty(STACK, dtype=np.int64)
     stack_end = np.empty(STACK, dtype=np.int64)
@@ -233,44 +303,48 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             OA[k] = active[s]
             k += 1
             s = OB[s, NEXT]
-        _sort_list(OS, OBX, OA, 0, n)
+        np_ = p1 - p0
+        if max(n, np_) > cls.shape[0]:
+            size = 2 * max(n, np_)
+            cls = np.empty(size, dtype=np.int64)
+            ORD = np.empty((3, size), dtype=np.int64)
+            ORDP = np.empty((3, size), dtype=np.int64)
+        # own objects clump on the first split plane of this node they straddle
+        for i in range(n):
+            cls[i] = 2
+            for a in range(3):
+                mid = 0.5 * (NF[node, CORE_LO + a] + NF[node, CORE_HI + a])
+                if OBX[i, a] < mid and OBX[i, 3 + a] > mid:
+                    cls[i] = a
+                    break
+        ob = _group(cls, 0, n, ORD, OBX)
+        # passed objects clump on the axis along which they cover most of this node
+        for i in range(np_):
+            best = -1.0
+            cls[i] = 0
+            for a in range(3):
+                nlo = NF[node, LOOSE_LO + a]
+                nhi = NF[node, LOOSE_HI + a]
+                width = nhi - nlo
+                cover = (min(PB[p0 + i, 3 + a], nhi) - max(PB[p0 + i, a], nlo))
+                frac = cover / width if width > 0 else 1.0
+                if frac > best:
+                    best = frac
+                    cls[i] = a
+        pb = _group(cls, p0, np_, ORDP, PB)
         # the sweeps write into ``pairs`` up to its capacity and report how many they found;
-        # growing happens here, outside their loops, and a sweep that overflowed is re-run
-        m_new, own_tests = _sweep_own(OS, OBX, OA, n, only_active, pairs, m)
+        # growing happens here, outside their loops, and an overflowing node is swept again
+        m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m)
         if m_new > pairs.shape[0]:
             pairs = _grow(pairs, 2 * m_new)
-            m_new, own_tests = _sweep_own(OS, OBX, OA, n, only_active, pairs, m)
+            m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active,
+                                        pairs, m)
         m = m_new
-        m_new, cross_tests = _sweep_cross(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m)
-        if m_new > pairs.shape[0]:
-            pairs = _grow(pairs, 2 * m_new)
-            m_new, cross_tests = _sweep_cross(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active,
-                                              pairs, m)
-        m = m_new
-        local = own_tests + cross_tests
         node_tests[node] += local
         tests += local
         if NI[node, NCHILD] == 0:
             continue
-        # merge passed and own (both sorted by lo.x) into the list the children filter
-        total = (p1 - p0) + n
-        if total > MS.shape[0]:
-            MS, MB, MA = _grow_list(MS, MB, MA, total)
-        i = 0
-        j = p0
-        for k in range(total):
-            if j >= p1 or (i < n and OBX[i, 0] <= PB[j, 0]):
-                MS[k] = OS[i]
-                for a in range(6):
-                    MB[k, a] = OBX[i, a]
-                MA[k] = OA[i]
-                i += 1
-            else:
-                MS[k] = PS[j]
-                for a in range(6):
-                    MB[k, a] = PB[j, a]
-                MA[k] = PA[j]
-                j += 1
+        total = np_ + n
         for c in range(8):
             child = NI[node, CHILD + c]
             if child < 0:
@@ -279,18 +353,26 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             start = buf_top
             if buf_top + total > PS.shape[0]:
                 PS, PB, PA = _grow_list(PS, PB, PA, buf_top + total)
-            for k in range(total):
-                if only_active_objects and not MA[k]:
+            for k in range(p0, p1):
+                if only_active_objects and not PA[k]:
                     continue
-                if _meets_node(MB, k, NF, child):
-                    PS[buf_top] = MS[k]
+                if _meets_node(PB, k, NF, child):
+                    PS[buf_top] = PS[k]
                     for a in range(6):
-                        PB[buf_top, a] = MB[k, a]
-                    PA[buf_top] = MA[k]
+                        PB[buf_top, a] = PB[k, a]
+                    PA[buf_top] = PA[k]
+                    buf_top += 1
+            for k in range(n):
+                if only_active_objects and not OA[k]:
+                    continue
+                if _meets_node(OBX, k, NF, child):
+                    PS[buf_top] = OS[k]
+                    for a in range(6):
+                        PB[buf_top, a] = OBX[k, a]
+                    PA[buf_top] = OA[k]
                     buf_top += 1
             # objects of earlier siblings' subtrees inside this child's bounds (touching faces,
             # or overlapping loose bounds): found here once, never from the sibling's side
-            sorted_end = buf_top
             for e in range(c):
                 other = NI[node, CHILD + e]
                 if other < 0 or (only_active_objects and not node_awake[other]):
@@ -298,8 +380,6 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
                 PS, PB, PA, buf_top = _collect_subtree(NI, NF, OB, lo, hi, active, other, child,
                                                        PS, PB, PA, buf_top, only_active_objects,
                                                        node_awake, sub_stack)
-            if buf_top > sorted_end:
-                _sort_list(PS, PB, PA, start, buf_top)
             if only_active_objects and buf_top == start:
                 continue
             stack_node[top] = child
