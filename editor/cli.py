@@ -138,6 +138,9 @@ def cmd_stats(args) -> dict:
     index = make_backend(args.backend, args.param, args.params, source)
     if len(source.split_planes):
         index.set_split_planes(source.split_planes)
+    if source.document is not None:  # exact wall segments / triangles for backends that use them
+        from editor.model.level_geometry import offer_exact_geometry
+        offer_exact_geometry(index, source.document)
     index.build(source.ids, source.lo, source.hi, source.dynamic)
     start = time.perf_counter()
     result = index.pairs("all")
@@ -153,6 +156,11 @@ def cmd_stats(args) -> dict:
         "pairs": {"candidates": result.tests, "overlapping": int(len(result.pairs)),
                   "ms": round(pairs_ms, 3)},
     }
+    if getattr(args, "probe_radius", None) is not None:
+        from spatial.probes import sphere_probes
+        lo = source.lo.min(axis=0) if len(source.lo) else np.zeros(3)
+        hi = source.hi.max(axis=0) if len(source.hi) else np.zeros(3)
+        report["probe"] = sphere_probes(index, lo, hi, args.probe_radius, seed=args.seed)
     return report
 
 
@@ -202,6 +210,9 @@ class Subcommand:
 def _configure_stats(p):
     _add_source_args(p)
     _add_backend_args(p)
+    p.add_argument("--probe-radius", type=float, metavar="R",
+                   help="also query 256 spheres of radius R at random centres (--seed) inside "
+                        "the scene bounds and report candidates per query (mean and max)")
 
 
 SUBCOMMANDS: dict[str, Subcommand] = {}

@@ -37,11 +37,12 @@ from typing import ClassVar
 import numpy as np
 
 from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
-from spatial.errors import IndexInvariantError
+from spatial.errors import IndexInvariantError, ParamError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.params import param
 
 from . import _bsp_kernels as kernels
+from . import _bsp_segments as segment_kernels
 
 #: Partition plane -> (its two axes, the up axis).
 PLANE_AXES = {"xy": ((0, 1), 2), "xz": ((0, 2), 1)}
@@ -79,6 +80,9 @@ class BSPParams:
                             help="Most candidate planes evaluated per node (sampled evenly).")
     axial_bonus: float = param(2.0, lo=1.0, hi=100.0, unit="x",
                                help="Non-axial planes cost this many times more (1 = no preference).")
+    leaf: str = param("count", choices=("count", "convex"), tunable=False,
+                      help="count: stop at min_objects; convex (2d, with the scene's wall "
+                           "segments): split segments until every leaf's bound a convex region.")
 
 
 class BSPTree(SpatialIndex):
@@ -96,6 +100,9 @@ class BSPTree(SpatialIndex):
 
     # ---------------------------------------------------------------- structure
     def _setup(self) -> None:
+        if self.params.leaf == "convex" and self.params.space != "2d":
+            raise ParamError("leaf", "convex leaves are built from 2D wall segments: "
+                                     "use it with space=2d")
         self.rebuilds = getattr(self, "rebuilds", 0)
         self.refits = getattr(self, "refits", 0)
         self._touched: list[np.ndarray] = []  # slots edited since the last flush
@@ -106,6 +113,9 @@ class BSPTree(SpatialIndex):
         """Build the tree over ``slots`` with the current parameters and split planes."""
         p = self.params
         obj = self.objects
+        self._pieces = None
+        if p.leaf == "convex" and self._compile_convex(slots):
+            return
         pool, pool_source = self._candidate_pool()
         axes = self._split_axes()
         budget = REFERENCE_BUDGET_PER_OBJECT * max(len(slots), 1)
@@ -116,6 +126,79 @@ class BSPTree(SpatialIndex):
             len(pool) > 0, axes, p.max_depth, p.min_objects, float(p.balance_weight),
             float(p.split_weight), p.candidates, float(p.axial_bonus), budget)
         self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
+
+    def _compile_convex(self, slots: np.ndarray) -> bool:
+        """Doom-style build over the offered segments (see :mod:`plugins._bsp_segments`).
+
+        Partition lines come from the segments of objects in the index; every object (segment
+        or not) is then pushed down by its box with the usual closed side test, so the answers
+        stay exact. False (and nothing built) when no offered segment belongs to ``slots``.
+        """
+        obj = self.objects
+        segs = self.segments
+        known = obj.contains(segs.ids) if len(segs) else np.zeros(0, dtype=bool)
+        if known.any():
+            known[known] = obj.alive[obj.slots_of(segs.ids[known])]
+            member = np.zeros(obj.slot_limit, dtype=bool)
+            member[slots] = True
+            known[known] = member[obj.slots_of(segs.ids[known])]
+        known &= (segs.a != segs.b).any(axis=1) if len(segs) else known
+        if not known.any():
+            return False
+        ids, a, b, two = segs.ids[known], segs.a[known], segs.b[known], segs.two_sided[known]
+        dir_a = np.ascontiguousarray(np.concatenate([a, b[two]]))
+        dir_b = np.ascontiguousarray(np.concatenate([b, a[two]]))
+        dir_ids = np.concatenate([ids, ids[two]])
+        p = self.params
+        (lines, front, back, parent, depth, piece_start, piece_count, piece_a, piece_b,
+         piece_seg, cuts, nonconvex) = segment_kernels.build_segment_tree(
+            dir_a, dir_b, p.max_depth, float(p.balance_weight), float(p.split_weight),
+            p.candidates)
+        (ax0, ax1), up = PLANE_AXES[p.plane]
+        planes = np.full((len(front), 4), np.nan)
+        inner = front >= 0
+        planes[inner, ax0] = lines[inner, 0]
+        planes[inner, ax1] = lines[inner, 1]
+        planes[inner, up] = 0.0
+        planes[inner, 3] = lines[inner, 2]
+        n = len(front)
+        (self._leaf_start, self._leaf_count, self._items, self._cull_lo, self._cull_hi,
+         self._region_lo, self._region_hi, self._subtree) = kernels.refit_tree(
+            planes, front, back, parent, np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.empty(0, dtype=np.int64), np.zeros(obj.slot_limit, dtype=bool),
+            np.ascontiguousarray(slots, dtype=np.int64), obj.lo, obj.hi, self._split_axes())
+        self._planes, self._front, self._back, self._parent, self._depth = (
+            planes, front, back, parent, depth)
+        self._source = np.full(n, -1, dtype=np.int64)
+        self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
+        self._pieces = {"start": piece_start, "count": piece_count, "a": piece_a, "b": piece_b,
+                        "ids": dir_ids[piece_seg], "segments": len(dir_ids), "cuts": int(cuts),
+                        "nonconvex": int(nonconvex)}
+        return True
+
+    def leaf_segments(self) -> dict:
+        """The segment pieces in each leaf of a ``leaf="convex"`` tree.
+
+        Returns
+        -------
+        dict
+            ``leaf`` (node row of each piece), ``ids`` (the segment it was cut from), ``a``,
+            ``b`` (``(P, 2)`` endpoints on the plane's axes, front on the right from ``a`` to
+            ``b``; a two-sided segment appears once each way). Empty arrays when the tree was
+            not built from segments.
+        """
+        self._flush()
+        pieces = self._pieces
+        if pieces is None:
+            return {"leaf": np.empty(0, np.int64), "ids": np.empty(0, np.int64),
+                    "a": np.empty((0, 2)), "b": np.empty((0, 2))}
+        leaf = np.repeat(np.arange(len(pieces["count"])), pieces["count"])
+        return {"leaf": leaf, "ids": pieces["ids"].copy(), "a": pieces["a"].copy(),
+                "b": pieces["b"].copy()}
+
+    def _segments_changed(self) -> None:
+        if self.params.leaf == "convex":
+            self._compile()
 
     def _split_axes(self) -> np.ndarray:
         """Axes the partition divides: all three, or the two of a 2D tree's plane."""
@@ -330,8 +413,14 @@ class BSPTree(SpatialIndex):
         else:
             balance = 0.0
         from_scene = int((self._source[inner] >= 0).sum()) if len(inner) else 0
+        extra = {}
+        if self._pieces is not None:  # a convex tree counts the segments it cut
+            extra = {"segments": self._pieces["segments"], "seg_pieces": len(self._pieces["ids"]),
+                     "nonconvex_leaves": self._pieces["nonconvex"]}
         return {
-            "splits": int(len(self._items) - self.objects.count),
+            **extra,
+            "splits": (self._pieces["cuts"] if self._pieces is not None
+                       else int(len(self._items) - self.objects.count)),
             "balance": round(balance, 6),
             "rebuilds": int(self.rebuilds),
             "refits": int(self.refits),

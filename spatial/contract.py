@@ -164,6 +164,78 @@ class NodeTable:
         return table
 
 
+# --------------------------------------------------------------------------- exact geometry
+def _id_array(ids, n_expected: int | None, what: str) -> np.ndarray:
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    if n_expected is not None and len(ids) != n_expected:
+        raise GeometryError(f"{what}: {len(ids)} ids for {n_expected} rows")
+    if len(np.unique(ids)) != len(ids):
+        raise GeometryError(f"{what}: ids must be unique")
+    return ids
+
+
+def _points(values, n: int, dims: int, what: str) -> np.ndarray:
+    arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64).reshape(-1, dims))
+    if len(arr) != n:
+        raise GeometryError(f"{what}: expected {n} rows of {dims} numbers, got {len(arr)}")
+    if not np.isfinite(arr).all():
+        row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+        raise GeometryError(f"{what}[{row}]: coordinates must be finite, got {arr[row].tolist()}")
+    return arr
+
+
+@dataclass
+class Segments:
+    """Wall segments offered with :meth:`SpatialIndex.set_segments` (2D endpoints, by id)."""
+
+    ids: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    two_sided: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "Segments":
+        return cls(np.empty(0, np.int64), np.empty((0, 2)), np.empty((0, 2)), np.empty(0, bool))
+
+    @classmethod
+    def of(cls, ids, a, b, two_sided=None) -> "Segments":
+        ids = _id_array(ids, None, "segments")
+        n = len(ids)
+        flags = (np.zeros(n, dtype=bool) if two_sided is None
+                 else np.asarray(two_sided, dtype=bool).reshape(-1))
+        if len(flags) != n:
+            raise GeometryError(f"segments: {len(flags)} two_sided flags for {n} segments")
+        return cls(ids, _points(a, n, 2, "segment a"), _points(b, n, 2, "segment b"), flags)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass
+class Triangles:
+    """Triangles offered with :meth:`SpatialIndex.set_triangles` (3D corners, by id)."""
+
+    ids: np.ndarray
+    v0: np.ndarray
+    v1: np.ndarray
+    v2: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "Triangles":
+        z = np.empty((0, 3))
+        return cls(np.empty(0, np.int64), z, z.copy(), z.copy())
+
+    @classmethod
+    def of(cls, ids, v0, v1, v2) -> "Triangles":
+        ids = _id_array(ids, None, "triangles")
+        n = len(ids)
+        return cls(ids, _points(v0, n, 3, "triangle v0"), _points(v1, n, 3, "triangle v1"),
+                   _points(v2, n, 3, "triangle v2"))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 # --------------------------------------------------------------------------- the contract
 class SpatialIndex:
     """Base class of every backend. See the module docstring for the semantics.
@@ -198,6 +270,8 @@ class SpatialIndex:
         self.update_ms = 0.0
         self._last_node_tests: np.ndarray | None = None
         self.split_planes = np.empty((0, 4))
+        self.segments = Segments.empty()
+        self.triangles = Triangles.empty()
         self._setup()
 
     # ---------------------------------------------------------------- hooks to implement
@@ -331,6 +405,35 @@ class SpatialIndex:
 
     def _split_planes_changed(self) -> None:
         """Hook: backends that use split planes rebuild here."""
+
+    def set_segments(self, ids, a, b, two_sided=None) -> None:
+        """Offer the exact wall segments of a 2D level (e.g. Doom linedefs) behind some ids.
+
+        ``a``, ``b`` are ``(N, 2)`` endpoints on the partition plane's two axes; the front of a
+        segment is on its right, looking from ``a`` to ``b`` (Doom's convention); a two-sided
+        segment (``two_sided[i]``) faces both ways. Backends that split geometry exactly (the
+        BSP with ``leaf="convex"``) use them at the next build and rebuild now; every other
+        backend ignores them. Queries still answer on the objects' boxes. Empty arrays withdraw
+        the offer.
+        """
+        self.segments = Segments.of(ids, a, b, two_sided)
+        self._segments_changed()
+
+    def _segments_changed(self) -> None:
+        """Hook: backends that use segments rebuild here."""
+
+    def set_triangles(self, ids, v0, v1, v2) -> None:
+        """Offer the exact triangles behind some ids (a mesh: one triangle per object).
+
+        ``v0``, ``v1``, ``v2`` are ``(N, 3)`` corners. A triangle backend stores each one in
+        the cells it truly intersects; every other backend ignores them. Empty arrays withdraw
+        the offer.
+        """
+        self.triangles = Triangles.of(ids, v0, v1, v2)
+        self._triangles_changed()
+
+    def _triangles_changed(self) -> None:
+        """Hook: backends that use triangles rebuild here."""
 
     def set_params(self, params: Any = None, **overrides: Any) -> None:
         """Change parameters and rebuild from the current objects (flags kept)."""

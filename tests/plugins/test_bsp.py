@@ -57,8 +57,10 @@ def offered_planes(rng, n_axial, n_tilted, world=1000.0):
 def test_params_are_declared_and_checked():
     names = [spec.name for spec in BSPTree.param_specs()]
     assert names == ["space", "plane", "max_depth", "min_objects", "balance_weight",
-                     "split_weight", "candidates", "axial_bonus"]
+                     "split_weight", "candidates", "axial_bonus", "leaf"]
     assert not next(s for s in BSPTree.param_specs() if s.name == "plane").tunable
+    with pytest.raises(ParamError, match="leaf.*space=2d"):
+        BSPTree(leaf="convex")
     with pytest.raises(ParamError, match="space"):
         BSPTree(space="4d")
     with pytest.raises(ParamError, match="axial_bonus"):
