@@ -19,9 +19,11 @@ Cell size and the memory cap
 ----------------------------
 ``cell_size = 0`` (the default) picks the median over objects of their largest edge (a scene of
 points uses the scene extent divided by the cube root of the count). ``max_cells`` caps both the
-dense cell count and the object references: when a layout would exceed it, the cell size is
-enlarged (auto-coarsening) until it fits; ``stats()`` reports the effective size and
-``coarsened``. Edits rebuild the cell lists lazily at the next query, skipped entirely when no
+dense cell count and the object references, and the references are also held to
+:data:`REFERENCES_PER_OBJECT` per object on average: when a layout would exceed either, the cell
+size is enlarged (auto-coarsening) until it fits, never failing and never allocating the absurd
+layout first; ``stats()`` reports the requested and effective sizes and ``coarsened``. In hash
+mode the scene must also span fewer than ``2 * HASH_HALF`` cells per axis (the key width). Edits rebuild the cell lists lazily at the next query, skipped entirely when no
 object changed its cell range.
 """
 from __future__ import annotations
@@ -38,6 +40,9 @@ from spatial.params import param
 
 from . import _kernels_common as K
 
+#: References allowed per object on average (plus a small constant) before the layout is
+#: coarsened: one huge object over a fine grid would otherwise fill millions of cells.
+REFERENCES_PER_OBJECT = 64
 #: Hash-mode cell coordinates are clamped to +-HASH_HALF so three fit in one 63-bit key.
 HASH_HALF = 1 << 20
 _EMPTY = -1
@@ -624,6 +629,11 @@ class Grid(SpatialIndex):
             inv = 1.0 / cell
             origin = world_lo.copy()
             if self._hashed:
+                # cell coordinates must fit the key without clamping the scene itself
+                span = float((world_hi - world_lo).max()) * inv
+                if span > HASH_HALF - 2:
+                    cell = self._coarser(cell, (span / (HASH_HALF - 2)) ** 3)
+                    continue
                 clamp_lo = np.full(3, -HASH_HALF, dtype=np.int64)
                 clamp_hi = np.full(3, HASH_HALF - 1, dtype=np.int64)
                 dims = np.ones(3, dtype=np.int64)
@@ -638,8 +648,9 @@ class Grid(SpatialIndex):
                 clamp_hi = dims - 1
                 n_dense = int(np.prod(dims))
             ranges, total = _ranges(slots, obj.lo, obj.hi, origin, inv, clamp_lo, clamp_hi)
-            if total > p.max_cells:
-                cell = self._coarser(cell, total / p.max_cells)
+            budget = self._reference_budget(len(slots))
+            if total > budget:
+                cell = self._coarser(cell, total / budget)
                 continue
             break
         self._origin, self._cell, self._inv = origin, cell, inv
@@ -647,6 +658,9 @@ class Grid(SpatialIndex):
         self._n_dense = n_dense
         self._laid_out = len(slots) > 0
         return ranges
+
+    def _reference_budget(self, n_objects: int) -> int:
+        return min(self.params.max_cells, REFERENCES_PER_OBJECT * n_objects + 4096)
 
     def _coarser(self, cell: float, excess: float) -> float:
         self._coarsened = True
@@ -672,7 +686,7 @@ class Grid(SpatialIndex):
         else:
             ranges, total = _ranges(slots, obj.lo, obj.hi, self._origin, self._inv,
                                     self._clamp_lo, self._clamp_hi)
-            if total > self.params.max_cells:  # objects grew: lay out again (coarsens)
+            if total > self._reference_budget(len(slots)):  # objects grew: lay out again
                 ranges = self._layout(slots)
         self._store_ranges(slots, ranges)
         total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0

@@ -83,7 +83,8 @@ def _count_sides(buf, s, c, lo, hi, axis, split):
 
 @numba.njit(cache=True)
 def _median_split(buf, s, c, lo, hi, glo, ghi):
-    """First axis (longest cell extent first) whose centre median separates the objects."""
+    """First axis (longest cell extent first) whose centre median separates the objects,
+    else the most balanced plane through an object's ``lo`` face; ``(-1, 0)`` if none exists."""
     ext = ghi - glo
     order = np.argsort(-ext)
     centres = np.empty(c)
@@ -105,7 +106,25 @@ def _median_split(buf, s, c, lo, hi, glo, ghi):
             n_left, n_right = _count_sides(buf, s, c, lo, hi, axis, above)
             if n_left < c and n_right < c:
                 return axis, above
-    return -1, 0.0
+    # large straddlers can defeat every centre median: try planes on object faces (``lo``),
+    # which separate whenever some object ends before another begins; keep the most balanced
+    best_axis = -1
+    best_split = 0.0
+    best_worst = c
+    stride = max(1, c // 64)
+    los = np.empty(c)
+    for axis in range(3):
+        for k in range(c):
+            los[k] = lo[buf[s + k], axis]
+        los.sort()
+        for k in range(0, c, stride):
+            n_left, n_right = _count_sides(buf, s, c, lo, hi, axis, los[k])
+            worst = max(n_left, n_right)
+            if worst < best_worst:
+                best_worst = worst
+                best_axis = axis
+                best_split = los[k]
+    return best_axis, best_split
 
 
 @numba.njit(cache=True)
