@@ -127,5 +127,6 @@ def our_adapters() -> tuple[list[Adapter], dict[str, str]]:
     adapters = []
     for name, cls in sorted(registry.backends.items()):
         adapters.append(OurBackend(name, cls))
-    failures = {p.name: p.error for p in registry.failures}
+    # A module without register() is a helper of another plugin, not a failed plugin.
+    failures = {p.name: p.error for p in registry.failures if "no register(" not in p.error}
     return adapters, failures

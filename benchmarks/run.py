@@ -82,6 +82,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-pairs", type=float, default=6e7,
                         help="skip pair operations when the estimated pair count exceeds this")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory probes")
+    parser.add_argument("--memory-budget", type=float, default=300.0,
+                        help="seconds for all memory probes (each builds once more in a fresh process)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -122,9 +124,11 @@ class Predictor:
         self.seen[(name, layout, op)] = (n, pairs, seconds)
 
     def predict(self, name, layout, op, n, pairs) -> tuple[float, int] | None:
-        if (name, layout, op) not in self.seen:
+        """``(seconds, from_n)``; falls back to the warm-up scene (layout ``*``)."""
+        key = (name, layout, op) if (name, layout, op) in self.seen else (name, "*", op)
+        if key not in self.seen:
             return None
-        n0, pairs0, seconds = self.seen[(name, layout, op)]
+        n0, pairs0, seconds = self.seen[key]
         if n <= n0:
             return None
         growth = (n / n0) * math.log(max(n, 2)) / math.log(max(n0, 2))
@@ -197,24 +201,49 @@ def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, pred
     if "rebuild" in ops:
         measure("rebuild", lambda _r: adapter.rebuild())
     if "frame" in ops:
+        if moves % 2:
+            # Start every implementation's frames from the original scene, so their final
+            # states (and pair answers) match whenever they made the same number of runs.
+            try:
+                adapter.update(*w.move(moves))
+                moves += 1
+            except Exception:
+                pass  # an update failure is already reported in its own cell
         measure("frame", move_and(adapter.frame),
                 lambda ans: {**pairs_summary(ans), "moves": moves})
     return cells, side
 
 
-def warm_up(adapters: list[Adapter]) -> None:
-    """Run every operation once on a small scene so JIT compilation and lazy imports are not timed."""
-    w = make_workload(2000, "uniform", queries=200, rays=200)
+WARM_UP_N = 2000
+WARM_UP_BATCH = 200
+
+
+def warm_up(adapters: list[Adapter], predictor: "Predictor | None" = None,
+            queries: int = 10_000, rays: int = 10_000) -> None:
+    """Run every operation on a small scene so JIT compilation and lazy imports are not timed.
+
+    A second, timed pass (compilation already done) seeds ``predictor`` with each operation's
+    cost at the warm-up size, scaled to the full batch sizes, so a hopeless cell is skipped
+    even at the first N instead of running once for minutes.
+    """
+    w = make_workload(WARM_UP_N, "uniform", queries=WARM_UP_BATCH, rays=WARM_UP_BATCH)
+    batch_scale = {"box": queries / WARM_UP_BATCH, "ray": rays / WARM_UP_BATCH}
     for adapter in adapters:
-        for call in (lambda: adapter.build(w.ids, w.lo, w.hi), adapter.pairs,
-                     lambda: adapter.query_boxes(w.query_lo, w.query_hi),
-                     lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
-                     lambda: adapter.update(*w.move(0)), adapter.rebuild,
-                     lambda: adapter.frame(*w.move(1))):
-            try:
-                call()
-            except Exception:
-                pass  # failures are reported by the timed run
+        calls = {"build": lambda: adapter.build(w.ids, w.lo, w.hi), "pairs": adapter.pairs,
+                 "box": lambda: adapter.query_boxes(w.query_lo, w.query_hi),
+                 "ray": lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
+                 "update": lambda: adapter.update(*w.move(0)), "rebuild": adapter.rebuild,
+                 "frame": lambda: adapter.frame(*w.move(1))}
+        for timed in (False, True):
+            for op, call in calls.items():
+                start = time.perf_counter()
+                try:
+                    call()
+                except Exception:
+                    continue  # failures are reported by the timed run
+                if timed and predictor is not None:
+                    seconds = (time.perf_counter() - start) * batch_scale.get(op, 1.0)
+                    predictor.record(adapter.label, "*", op, w.n, w.estimated_pairs, seconds)
         adapter.close()
 
 
@@ -227,7 +256,9 @@ def memory_probe(args) -> None:
     """Child-process mode: build one implementation and print its resident-memory growth."""
     ours, peers, _ = select_implementations(argparse.Namespace(backends="", peers=",".join(PEERS)))
     adapter = next(a for a in ours + peers if a.label == args.memory_probe)
-    warm_up([adapter])
+    small = make_workload(WARM_UP_N, "uniform", queries=1, rays=1)
+    adapter.build(small.ids, small.lo, small.hi)  # compile and import outside the measurement
+    adapter.close()
     n, layout = int(_split(args.sizes)[0]), _split(args.layouts)[0]
     w = make_workload(n, layout, queries=1, rays=1, seed=args.seed)
     gc.collect()
@@ -237,10 +268,21 @@ def memory_probe(args) -> None:
     print(json.dumps({"rss_delta": _rss_bytes() - before, "reported": adapter.memory()}))
 
 
-def probe_memory(names: list[str], n: int, layout: str, seed: int, timeout: float) -> dict[str, dict]:
-    """Resident-memory growth of building each implementation, each in a fresh process."""
+def probe_memory(targets: list[tuple[str, int, float]], layout: str, seed: int,
+                 allowance: float) -> dict[str, dict]:
+    """Resident-memory growth of building each implementation, each in a fresh process.
+
+    ``targets`` are ``(name, N, build seconds)``; each probe may take a few builds' time plus
+    start-up, and probes stop once ``allowance`` seconds are spent.
+    """
     out = {}
-    for name in names:
+    stop = time.monotonic() + allowance
+    for name, n, build_seconds in targets:
+        remaining = stop - time.monotonic()
+        if remaining <= 0:
+            out[name] = {"n": n, "error": "memory allowance (--memory-budget) spent"}
+            continue
+        timeout = min(remaining, 120.0 + 5.0 * build_seconds)  # start-up may compile
         cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-probe", name,
                "--sizes", str(n), "--layouts", layout, "--seed", str(seed)]
         try:
@@ -249,7 +291,8 @@ def probe_memory(names: list[str], n: int, layout: str, seed: int, timeout: floa
             out[name] = json.loads(line) if done.returncode == 0 and line else \
                 {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:160]}
         except subprocess.TimeoutExpired:
-            out[name] = {"error": f"probe exceeded {timeout:g} s"}
+            out[name] = {"error": f"probe exceeded {timeout:.0f} s"}
+        out[name]["n"] = n
         print(f"    memory {name:>10}: {out[name]}", flush=True)
     return out
 
@@ -278,6 +321,10 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
     if results["unavailable"]:
         lines.append("- Not measured: " + "; ".join(f"{k} ({e})" for k, e in results["unavailable"].items()))
     scenes = results["scenes"]
+    mismatches = sum("MISMATCH" in c for scene in scenes for c in scene["checks"])
+    if mismatches:
+        lines += ["", f"**{mismatches} answer MISMATCH(ES): implementations disagree, see "
+                      "\"Answer checks\" below. Their times compare different work.**"]
     if scenes:
         lines += ["", "### Ratio to the best peer", "", *report.summary_table(scenes, ops, ours, peers)]
     for scene in scenes:
@@ -289,19 +336,21 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
     lines += [f"- {c}" for c in checks] or ["- none run"]
     if results.get("memory"):
         mem = results["memory"]
-        lines += ["", f"### Memory at N = {mem['n']:,} ({mem['layout']})", "",
-                  "| implementation | reported (structure + object table) | RSS growth of build |",
-                  "|---|---|---|"]
+        lines += ["", f"### Memory ({mem['layout']} layout, largest N each implementation was built at)", "",
+                  "| implementation | N | reported by the backend (structure + object table) | RSS growth of build |",
+                  "|---|---|---|---|"]
         for name, probe in mem["probes"].items():
+            n = probe["n"]
             reported = probe.get("reported")
             rss = probe.get("rss_delta")
-            lines.append(f"| {name} | "
-                         + (f"{reported / mem['n']:.0f} B/object" if reported else "–") + " | "
-                         + (f"{rss / mem['n']:.0f} B/object" if rss is not None else
-                            f"error: {probe.get('error', '?')}") + " |")
+            lines.append(f"| {name} | {n:,} | "
+                         + (f"{reported / n:.0f} B/object" if reported else "–") + " | "
+                         + (f"{rss / n:.0f} B/object" if rss is not None else
+                            f"not measured: {probe.get('error', '?')}") + " |")
         lines += ["", "RSS growth is measured in a fresh process per implementation (resident set "
-                      "after the build minus before it, inputs already allocated); it includes "
-                      "the copies of the bounds each adapter keeps for its queries."]
+                      "after the build minus before it, inputs already allocated, after a small "
+                      "warm-up build); it includes the copies of the bounds each adapter keeps for "
+                      "its queries."]
     return lines
 
 
@@ -322,7 +371,8 @@ def main(argv=None) -> int:
     for name, why in unavailable.items():
         print(f"  not measured: {name}: {why}", flush=True)
     print("warming up (JIT compilation, lazy imports)...", flush=True)
-    warm_up(ours + peers)
+    predictor = Predictor()
+    warm_up(ours + peers, predictor, args.queries, args.rays)
 
     results = {"command": "python " + " ".join(shlex.quote(a) for a in [
                    os.path.relpath(sys.argv[0], REPO) if argv is None else "benchmarks/run.py",
@@ -333,7 +383,6 @@ def main(argv=None) -> int:
     peer_names = [a.label for a in peers]
     frame_rebuilds = {a.label for a in peers if a.rebuilds_per_frame}
     deadline = time.monotonic() + args.budget if args.budget else 0.0
-    predictor = Predictor()
     out = Path(args.out) if args.out else None
 
     for n in sizes:  # size outer: every layout at small N finishes before any big scene
@@ -364,15 +413,23 @@ def main(argv=None) -> int:
             gc.collect()
             _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
 
-    if not args.no_memory and sizes:
-        n, layout = max(sizes), ("uniform" if "uniform" in layouts else layouts[0])
-        built = [name for name in our_names + peer_names
-                 if any(s["n"] == n and s["layout"] == layout
-                        and s["cells"].get(name, {}).get("build", Cell("na")).status == "ok"
-                        for s in results["scenes"])]
-        print(f"== memory probes at N = {n:,} ({layout})", flush=True)
-        results["memory"] = {"n": n, "layout": layout,
-                             "probes": probe_memory(built, n, layout, args.seed, timeout=max(120.0, 6 * args.time_limit))}
+    if not args.no_memory and results["scenes"]:
+        layout = "uniform" if "uniform" in layouts else layouts[0]
+        targets, reported = [], {}
+        for name in our_names + peer_names:
+            built = [(s["n"], s["cells"][name]["build"].median) for s in results["scenes"]
+                     if s["layout"] == layout and name in s["cells"]
+                     and s["cells"][name].get("build", Cell("na")).status == "ok"]
+            if built:
+                targets.append((name, *max(built)))
+                reported[name] = next(s["memory_reported"].get(name) for s in results["scenes"]
+                                      if s["layout"] == layout and s["n"] == max(built)[0])
+        print(f"== memory probes ({layout})", flush=True)
+        probes = probe_memory(targets, layout, args.seed, args.memory_budget)
+        for name, probe in probes.items():
+            # The timed run's own figure stands when the probe could not finish.
+            probe["reported"] = probe.get("reported") or reported.get(name)
+        results["memory"] = {"layout": layout, "probes": probes}
         _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
     return 0
 
