@@ -208,12 +208,13 @@ class Replay:
         if pos < 0:
             self.recording.get(frame)  # raises with the recorded range
         rec = self.recording.at(pos)
-        rec_static = self.recording
-        ids = np.concatenate([rec_static.static_ids, rec.ids])
-        lo = np.concatenate([rec_static.static_lo, rec.lo])
-        hi = np.concatenate([rec_static.static_hi, rec.hi])
-        dynamic = np.concatenate([np.zeros(len(rec_static.static_ids), bool), np.ones(len(rec.ids), bool)])
-        awake = np.concatenate([np.ones(len(rec_static.static_ids), bool), rec.awake])
+        static = self.recording
+        n_static = len(static.static_ids)
+        ids = np.concatenate([static.static_ids, rec.ids])
+        lo = np.concatenate([static.static_lo, rec.lo])
+        hi = np.concatenate([static.static_hi, rec.hi])
+        dynamic = np.concatenate([np.zeros(n_static, bool), np.ones(len(rec.ids), bool)])
+        awake = np.concatenate([np.ones(n_static, bool), rec.awake])
         start = time.perf_counter()
         self.index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
         build_ms = (time.perf_counter() - start) * 1e3
@@ -329,7 +330,7 @@ class _Fields:
 def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Recording:
     """Read a recording saved by :func:`save_recording`, validating every field.
 
-    ``capacity`` defaults to the number of frames in the file (at least the default).
+    ``capacity`` defaults to the number of frames in the file; a smaller one keeps the last.
     """
     try:
         data = np.load(path, allow_pickle=False)
@@ -377,7 +378,7 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
         if len(despawned) != (despawn_offsets[-1] if nf else 0):
             raise f.fail("despawned", "length does not match 'despawn_offsets'")
         recording = Recording(static_ids, static_lo, static_hi,
-                              capacity=max(capacity or 0, nf, 1) if capacity is None else capacity,
+                              capacity=capacity if capacity is not None else max(nf, 1),
                               meta=meta)
         static_set = static_ids
         for k in range(nf):
