@@ -16,7 +16,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from editor.model import Brush, ChangeKind, IndexSync, UndoStack
+from editor.model import ChangeKind, IndexSync, UndoStack
 from editor.model.scene import Edit
 from spatial.params import parse_params
 
@@ -122,29 +122,36 @@ class Document(QObject):
     def rebuild_index(self, background: bool | None = None) -> None:
         """Rebuild the index for the scene's backend and parameters.
 
-        ``background`` None chooses by scene size (see :data:`ASYNC_REBUILD_OBJECTS`).
+        The objects come from the live index's own table (ids, bounds, flags) and the split
+        planes it was offered, not from a walk over the scene: a parameter change on a big
+        level costs the build alone. ``background`` None chooses by size
+        (see :data:`ASYNC_REBUILD_OBJECTS`).
         """
-        if background is None:
-            background = len(self.scene.indexed_ids()) > ASYNC_REBUILD_OBJECTS
-        self.cancel_rebuild()
-        self.rebuild_started.emit()
-        if not background:
-            start = time.perf_counter()
-            settings = self.scene.settings
-            self.sync.set_backend(settings.backend, settings.params)
-            self._finish_rebuild((time.perf_counter() - start) * 1e3)
-            return
-        from .workers import RebuildWorker
         settings = self.scene.settings
-        ids = self.scene.indexed_ids()
-        lo, hi = self.scene.bounds_of(ids)
-        dynamic = np.array([not isinstance(self.scene[int(i)], Brush) for i in ids], dtype=bool)
-        from editor.model.index_sync import scene_split_planes
-        planes = scene_split_planes(self.scene)
         cls = self.sync.registry.backend(settings.backend)
         params = parse_params(cls.Params, dict(settings.params))
+        old = self.index
+        if background is None:
+            background = old.objects.count > ASYNC_REBUILD_OBJECTS
+        self.cancel_rebuild()
+        self.rebuild_started.emit()
+        obj = old.objects
+        slots = obj.alive_slots()
+        snapshot = (obj.ids[slots].copy(), obj.lo[slots].copy(), obj.hi[slots].copy(),
+                    obj.dynamic[slots].copy(), obj.awake[slots].copy(), np.array(old.split_planes))
+        if not background:
+            start = time.perf_counter()
+            if type(old) is cls:
+                old.set_params(params)  # rebuilds from its own objects
+            else:
+                self.sync.index = _build_index(cls, params, *snapshot)
+            self.index_version += 1
+            self._finish_rebuild((time.perf_counter() - start) * 1e3)
+            self.index_changed.emit()
+            return
+        from .workers import RebuildWorker
         version = self._edit_version
-        worker = RebuildWorker(cls, params, ids, lo, hi, dynamic, planes)
+        worker = RebuildWorker(lambda: _build_index(cls, params, *snapshot))
         worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
         self._worker = worker
         worker.start()
@@ -172,3 +179,13 @@ class Document(QObject):
     @property
     def rebuilding(self) -> bool:
         return self._worker is not None
+
+
+def _build_index(cls, params, ids, lo, hi, dynamic, awake, planes):
+    """A new ``cls(params)`` index over the given objects (planes offered before the build)."""
+    index = cls(params)
+    if len(planes):
+        index.set_split_planes(planes)
+    index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
+    index.nodes()  # flush lazy work now (on the worker thread when there is one)
+    return index

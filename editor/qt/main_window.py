@@ -576,6 +576,8 @@ class MainWindow(QMainWindow):
             ev.ignore()
             return
         self.cancel_background_work()
+        from .workers import wait_for_workers
+        wait_for_workers()
         self.save_layout()
         ev.accept()
 

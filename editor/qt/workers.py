@@ -11,11 +11,28 @@ import time
 from PySide6.QtCore import QThread, Signal
 
 
+#: workers whose thread may still run: a QThread destroyed while running aborts the process,
+#: so each one is kept alive here until its thread has really finished
+_RUNNING: set = set()
+
+
+def wait_for_workers(timeout_ms: int = 10000) -> None:
+    """Cancel every worker and wait for their threads to end (before the window goes away)."""
+    for worker in list(_RUNNING):
+        worker.cancel()
+        worker.wait(timeout_ms)
+    _RUNNING.clear()
+
+
 class _Cancellable(QThread):
     def __init__(self) -> None:
         super().__init__()
         self._cancelled = False
-        self.finished.connect(self.deleteLater)
+        self.finished.connect(lambda: _RUNNING.discard(self))
+
+    def start(self) -> None:
+        _RUNNING.add(self)
+        super().start()
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -56,23 +73,19 @@ class LoadWorker(_Cancellable):
 
 
 class RebuildWorker(_Cancellable):
-    """Build a fresh index of ``cls(params)`` over a snapshot of the scene's objects.
+    """Run ``build()`` (which returns a ready index) on a worker thread.
 
     Signal ``finished_index(index, build_ms)`` unless cancelled.
     """
 
     finished_index = Signal(object, float)
 
-    def __init__(self, cls, params, ids, lo, hi, dynamic, planes) -> None:
+    def __init__(self, build) -> None:
         super().__init__()
-        self._args = (cls, params, ids, lo, hi, dynamic, planes)
+        self._build = build
 
     def run(self) -> None:
-        cls, params, ids, lo, hi, dynamic, planes = self._args
         start = time.perf_counter()
-        index = cls(params)
-        index.build(ids, lo, hi, dynamic=dynamic, awake=True)
-        index.set_split_planes(planes)
-        index.nodes()  # flush lazy work here, not on the GUI thread
+        index = self._build()
         if not self._cancelled:
             self.finished_index.emit(index, (time.perf_counter() - start) * 1e3)

@@ -93,3 +93,11 @@ def click(view, at, modifiers=None):
     _send(view, QEvent.MouseButtonPress, p, Qt.LeftButton, Qt.LeftButton, mods)
     _send(view, QEvent.MouseButtonRelease, p, Qt.LeftButton, Qt.NoButton, mods)
     QApplication.processEvents()
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_outlives_its_test():
+    """A worker thread still running when its window is destroyed would abort the process."""
+    yield
+    from editor.qt.workers import wait_for_workers
+    wait_for_workers()

@@ -25,6 +25,9 @@ VIEW_AXES = {"Top": (0, 1), "Front": (0, 2), "Side": (1, 2)}
 #: labels appear only on rectangles at least this big on screen, and at most this many
 LABEL_MIN_PX = (30.0, 16.0)
 LABEL_CAP = 300
+#: overlay rectangles smaller than this on screen are not drawn, and at most this many are
+MIN_RECT_PX = 3.0
+RECT_CAP = 6000
 
 
 def _cross(a, b) -> float:
@@ -116,19 +119,26 @@ class View2D(pg.PlotWidget):
         self.handles = pg.ScatterPlotItem(size=8, symbol="s", pen=pg.mkPen((255, 80, 60)),
                                           brush=pg.mkBrush(255, 255, 255, 200))
         self.handles.setZValue(12)
+        # the level itself changes rarely: paint it from a cached pixmap while the overlay
+        # and the tools redraw on top
+        for item in (self.grid, self.brushes, self.entities):
+            item.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
         for item in (self.grid, self.brushes, self.entities, self.overlay, self.query,
                      self.selection, self.preview, self.handles):
             self.vb.addItem(item, ignoreBounds=item is not self.brushes)
         self._labels: list[pg.TextItem] = []
         self._label_font = QFont()
         self._label_font.setPointSize(8)
-        self._rects = None       # projected overlay rectangles, for labels and node picking
+        self._rects = None       # projected overlay rectangles (unique), for labels
         self._rect_counts = None
+        self._rect_bins = None
+        self._core_rects = None
+        self.drawn_rects = 0
         self.handle_points = np.empty((0, 2))
         self._label_timer = QTimer(self)
         self._label_timer.setSingleShot(True)
         self._label_timer.setInterval(30)
-        self._label_timer.timeout.connect(self._update_labels)
+        self._label_timer.timeout.connect(self._redraw_overlay)
         self.vb.sigRangeChanged.connect(lambda *a: self._label_timer.start())
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
@@ -266,20 +276,52 @@ class View2D(pg.PlotWidget):
     def _on_overlay_changed(self, geom) -> None:
         st = self.state
         if not st.overlay_visible or geom.count == 0:
-            self.overlay.clear()
-            self._rects = None
-            self._update_labels()
+            self._rects = self._core_rects = None
+            self._redraw_overlay()
             return
         rects, bins, members = project_rects(geom, self.axes)
         counts = np.zeros(len(rects), dtype=np.int64)
         table = st.node_table
         np.add.at(counts, members, table.own_count[geom.rows])
-        self._rects, self._rect_counts = rects, counts
-        layers = []
+        self._rects, self._rect_bins, self._rect_counts = rects, bins, counts
+        self._core_rects = None
         if geom.has_loose and st.overlay_settings.show_loose:
-            core, _, _ = project_rects(geom, self.axes, core=True, table=table)
+            self._core_rects = project_rects(geom, self.axes, core=True, table=table)[0]
+        self._redraw_overlay()
+
+    def _visible_rects(self, rects: np.ndarray) -> np.ndarray:
+        """Mask of rectangles worth drawing now: inside the view and at least
+        :data:`MIN_RECT_PX` on screen (smaller ones would only be noise), capped at
+        :data:`RECT_CAP` (the biggest win)."""
+        view = self.vb.viewRect()
+        px, py = self.vb.viewPixelSize()
+        u0, u1 = sorted((view.left(), view.right()))
+        v0, v1 = sorted((view.top(), view.bottom()))
+        w = (rects[:, 2] - rects[:, 0]) / max(px, 1e-12)
+        h = (rects[:, 3] - rects[:, 1]) / max(py, 1e-12)
+        keep = (rects[:, 2] >= u0) & (rects[:, 0] <= u1) & (rects[:, 3] >= v0) & (rects[:, 1] <= v1)
+        keep &= np.maximum(w, h) >= MIN_RECT_PX
+        idx = np.flatnonzero(keep)
+        if len(idx) > RECT_CAP:
+            keep[:] = False
+            keep[idx[np.argsort(-(w[idx] * h[idx]), kind="stable")[:RECT_CAP]]] = True
+        return keep
+
+    def _redraw_overlay(self) -> None:
+        """Rebuild the overlay paths for the visible range (level of detail), then the labels."""
+        rects = self._rects
+        if rects is None:
+            self.overlay.clear()
+            self._update_labels()
+            return
+        layers = []
+        if self._core_rects is not None:
+            core = self._core_rects[self._visible_rects(self._core_rects)]
             layers.append((segments_path(rect_segments(core)),
                            cosmetic_pen((0.55, 0.55, 0.6), 0.35, 1.0, Qt.DotLine), None))
+        keep = self._visible_rects(rects)
+        self.drawn_rects = int(keep.sum())
+        bins = np.where(keep, self._rect_bins, -1)
         for b in range(COLOUR_BINS):
             mine = rects[bins == b]
             if len(mine):
