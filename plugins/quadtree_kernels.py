@@ -235,9 +235,9 @@ def _alive_leaf(ni, n):
 
 # --------------------------------------------------------------------------- structure
 @numba.njit(cache=True)
-def leaves_of(nf, ni, b0, b1, c0, c1, out):
-    """Leaves whose closed square overlaps the plane box ``[b0, c0] x [b1, c1]``."""
-    stack = np.empty(STACK, dtype=np.int64)
+def leaves_of(nf, ni, b0, b1, c0, c1, out, stack):
+    """Leaves whose closed square overlaps the plane box ``[b0, c0] x [b1, c1]``
+    (``stack``: scratch of ``STACK`` entries, passed in so per-object calls allocate nothing)."""
     stack[0] = 0
     top = 1
     n = 0
@@ -324,6 +324,8 @@ def _split(nf, ni, ri, meta, ob, oact, lo, hi, node):
 @numba.njit(cache=True)
 def _settle(nf, ni, ri, meta, ob, oact, lo, hi, start, cap, max_depth, max_dup):
     """Split ``start`` and then its children for as long as they are worth splitting."""
+    if not split_worthy(nf, ni, start, cap, max_depth, max_dup):
+        return nf, ni, ri  # the common case: nothing to do, so allocate nothing
     stack = np.empty(STACK, dtype=np.int64)
     stack[0] = start
     top = 1
@@ -536,8 +538,9 @@ def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
 def insert(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     """Add each slot to every leaf its plane box overlaps; split leaves that overflow."""
     leaves = np.empty(64, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
     for s in slots:
-        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves, stack)
         a = 1 if oact[s] else 0
         for i in range(n):
             ri = _push_ref(nf, ni, ri, meta, ob, leaves[i], s)
@@ -566,8 +569,9 @@ def _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap, max_de
 def remove(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     """Drop each slot from the leaves its stored plane box overlaps; collapse what fits."""
     leaves = np.empty(64, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
     for s in slots:
-        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves, stack)
         a = 1 if oact[s] else 0
         for i in range(n):
             if _unlink(nf, ni, ri, meta, ob, leaves[i], s):
@@ -583,11 +587,12 @@ def update(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, a0, a1, cap, max_dep
     """Move each slot: leave the leaves it left, join the ones it entered, and only refresh
     content boxes when it stays in the same leaves (the common, cheap case)."""
     before = np.empty(64, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
     after = np.empty(64, dtype=np.int64)
     for s in slots:
         b0, b1, c0, c1 = lo[s, a0], lo[s, a1], hi[s, a0], hi[s, a1]
-        before, nb = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], before)
-        after, na = leaves_of(nf, ni, b0, b1, c0, c1, after)
+        before, nb = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], before, stack)
+        after, na = leaves_of(nf, ni, b0, b1, c0, c1, after, stack)
         a = 1 if oact[s] else 0
         meta[M_STAMP] += 1
         in_after = meta[M_STAMP]
@@ -630,12 +635,13 @@ def update(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, a0, a1, cap, max_dep
 def set_active(nf, ni, ob, oact, lo, hi, slots, flags):
     """Record the new active state of each slot and propagate the change to ancestors."""
     leaves = np.empty(64, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
     for i in range(len(slots)):
         s = slots[i]
         if oact[s] == flags[i]:
             continue
         delta = 1 if flags[i] else -1
-        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves, stack)
         for j in range(n):
             _walk_up(nf, ni, leaves[j], 0, delta, lo, hi, -1)
         oact[s] = flags[i]
@@ -1152,6 +1158,7 @@ def validate(nf, ni, ri, meta, mark, ob, oact, lo, hi, alive, dynamic, awake, a0
         if sub_act[n] != ni[n, ACTIVE]:
             return 11, n, ni[n, ACTIVE], sub_act[n]
     leaves = np.empty(64, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
     for s in range(n_slots):
         if not alive[s]:
             continue
@@ -1163,7 +1170,7 @@ def validate(nf, ni, ri, meta, mark, ob, oact, lo, hi, alive, dynamic, awake, a0
             return 18, s, 0, 0
         if oact[s] != (dynamic[s] and awake[s]):
             return 17, s, 0, 0
-        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves)
+        leaves, n = leaves_of(nf, ni, ob[s, 0], ob[s, 1], ob[s, 2], ob[s, 3], leaves, stack)
         if refs_of[s] != n:
             return 15, s, refs_of[s], n
     return 0, 0, 0, 0
