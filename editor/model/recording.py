@@ -40,6 +40,8 @@ from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 FORMAT_NAME = "partition-studio-recording"
 FORMAT_VERSION = 1
 DEFAULT_CAPACITY = 600
+#: the ring also drops its oldest frames beyond this many bytes (10k movers: ~570 kB a frame)
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
 
 class RecordingFormatError(PartitionStudioError, ValueError):
@@ -60,14 +62,9 @@ class FrameRecord:
     stats: FrameStats | None = None
 
 
-def _sorted_record(frame, ids, lo, hi, awake, spawned=(), despawned=(), stats=None) -> FrameRecord:
-    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-    order = np.argsort(ids, kind="stable")
-    return FrameRecord(int(frame), ids[order], np.asarray(lo, dtype=np.float64).reshape(-1, 3)[order],
-                       np.asarray(hi, dtype=np.float64).reshape(-1, 3)[order],
-                       np.asarray(awake, dtype=bool).reshape(-1)[order],
-                       np.sort(np.asarray(spawned, dtype=np.int64).reshape(-1)),
-                       np.sort(np.asarray(despawned, dtype=np.int64).reshape(-1)), stats)
+def _record_bytes(record: FrameRecord) -> int:
+    return sum(a.nbytes for a in (record.ids, record.lo, record.hi, record.awake, record.spawned,
+                                  record.despawned))
 
 
 class Recording:
@@ -79,12 +76,16 @@ class Recording:
         Objects that never move (brushes).
     capacity : int
         Frames kept; the oldest fall off when more are appended.
+    max_bytes : int
+        The oldest frames also fall off while the frames held take more memory than this
+        (the newest frame is always kept).
     meta : dict
         JSON-compatible description (source, backend, seed, dt...), saved with the file.
     """
 
     def __init__(self, static_ids=(), static_lo=None, static_hi=None,
-                 capacity: int = DEFAULT_CAPACITY, meta: dict | None = None) -> None:
+                 capacity: int = DEFAULT_CAPACITY, meta: dict | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         if capacity < 1:
             raise ValueError(f"recording capacity must be at least 1 frame, got {capacity}")
         self.static_ids = np.asarray(static_ids, dtype=np.int64).reshape(-1)
@@ -92,6 +93,8 @@ class Recording:
         self.static_lo = np.zeros((0, 3)) if static_lo is None else np.asarray(static_lo, dtype=np.float64).reshape(n, 3)
         self.static_hi = np.zeros((0, 3)) if static_hi is None else np.asarray(static_hi, dtype=np.float64).reshape(n, 3)
         self.capacity = int(capacity)
+        self.max_bytes = int(max_bytes)
+        self.nbytes = 0
         self.meta = dict(meta or {})
         self._frames: deque[FrameRecord] = deque()
         self._numbers: deque[int] = deque()
@@ -122,12 +125,14 @@ class Recording:
             if pos < 0:
                 raise ValueError(f"frame {record.frame} is not after the last recorded frame "
                                  f"{self._numbers[-1]} and not held")
+            self.nbytes += _record_bytes(record) - _record_bytes(self._frames[pos])
             self._frames[pos] = record
             return
         self._frames.append(record)
         self._numbers.append(record.frame)
-        while len(self._frames) > self.capacity:
-            self._frames.popleft()
+        self.nbytes += _record_bytes(record)
+        while len(self._frames) > self.capacity or (self.nbytes > self.max_bytes and len(self._frames) > 1):
+            self.nbytes -= _record_bytes(self._frames.popleft())
             self._numbers.popleft()
 
     def _position(self, frame: int) -> int:

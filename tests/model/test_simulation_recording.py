@@ -95,6 +95,20 @@ def test_the_ring_keeps_only_the_last_frames():
         Recording(capacity=0)
 
 
+def test_the_ring_also_respects_a_memory_limit():
+    def record(frame, n):
+        return FrameRecord(frame, np.arange(n), np.zeros((n, 3)), np.ones((n, 3)), np.ones(n, dtype=bool))
+
+    one = sum(a.nbytes for a in (np.arange(100), np.zeros((100, 3)), np.zeros((100, 3)), np.ones(100, bool),
+                                 np.empty(0, np.int64), np.empty(0, np.int64)))
+    rec = Recording(capacity=100, max_bytes=3 * one)
+    for frame in range(10):
+        rec.append(record(frame, 100))
+    assert list(rec.frame_numbers) == [7, 8, 9] and rec.nbytes == 3 * one
+    rec.append(record(10, 1000))  # bigger than the limit alone: kept, as the newest frame
+    assert list(rec.frame_numbers) == [10]
+
+
 def test_simulation_ring_is_bounded_and_seek_still_works():
     sim = Simulation(_scene(), "brute", seed=1, config=SimulationConfig(recording_capacity=25, checkpoint_every=10))
     sim.step(60)
