@@ -338,3 +338,31 @@ def test_wake_finds_exactly_the_sleepers_within_the_margin(sleepers, movers):
             near[s] |= bool(np.all(lo[s] - 12.0 <= hi[m]) and np.all(lo[m] <= hi[s] + 12.0))
     assert 0 < near.sum() < sleepers  # the random layout has both cases
     assert np.array_equal(sim._wake(), rows[:sleepers][near])
+
+
+def test_motion_keys_survive_the_native_format_and_map_files(tmp_path):
+    from editor.model.loading import load_document
+    from editor.model.native import save_scene
+    from spatial.registry import default_registry
+
+    scene = _gun_scene()
+    paths = [tmp_path / "level.json"]
+    save_scene(scene, paths[0])
+    exporter = default_registry().exporter_for("level.map")
+    if exporter is not None:
+        paths.append(tmp_path / "level.map")
+        exporter.save(scene, paths[-1])
+
+    def final_boxes(level):
+        sim = Simulation(level, "brute", seed=9)
+        sim.step(45)
+        _, lo, hi, awake = sim.bodies_bounds()
+        rows = np.column_stack([lo, hi, awake])
+        return rows[np.lexsort(rows.T[::-1])]
+
+    expected = final_boxes(scene)
+    for path in paths:
+        loaded = load_document(path)
+        keys = [dict(loaded[e].properties) for e in loaded.point_entity_ids()]
+        assert sorted(k.get("_ps_motion", "") for k in keys) == ["", "emitter", "orbit", "patrol", "velocity"]
+        np.testing.assert_allclose(final_boxes(loaded), expected, err_msg=str(path))
