@@ -69,6 +69,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.errors: list[str] = []          # every error shown, newest last (tests read it)
         self.ask_save = self._ask_save_dialog  # replaced in tests
+        self.ask_reload = self._ask_reload_dialog
         self._load_worker = None
         self._ignore_watch_until = 0.0
         self._cursor = None
@@ -87,7 +88,7 @@ class MainWindow(QMainWindow):
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
         self._reload_timer.setInterval(250)
-        self._reload_timer.timeout.connect(self.reload)
+        self._reload_timer.timeout.connect(self._reload_from_watch)
         self._hover_timer = QTimer(self)
         self._hover_timer.setInterval(16)  # hover work at most once a frame
         self._hover_timer.setSingleShot(True)
@@ -460,6 +461,20 @@ class MainWindow(QMainWindow):
             self._update_watch()  # an atomic save replaced the file: watch the new one
             return
         self._reload_timer.start()  # editors write in bursts: reload once they are done
+
+    def _reload_from_watch(self) -> None:
+        doc = self.document
+        if doc is not None and doc.is_dirty() and not self.ask_reload():
+            self.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
+            self._update_watch()
+            return
+        self.reload()
+
+    def _ask_reload_dialog(self) -> bool:
+        answer = QMessageBox.question(
+            self, APP_TITLE, f"{self.document.display_name()} changed on disk. Reload it and lose "
+            "your unsaved changes?", QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        return answer == QMessageBox.Yes
 
     def _refresh_recent_menu(self) -> None:
         self.recent_menu.clear()

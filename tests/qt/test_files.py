@@ -108,3 +108,18 @@ def test_opening_a_quake_map(window, qtbot):
     assert len(doc.scene.brush_ids()) > 1000
     window.state.flush()
     assert window.state.overlay.total == len(doc.index.nodes())
+
+
+def test_outside_change_does_not_silently_drop_unsaved_edits(window, tmp_path, qtbot):
+    doc = window.document
+    path = str(tmp_path / "level.json")
+    assert window._save_to(path)
+    from editor.model import Transform
+    doc.push(Transform([doc.scene.point_entity_ids()[0]], delta=(16, 0, 0)))
+    asked = []
+    window.ask_reload = lambda: asked.append(1) or False
+    window._reload_from_watch()
+    assert asked and window.document is doc and doc.is_dirty()
+    window.ask_reload = lambda: True
+    window._reload_from_watch()
+    assert window.document is not doc and not window.document.is_dirty()

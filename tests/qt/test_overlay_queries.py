@@ -146,3 +146,20 @@ def test_node_inspector_shows_the_clicked_node_and_selects_its_objects(window):
     if objs:
         panel._select([panel.objects.item(0)])
         assert doc.selection == {objs[0]}
+
+
+def test_loose_octree_shows_loose_bounds_and_dimmer_core_cells(window):
+    st = window.state
+    window.params_panel.choose_backend("octree")
+    window.params_panel.widgets["looseness"].setValue(2.0)
+    st.flush()
+    geom = st.overlay
+    assert geom.has_loose
+    assert len(geom.core_lines3d) == len(geom.lines3d)
+    assert geom.core_colours3d[:, :3].max() < geom.colours3d[:, :3].max(), "core cells are dimmer"
+    table = st.node_table
+    assert (table.hi - table.lo >= table.core_hi - table.core_lo).all()
+    assert "loose bounds" in window.overlay_panel.summary.text()
+    window.params_panel.widgets["looseness"].setValue(1.0)
+    st.flush()
+    assert not st.overlay.has_loose
