@@ -161,7 +161,7 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
     """
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as fh:
+        with open(name, encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
             lines = fh.read().split("\n")
     except OSError as exc:
         raise ParseError(name, 0, 0, f"cannot read: {exc.strerror}") from None

@@ -255,3 +255,11 @@ def test_the_documented_example_loads(tmp_path):
     rec = load_frame_lines(path)
     assert list(rec.frame_numbers) == [1, 2, 3, 4] and list(rec.get(4).despawned) == [11]
     assert [bool(r.awake[0]) for r in rec] == [False, False, True, True]
+
+
+def test_frame_lines_accept_crlf_and_a_byte_order_mark(tmp_path):
+    path = tmp_path / "windows.jsonl"
+    text = _lines(GOOD_STATIC, GOOD_1, GOOD_2).replace("\n", "\r\n")
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    rec = load_frame_lines(path)
+    assert list(rec.frame_numbers) == [1, 2] and list(rec.static_ids) == [0]
