@@ -60,7 +60,7 @@ class HotspotWindow:
         self._total: dict[bytes, int] = {}
         self._seen: dict[bytes, int] = {}
         self._depth: dict[bytes, int] = {}
-        self._row_now: dict[bytes, int] = {}
+        self._latest: NodeTable | None = None
 
     def clear(self) -> None:
         self.__init__(self.window)
@@ -86,8 +86,7 @@ class HotspotWindow:
                     self._seen[key] -= 1
                 else:
                     del self._total[key], self._seen[key], self._depth[key]
-        all_rows = np.arange(len(nodes))
-        self._row_now = dict(zip(_keys(nodes, all_rows), all_rows.tolist()))
+        self._latest = nodes  # rows of the ranking are looked up lazily, in ranking()
 
     def totals_for(self, nodes: NodeTable) -> np.ndarray:
         """Windowed pair tests for every row of ``nodes`` (0 for cells without tests)."""
@@ -104,8 +103,12 @@ class HotspotWindow:
             cell = np.frombuffer(key, dtype=np.float64)
             items.append((-total, -self._depth[key], tuple(cell.tolist()), key))
         items.sort()
+        row_now: dict[bytes, int] = {}
+        if self._latest is not None and items:
+            rows = np.arange(len(self._latest))
+            row_now = dict(zip(_keys(self._latest, rows), rows.tolist()))
         out = []
         for neg_total, neg_depth, cell, key in items[:top]:
             out.append(Hotspot(cell[:3], cell[3:], -neg_total, self._seen[key], -neg_depth,
-                               self._row_now.get(key, -1)))
+                               row_now.get(key, -1)))
         return out

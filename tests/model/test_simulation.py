@@ -255,6 +255,11 @@ def test_hotspot_window_sums_pair_tests_by_cell_over_the_last_frames():
     got = {(h.lo, h.hi): h.pair_tests for h in ranking}
     assert got == expected
     assert [h.pair_tests for h in ranking] == sorted(got.values(), reverse=True)
+    for h in ranking:  # the row points at the cell in the latest node table, if it still exists
+        current = {(tuple(sim.last_nodes.core_lo[r]), tuple(sim.last_nodes.core_hi[r])): r
+                   for r in range(len(sim.last_nodes))}
+        assert h.row == current.get((h.lo, h.hi), -1)
+    assert any(h.row >= 0 for h in ranking)
     totals = sim.hotspots.totals_for(sim.last_nodes)
     for row, total in enumerate(totals):
         key = (tuple(sim.last_nodes.core_lo[row]), tuple(sim.last_nodes.core_hi[row]))
