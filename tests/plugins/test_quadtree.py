@@ -409,3 +409,32 @@ def test_validate_detects_a_stale_awake_count():
     tree._ni[0, qk.ACTIVE] += 1
     with pytest.raises(IndexInvariantError, match="active"):
         tree.validate()
+
+
+def test_queries_meet_each_stored_copy_once():
+    tree, lo, hi = straddling_scene()
+    assert tree.stats()["duplicates"] > 0
+    everything = tree.query_box([-1, -1, -1], [11, 11, 11])
+    np.testing.assert_array_equal(everything.ids, np.arange(4))
+    assert everything.objects_tested == 4, "a duplicate reference must not be tested again"
+    sphere = tree.query_sphere([5, 5, 1], 20.0)
+    np.testing.assert_array_equal(sphere.ids, np.arange(4))
+    ray = tree.query_ray([-5, 5, 0.75], [1, 0, 0])
+    assert sorted(ray.ids.tolist()) == [0, 1] and ray.objects_tested <= 4
+
+
+def test_closest_hit_rays_stop_early():
+    ids, lo, hi = random_boxes(4000, seed=13, world=200.0, size_min=4.0, size_max=30.0)
+    tree = Quadtree()
+    tree.build(ids, lo, hi)
+    rng = np.random.default_rng(2)
+    origins = rng.uniform(0, 200, size=(50, 3))
+    directions = rng.normal(size=(50, 3))
+    batch = tree.query_rays(origins, directions)
+    every_hit = [tree.query_ray(o, d) for o, d in zip(origins, directions)]
+    hit = np.array([len(r.ids) > 1 for r in every_hit])
+    assert hit.sum() > 10
+    for q in np.flatnonzero(hit):
+        assert batch.ids[q] == every_hit[q].ids[0]
+    tested_all = np.array([r.objects_tested for r in every_hit])
+    assert batch.objects_tested[hit].sum() < tested_all[hit].sum()
