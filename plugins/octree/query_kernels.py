@@ -244,6 +244,41 @@ def _slab2(origin, inv, parallel, lo, hi, s):
 
 
 @numba.njit(cache=True)
+def _one_box(NI, NF, OB, lo, hi, qlo, qhi, root_always, stack, out, m):
+    """One box query writing hits into ``out`` from ``m`` up to its capacity.
+
+    Returns ``(hits so far, nodes visited, objects tested)``; the caller grows ``out`` and
+    repeats the query when the count exceeds the capacity (no growth inside the loop).
+    """
+    cap = out.shape[0]
+    visited = 0
+    tested = 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if not _node_meets_box(NF, node, qlo, qhi) and not (node == 0 and root_always):
+            continue
+        visited += 1
+        s = NI[node, HEAD]
+        while s >= 0:
+            tested += 1
+            if _box_meets_box(lo, hi, s, qlo, qhi):
+                if m < cap:
+                    out[m] = s
+                m += 1
+            s = OB[s, NEXT]
+        if NI[node, NCHILD]:
+            for c in range(8):
+                child = NI[node, CHILD + c]
+                if child >= 0:
+                    stack[top] = child
+                    top += 1
+    return m, visited, tested
+
+
+@numba.njit(cache=True)
 def query_boxes(NI, NF, OB, lo, hi, qlo, qhi, root_always):
     """Many box queries fused: CSR ``(slots, offsets, visited, tested)``."""
     q = qlo.shape[0]
@@ -254,29 +289,13 @@ def query_boxes(NI, NF, OB, lo, hi, qlo, qhi, root_always):
     stack = np.empty(STACK, dtype=np.int64)
     m = 0
     for i in range(q):
-        stack[0] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            if not _node_meets_box(NF, node, qlo[i], qhi[i]) and not (node == 0 and root_always):
-                continue
-            visited[i] += 1
-            s = NI[node, HEAD]
-            while s >= 0:
-                tested[i] += 1
-                if _box_meets_box(lo, hi, s, qlo[i], qhi[i]):
-                    if m >= out.shape[0]:
-                        out = _grow(out, m + 1)
-                    out[m] = s
-                    m += 1
-                s = OB[s, NEXT]
-            if NI[node, NCHILD]:
-                for c in range(8):
-                    child = NI[node, CHILD + c]
-                    if child >= 0:
-                        stack[top] = child
-                        top += 1
+        m_new, visited[i], tested[i] = _one_box(NI, NF, OB, lo, hi, qlo[i], qhi[i], root_always,
+                                                stack, out, m)
+        if m_new > out.shape[0]:
+            out = _grow(out, 2 * m_new)
+            m_new, visited[i], tested[i] = _one_box(NI, NF, OB, lo, hi, qlo[i], qhi[i],
+                                                    root_always, stack, out, m)
+        m = m_new
         offsets[i + 1] = m
     return out[:m], offsets, visited, tested
 
