@@ -323,6 +323,7 @@ def _leaf_pairs(left, item_start, item_count, items, lo, hi, cell_lo, cell_hi, a
     n_nodes = len(left)
     node_tests = np.zeros(n_nodes, dtype=np.int64)
     tests = 0
+    box = np.empty((64, 6))
     for n in range(n_nodes):
         if left[n] >= 0 or item_count[n] < 2:
             continue
@@ -330,6 +331,15 @@ def _leaf_pairs(left, item_start, item_count, items, lo, hi, cell_lo, cell_hi, a
             continue
         start = item_start[n]
         c = item_count[n]
+        if c > len(box):
+            box = np.empty((2 * c, 6))
+        for i in range(c):  # gather the leaf's boxes once: the pair loop then stays in cache
+            o = items[start + i]
+            for ax in range(3):
+                box[i, ax] = lo[o, ax]
+                box[i, 3 + ax] = hi[o, ax]
+        c0, c1, c2 = cell_lo[n, 0], cell_lo[n, 1], cell_lo[n, 2]
+        d0, d1, d2 = cell_hi[n, 0], cell_hi[n, 1], cell_hi[n, 2]
         local = 0
         for i in range(c):
             a = items[start + i]
@@ -338,11 +348,14 @@ def _leaf_pairs(left, item_start, item_count, items, lo, hi, cell_lo, cell_hi, a
                 if only_active and not (active[a] or active[b]):
                     continue
                 local += 1
-                if K.overlap(lo[a], hi[a], lo[b], hi[b]):
-                    p0 = max(lo[a, 0], lo[b, 0])
-                    p1 = max(lo[a, 1], lo[b, 1])
-                    p2 = max(lo[a, 2], lo[b, 2])
-                    if K.in_cell(p0, p1, p2, cell_lo[n], cell_hi[n]):
+                if (box[i, 0] <= box[j, 3] and box[j, 0] <= box[i, 3]
+                        and box[i, 1] <= box[j, 4] and box[j, 1] <= box[i, 4]
+                        and box[i, 2] <= box[j, 5] and box[j, 2] <= box[i, 5]):
+                    p0 = max(box[i, 0], box[j, 0])
+                    p1 = max(box[i, 1], box[j, 1])
+                    p2 = max(box[i, 2], box[j, 2])
+                    if (c0 <= p0 and p0 < d0 and c1 <= p1 and p1 < d1
+                            and c2 <= p2 and p2 < d2):
                         out, m = K.push_pair(out, m, a, b)
         node_tests[n] = local
         tests += local
@@ -403,6 +416,15 @@ def _check_tree(nf, ni, items, lo, hi, alive_slots, slot_limit):
         if refs[o] != 0:
             return 8, o  # a removed object is still stored
     return 0, 0
+
+
+@numba.njit(cache=True)
+def _sum_up(parents, values):
+    """Subtree sums of a per-node value (children are numbered after their parents)."""
+    out = values.copy()
+    for node in range(len(parents) - 1, 0, -1):
+        out[parents[node]] += out[node]
+    return out
 
 
 _CHECK_MESSAGES = {
@@ -467,6 +489,18 @@ class KdTree(SpatialIndex):
         self._node_hi = np.ascontiguousarray(nf[:, _HI:_HI + 3])
         self._cell_lo = np.ascontiguousarray(nf[:, _CLO:_CLO + 3])
         self._cell_hi = np.ascontiguousarray(nf[:, _CHI:_CHI + 3])
+        # Search bounds: the objects' union clipped to the closed cell. A copied straddler
+        # would otherwise stretch every node it lands in over the whole of itself. The clip is
+        # padded far above rounding so that an entry point or reference point computed on a
+        # split plane still falls inside (frustum culling keeps the unclipped union: the
+        # positive-vertex test is not exact enough to cull by pieces of an object).
+        if len(nf):
+            scale = float(np.abs(np.concatenate([self._node_lo[0], self._node_hi[0]])).max())
+            pad = 1e-9 * (scale + 1.0)
+            self._search_lo = np.maximum(self._node_lo, self._cell_lo - pad)
+            self._search_hi = np.minimum(self._node_hi, self._cell_hi + pad)
+        else:
+            self._search_lo, self._search_hi = self._node_lo, self._node_hi
         self._left = np.ascontiguousarray(ni[:, _LEFT])
         self._right = np.ascontiguousarray(ni[:, _RIGHT])
         self._start = np.ascontiguousarray(ni[:, _START])
@@ -476,10 +510,11 @@ class KdTree(SpatialIndex):
         self._rebuild_ms = (time.perf_counter() - start) * 1e3
 
     # ---------------------------------------------------------------- queries
-    def _tree(self):
+    def _tree(self, clipped: bool = True):
         root = 0 if len(self._left) else -1
-        return (root, self._node_lo, self._node_hi, self._left, self._right, self._start,
-                self._count, self._items, self.objects.lo, self.objects.hi)
+        lo, hi = (self._search_lo, self._search_hi) if clipped else (self._node_lo, self._node_hi)
+        return (root, lo, hi, self._left, self._right, self._start, self._count, self._items,
+                self.objects.lo, self.objects.hi)
 
     @staticmethod
     def _rows(rows, trace):
@@ -501,7 +536,8 @@ class KdTree(SpatialIndex):
         return slots, t[first], visited, tested, self._rows(rows, trace)
 
     def _query_frustum(self, planes, trace):
-        slots, visited, tested, rows, culled = K.tree_query_frustum(*self._tree(), planes, trace)
+        slots, visited, tested, rows, culled = K.tree_query_frustum(*self._tree(False), planes,
+                                                                    trace)
         return (np.unique(slots), visited, tested, self._rows(rows, trace),
                 self._rows(culled, trace))
 
@@ -528,11 +564,7 @@ class KdTree(SpatialIndex):
         running = np.concatenate([[0], np.cumsum(item_active, dtype=np.int64)])
         counts = running[self._start[leaves] + self._count[leaves]] - running[self._start[leaves]]
         node_active[leaves] = counts > 0
-        parents = self._ni[:, _PARENT]
-        for node in range(n - 1, 0, -1):  # children come after their parents
-            if node_active[node]:
-                node_active[parents[node]] = True
-        return active, node_active
+        return active, _sum_up(self._ni[:, _PARENT], node_active.astype(np.int64)) > 0
 
     def _pairs(self, mode):
         active, node_active = self._active_per_node()
@@ -547,10 +579,8 @@ class KdTree(SpatialIndex):
         n = len(self._left)
         if n == 0:
             return NodeTable.empty(0)
-        subtree = self._count.astype(np.int64).copy()
         parents = self._ni[:, _PARENT]
-        for node in range(n - 1, 0, -1):
-            subtree[parents[node]] += subtree[node]
+        subtree = _sum_up(parents, self._count.astype(np.int64))
         _, node_active = self._active_per_node()
         scene_lo, scene_hi = self._node_lo[0], self._node_hi[0]
         core_lo = np.minimum(np.maximum(self._cell_lo, scene_lo), scene_hi)
