@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from spatial.errors import GeometryError, PartitionStudioError
+from spatial.objects import MAX_ID
 
 from .atomic import atomic_write_text
 from .brushes import Brush, build_solids
@@ -251,6 +252,8 @@ def loads_scene(text: str, source: str = "<scene>") -> Scene:
                           f"(up to {FORMAT_VERSION}); open it with a newer version")
     r.obj(doc, "", _TOP_KEYS)
     next_id = r.integer(doc["next_id"], "next_id")
+    if next_id > MAX_ID:
+        r.fail("next_id", f"{next_id} is too large (ids must stay below {MAX_ID})")
     settings = _read_settings(r, doc["settings"])
 
     objects: dict[int, Any] = {}
@@ -309,6 +312,8 @@ def loads_scene(text: str, source: str = "<scene>") -> Scene:
 
 def _read_id(r: _Reader, value, field: str, seen: dict) -> int:
     oid = r.integer(value, field)
+    if oid >= MAX_ID:  # the spatial index maps ids through a dense table
+        r.fail(field, f"id {oid} is too large (ids must stay below {MAX_ID})")
     if oid in seen:
         r.fail(field, f"id {oid} is already used by {seen[oid]}")
     return oid

@@ -120,6 +120,7 @@ def _mutated(mutate):
     (lambda d: d["brushes"][0]["faces"][1].__setitem__("rotation", True),
      "brushes[0].faces[1].rotation", "expected a number"),
     (lambda d: d.__setitem__("next_id", 2), "next_id", "greater than every id"),
+    (lambda d: d["entities"][1].__setitem__("id", 1 << 40), "entities[1].id", "too large"),
     (lambda d: d.pop("settings"), "settings", "missing field"),
     (lambda d: d.__setitem__("version", 0), "version", ">= 1"),
     (lambda d: d.__setitem__("format", "something-else"), "format", "partition-studio-scene"),
