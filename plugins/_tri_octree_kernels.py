@@ -1,0 +1,457 @@
+"""Compiled kernels of the triangle octree (:mod:`plugins.triangle_octree`).
+
+The leading underscore keeps the plugin loader from treating this module as a plugin.
+
+Items are object slots. A slot flagged in ``is_tri`` is a triangle (corners ``tri[slot]``) and
+goes into every cell it truly intersects (:func:`spatial.triangles.tri_box_overlap`); any other
+slot is a box and goes into every cell its closed box overlaps. Every node also keeps a *cull
+box*: the bounds of every item stored below it. Queries descend on cull boxes, which contain
+each stored item whole, so a query that meets an item meets every cull box above a leaf
+holding it; the exact test at the end decides (see :func:`exact_hits`).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from spatial.triangles import tri_box_overlap
+
+from ._bsp_kernels import _frustum_meets, _inverse, _sphere_meets, ray_box_entry
+
+#: Cull boxes are widened by this fraction of their size (plus an absolute floor) for the
+#: traversal only, so rounding in the compiled cull tests never drops a candidate.
+CULL_EPS = 1e-9
+
+
+@numba.njit(cache=True, nogil=True)
+def _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
+    if is_tri[o]:
+        return tri_box_overlap(tri[o, 0], tri[o, 1], tri[o, 2], clo, chi)
+    return (lo[o, 0] <= chi[0] and clo[0] <= hi[o, 0] and lo[o, 1] <= chi[1]
+            and clo[1] <= hi[o, 1] and lo[o, 2] <= chi[2] and clo[2] <= hi[o, 2])
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow(arr, needed):
+    shape = (max(needed, 2 * arr.shape[0]),) + arr.shape[1:]
+    out = np.empty(shape, dtype=arr.dtype)
+    out[:arr.shape[0]] = arr
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, min_size):
+    """Build breadth-first; a node splits while it holds more than ``max_items`` items.
+
+    A node splits only when its cell can halve (``size / 2 >= min_size``, ``depth <
+    max_depth``) and the split makes progress (some child holds fewer items than the node);
+    children whose cell no item meets are not created. Returns ``cell_lo (K, 3)``, ``size``,
+    ``depth``, ``parent``, ``child (K, 8)`` (-1: none), the leaves' items as CSR
+    ``(leaf_start, leaf_count, items)``, and the cull boxes.
+    """
+    cap = 64
+    cell_lo = np.zeros((cap, 3))
+    size = np.zeros(cap)
+    depth = np.zeros(cap, dtype=np.int64)
+    parent = np.full(cap, -1, dtype=np.int64)
+    child = np.full((cap, 8), -1, dtype=np.int64)
+    start = np.zeros(cap, dtype=np.int64)
+    count = np.zeros(cap, dtype=np.int64)
+    work = np.empty(max(len(slots), 16), dtype=np.int64)
+    work[:len(slots)] = slots
+    used = len(slots)
+    cell_lo[0] = root_lo
+    size[0] = root_size
+    count[0] = len(slots)
+    n_nodes = 1
+    node = 0
+    clo = np.empty(3)
+    chi = np.empty(3)
+    while node < n_nodes:
+        c = count[node]
+        half = size[node] * 0.5
+        if c <= max_items or depth[node] >= max_depth or half < min_size:
+            node += 1
+            continue
+        s0 = start[node]
+        first_child = n_nodes
+        best = c
+        mark = used
+        made = np.full(8, -1, dtype=np.int64)
+        for k in range(8):
+            for a in range(3):
+                clo[a] = cell_lo[node, a] + (half if (k >> a) & 1 else 0.0)
+                chi[a] = clo[a] + half
+            if used + c > len(work):
+                work = _grow(work, used + c)
+            m = 0
+            for i in range(s0, s0 + c):
+                o = work[i]
+                if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
+                    work[used + m] = o
+                    m += 1
+            if m == 0:
+                continue
+            if n_nodes == len(size):
+                cell_lo = _grow(cell_lo, n_nodes + 1)
+                size = _grow(size, n_nodes + 1)
+                depth = _grow(depth, n_nodes + 1)
+                parent = _grow(parent, n_nodes + 1)
+                child = _grow(child, n_nodes + 1)
+                start = _grow(start, n_nodes + 1)
+                count = _grow(count, n_nodes + 1)
+            r = n_nodes
+            n_nodes += 1
+            cell_lo[r] = clo
+            size[r] = half
+            depth[r] = depth[node] + 1
+            parent[r] = node
+            child[r, :] = -1
+            start[r] = used
+            count[r] = m
+            used += m
+            made[k] = r
+            best = min(best, m)
+        if best >= c:  # no child is smaller: splitting cannot help (items meet at a point)
+            n_nodes = first_child
+            used = mark
+        else:
+            child[node, :] = made
+        node += 1
+    is_leaf = np.ones(n_nodes, dtype=np.bool_)
+    for k in range(n_nodes):
+        if parent[k] >= 0:
+            is_leaf[parent[k]] = False
+    total = 0
+    for k in range(n_nodes):
+        if is_leaf[k]:
+            total += count[k]
+    items = np.empty(total, dtype=np.int64)
+    leaf_start = np.zeros(n_nodes, dtype=np.int64)
+    leaf_count = np.zeros(n_nodes, dtype=np.int64)
+    pos = 0
+    for k in range(n_nodes):
+        leaf_start[k] = pos
+        if is_leaf[k]:
+            items[pos:pos + count[k]] = work[start[k]:start[k] + count[k]]
+            leaf_count[k] = count[k]
+            pos += count[k]
+    cull_lo = np.full((n_nodes, 3), np.inf)
+    cull_hi = np.full((n_nodes, 3), -np.inf)
+    for k in range(n_nodes - 1, -1, -1):
+        for i in range(leaf_start[k], leaf_start[k] + leaf_count[k]):
+            o = items[i]
+            for a in range(3):
+                cull_lo[k, a] = min(cull_lo[k, a], lo[o, a])
+                cull_hi[k, a] = max(cull_hi[k, a], hi[o, a])
+        up = parent[k]
+        if up >= 0:
+            for a in range(3):
+                cull_lo[up, a] = min(cull_lo[up, a], cull_lo[k, a])
+                cull_hi[up, a] = max(cull_hi[up, a], cull_hi[k, a])
+    return (cell_lo[:n_nodes].copy(), size[:n_nodes].copy(), depth[:n_nodes].copy(),
+            parent[:n_nodes].copy(), child[:n_nodes].copy(), leaf_start, leaf_count, items,
+            cull_lo, cull_hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes, child,
+               cell_lo, size, cull_lo, cull_hi, leaf_start, leaf_count, items, slot_limit,
+               trace):
+    """Distinct item slots in the leaves a query reaches (kind 0 box, 1 sphere, 2 ray, 3 frustum).
+
+    Box, sphere and ray queries test a node's cell clipped to its cull box: a point where the
+    query meets an item lies in some leaf cell (cells cover the root, and a cell an item meets
+    exists and stores it) and in the cull box of every node above, so no hit is lost. The
+    frustum test is not decided by one point, so frusta test the whole cull box.
+
+    Returns ``(slots, nodes visited, visited rows, culled rows)``; rows only when ``trace``.
+    """
+    n_nodes = len(leaf_start)
+    seen = np.zeros(max(slot_limit, 1), dtype=np.bool_)
+    out = np.empty(16, dtype=np.int64)
+    n_out = 0
+    rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    culled = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    n_rows = 0
+    n_culled = 0
+    visited = 0
+    inv = _inverse(direction)
+    stack = np.empty(8 * 64 + 8, dtype=np.int64)
+    if n_nodes == 0 or cull_lo[0, 0] > cull_hi[0, 0]:
+        return out[:0], 0, rows[:0], culled[:0]
+    stack[0] = 0
+    top = 1
+    blo = np.empty(3)
+    bhi = np.empty(3)
+    while top:
+        top -= 1
+        node = stack[top]
+        visited += 1
+        for a in range(3):
+            pad = CULL_EPS * (cull_hi[node, a] - cull_lo[node, a]) + CULL_EPS * (
+                1.0 + abs(cull_lo[node, a]) + abs(cull_hi[node, a]))
+            blo[a] = cull_lo[node, a]
+            bhi[a] = cull_hi[node, a]
+            if kind != 3:
+                blo[a] = max(blo[a], cell_lo[node, a])
+                bhi[a] = min(bhi[a], cell_lo[node, a] + size[node])
+            blo[a] -= pad
+            bhi[a] += pad
+        if kind == 0:
+            meets = (blo[0] <= qhi[0] and qlo[0] <= bhi[0] and blo[1] <= qhi[1]
+                     and qlo[1] <= bhi[1] and blo[2] <= qhi[2] and qlo[2] <= bhi[2])
+        elif kind == 1:
+            meets = _sphere_meets(center, radius, blo, bhi)
+        elif kind == 2:
+            meets = ray_box_entry(origin, direction, inv, blo, bhi) <= max_t
+        else:
+            meets = _frustum_meets(fplanes, blo, bhi)
+        if not meets:
+            if trace:
+                culled[n_culled] = node
+                n_culled += 1
+            continue
+        if trace:
+            rows[n_rows] = node
+            n_rows += 1
+        if child[node, 0] < 0 and child[node, 1] < 0 and child[node, 2] < 0 and child[node, 3] < 0 \
+                and child[node, 4] < 0 and child[node, 5] < 0 and child[node, 6] < 0 \
+                and child[node, 7] < 0:
+            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
+                o = items[i]
+                if not seen[o]:
+                    seen[o] = True
+                    if n_out == len(out):
+                        out = _grow(out, n_out + 1)
+                    out[n_out] = o
+                    n_out += 1
+            continue
+        for k in range(8):
+            if child[node, k] >= 0:
+                if top == len(stack):
+                    stack = _grow(stack, top + 1)
+                stack[top] = child[node, k]
+                top += 1
+    return out[:n_out], visited, rows[:n_rows], culled[:n_culled]
+
+
+# --------------------------------------------------------------------------- exact tests
+@numba.njit(cache=True, nogil=True)
+def closest_on_triangle(p, a, b, c):
+    """Closest point of triangle ``abc`` to ``p`` (Ericson, Real-Time Collision Detection 5.1.5)."""
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = ab @ ap
+    d2 = ac @ ap
+    if d1 <= 0.0 and d2 <= 0.0:
+        return a.copy()
+    bp = p - b
+    d3 = ab @ bp
+    d4 = ac @ bp
+    if d3 >= 0.0 and d4 <= d3:
+        return b.copy()
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3) if d1 != d3 else 0.0
+        return a + v * ab
+    cp = p - c
+    d5 = ab @ cp
+    d6 = ac @ cp
+    if d6 >= 0.0 and d5 <= d6:
+        return c.copy()
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6) if d2 != d6 else 0.0
+        return a + w * ac
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        den = (d4 - d3) + (d5 - d6)
+        w = (d4 - d3) / den if den != 0.0 else 0.0
+        return b + w * (c - b)
+    den = va + vb + vc
+    if den == 0.0:  # degenerate triangle: nearest of its three edges
+        best = a.copy()
+        best_d = np.inf
+        for e0, e1 in ((a, b), (b, c), (c, a)):
+            e = e1 - e0
+            ee = e @ e
+            t = 0.0 if ee == 0.0 else min(max((p - e0) @ e / ee, 0.0), 1.0)
+            q = e0 + t * e
+            d = (q - p) @ (q - p)
+            if d < best_d:
+                best_d = d
+                best = q
+        return best
+    v = vb / den
+    w = vc / den
+    return a + ab * v + ac * w
+
+
+@numba.njit(cache=True, nogil=True)
+def ray_triangle(origin, direction, a, b, c):
+    """Entry ``t`` of the ray into the closed triangle (Möller–Trumbore); ``inf`` on a miss.
+
+    A ray lying in the triangle's plane counts as a miss (it meets a zero-area cross-section).
+    """
+    e1 = b - a
+    e2 = c - a
+    px = direction[1] * e2[2] - direction[2] * e2[1]
+    py = direction[2] * e2[0] - direction[0] * e2[2]
+    pz = direction[0] * e2[1] - direction[1] * e2[0]
+    det = e1[0] * px + e1[1] * py + e1[2] * pz
+    if det == 0.0:
+        return np.inf
+    inv = 1.0 / det
+    s = origin - a
+    u = (s[0] * px + s[1] * py + s[2] * pz) * inv
+    if u < 0.0 or u > 1.0:
+        return np.inf
+    qx = s[1] * e1[2] - s[2] * e1[1]
+    qy = s[2] * e1[0] - s[0] * e1[2]
+    qz = s[0] * e1[1] - s[1] * e1[0]
+    v = (direction[0] * qx + direction[1] * qy + direction[2] * qz) * inv
+    if v < 0.0 or u + v > 1.0:
+        return np.inf
+    t = (e2[0] * qx + e2[1] * qy + e2[2] * qz) * inv
+    if t < 0.0:
+        return np.inf
+    return t
+
+
+@numba.njit(cache=True, nogil=True)
+def exact_triangles(kind, slots, tri, qlo, qhi, center, radius, origin, direction, max_t,
+                    fplanes):
+    """Which triangles ``tri[slots]`` really meet the query, and the ray's ``t`` for each.
+
+    Box and point: :func:`tri_box_overlap`; sphere: closest point within ``radius``; ray:
+    :func:`ray_triangle` up to ``max_t``; frustum: not all three corners strictly outside one
+    plane (conservative, like the box test it replaces).
+    """
+    n = len(slots)
+    hit = np.zeros(n, dtype=np.bool_)
+    ts = np.full(n, np.inf)
+    r2 = radius * radius
+    for k in range(n):
+        o = slots[k]
+        a, b, c = tri[o, 0], tri[o, 1], tri[o, 2]
+        if kind == 0:
+            hit[k] = tri_box_overlap(a, b, c, qlo, qhi)
+        elif kind == 1:
+            q = closest_on_triangle(center, a, b, c)
+            hit[k] = (q - center) @ (q - center) <= r2
+        elif kind == 2:
+            t = ray_triangle(origin, direction, a, b, c)
+            if t < np.inf and t <= max_t:  # a miss is inf, and max_t may be inf too
+                hit[k] = True
+                ts[k] = t
+        else:
+            keep = True
+            for p in range(fplanes.shape[0]):
+                outside = 0
+                for v in (a, b, c):
+                    if fplanes[p, 0] * v[0] + fplanes[p, 1] * v[1] + fplanes[p, 2] * v[2] \
+                            + fplanes[p, 3] < 0.0:
+                        outside += 1
+                if outside == 3:
+                    keep = False
+                    break
+            hit[k] = keep
+    return hit, ts
+
+
+# --------------------------------------------------------------------------- pairs, checks
+@numba.njit(cache=True, nogil=True)
+def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
+    """Overlapping box pairs among the items of each leaf, with duplicates across leaves."""
+    n_nodes = len(leaf_start)
+    out = np.empty((64, 2), dtype=np.int64)
+    m = 0
+    node_tests = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes):
+        s0 = leaf_start[node]
+        c = leaf_count[node]
+        for i in range(s0, s0 + c):
+            a = items[i]
+            for j in range(i + 1, s0 + c):
+                b = items[j]
+                if only_active and not (active[a] or active[b]):
+                    continue
+                node_tests[node] += 1
+                if (lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1]
+                        and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2]
+                        and lo[b, 2] <= hi[a, 2]):
+                    if m == len(out):
+                        out = _grow(out, m + 1)
+                    out[m, 0] = min(a, b)
+                    out[m, 1] = max(a, b)
+                    m += 1
+    return out[:m], node_tests
+
+
+@numba.njit(cache=True, nogil=True)
+def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, cull_hi,
+          lo, hi, is_tri, tri, alive_slots, slot_limit):
+    """0 when consistent, else ``(code, where)`` (see the backend's ``_validate``).
+
+    Every alive item is found, by descending into every child its geometry meets, in exactly
+    the leaves that store it; children's cells are octants of their parent's; cull boxes hold
+    their items.
+    """
+    n_nodes = len(leaf_start)
+    for k in range(1, n_nodes):
+        up = parent[k]
+        if up < 0 or up >= k:
+            return 1, k
+        if size[k] * 2.0 != size[up]:
+            return 2, k
+        for a in range(3):
+            if cell_lo[k, a] < cell_lo[up, a] or cell_lo[k, a] + size[k] > cell_lo[up, a] + size[up]:
+                return 2, k
+    stored = np.zeros(max(slot_limit, 1), dtype=np.int64)
+    alive = np.zeros(max(slot_limit, 1), dtype=np.bool_)
+    for o in alive_slots:
+        alive[o] = True
+    clo = np.empty(3)
+    chi = np.empty(3)
+    for k in range(n_nodes):
+        for i in range(leaf_start[k], leaf_start[k] + leaf_count[k]):
+            o = items[i]
+            if o < 0 or o >= slot_limit or not alive[o]:
+                return 6, k
+            stored[o] += 1
+            for a in range(3):
+                clo[a] = cell_lo[k, a]
+                chi[a] = cell_lo[k, a] + size[k]
+                if lo[o, a] < cull_lo[k, a] or hi[o, a] > cull_hi[k, a]:
+                    return 3, k
+            if not _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
+                return 4, o
+    stack = np.empty(8 * 64 + 8, dtype=np.int64)
+    for o in alive_slots:
+        reached = 0
+        stack[0] = 0
+        top = 1
+        while top:
+            top -= 1
+            node = stack[top]
+            is_leaf = True
+            for q in range(8):
+                c = child[node, q]
+                if c < 0:
+                    continue
+                is_leaf = False
+                for a in range(3):
+                    clo[a] = cell_lo[c, a]
+                    chi[a] = cell_lo[c, a] + size[c]
+                if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
+                    if top == len(stack):
+                        stack = _grow(stack, top + 1)
+                    stack[top] = c
+                    top += 1
+            if is_leaf:
+                reached += 1
+        if reached != stored[o]:
+            return 5, o
+    return 0, 0

@@ -1,0 +1,269 @@
+"""Triangle octree: mesh triangles stored in every leaf cube they truly intersect.
+
+The structure of DESIGN.md §3 "Triangle octree": the root is a cube with a power-of-two side
+enclosing every object (centred on them); a node splits into octants while it holds more than
+``max_triangles`` items and its side can halve above ``min_size``; an item goes into *every*
+child it meets, a triangle by the exact triangle-box test (:mod:`spatial.triangles`), so a
+large triangle crossing many cells is found from each of them, and a thin one only where it
+really passes. Empty octants get no node.
+
+Objects are triangles when the scene offered them with
+:meth:`~spatial.contract.SpatialIndex.set_triangles` (a mesh, one triangle per id) and boxes
+otherwise. Answers:
+
+* queries return each object once, tested exactly against its own geometry: a triangle
+  against the box, point, sphere (closest point) or ray (Möller–Trumbore, ``t`` of the hit);
+  for frusta a triangle is kept unless its three corners are outside one plane. Box objects
+  use the reference box predicates, so without triangles the answers equal brute force.
+  ``objects_tested`` is the number of distinct candidates the leaves handed over: the
+  "potential colliders" figure a designer judges the tree by (``stats --probe-radius``);
+* ``pairs`` reports pairs whose boxes overlap *and* that share a leaf: every overlapping pair
+  of boxes, and for triangles every pair that really touches (both meet the cell of a common
+  point), but not two triangles whose boxes overlap where the triangles do not come near.
+
+Meshes are static: an edit is recorded and the next query or inspection rebuilds the tree.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from spatial.contract import NodeTable, SpatialIndex
+from spatial.errors import GeometryError, IndexInvariantError
+from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
+from spatial.params import param
+
+from . import _tri_octree_kernels as kernels
+
+
+@dataclass(frozen=True)
+class TriangleOctreeParams:
+    """Parameters of :class:`TriangleOctree`."""
+
+    max_triangles: int = param(30, lo=1, hi=4096, unit="items", scale="log",
+                               help="A leaf holding more items than this splits in eight.")
+    max_depth: int = param(12, lo=1, hi=24, unit="levels",
+                           help="Deepest level a cube may be split to.")
+    min_size: float = param(1.0, lo=1e-6, hi=1e6, unit="units", scale="log",
+                            help="Cubes are not split below this side.")
+
+
+class TriangleOctree(SpatialIndex):
+    """Octree of mesh triangles (or boxes), each stored in every leaf it truly intersects."""
+
+    name = "triangle_octree"
+    dims = 3
+    branching = 8
+    description = ("Triangle octree: each triangle in every leaf cube it truly intersects "
+                   "(triangle-box test), split above a threshold; exact triangle queries.")
+    Params = TriangleOctreeParams
+    param_variants = [{"max_triangles": 1}, {"max_triangles": 4, "max_depth": 3}]
+
+    # ---------------------------------------------------------------- structure
+    def _setup(self) -> None:
+        self._dirty = False
+        self._is_tri = np.zeros(0, dtype=bool)
+        self._tri = np.zeros((0, 3, 3))
+        self._compile(np.empty(0, dtype=np.int64))
+
+    def _geometry(self):
+        """Per-slot triangle flags and corners from the offered triangles of live objects."""
+        obj = self.objects
+        limit = max(obj.slot_limit, 1)
+        is_tri = np.zeros(limit, dtype=bool)
+        tri = np.zeros((limit, 3, 3))
+        offered = self.triangles
+        if len(offered):
+            known = obj.contains(offered.ids)
+            slots = obj.slots_of(offered.ids[known])
+            is_tri[slots] = True
+            tri[slots, 0] = offered.v0[known]
+            tri[slots, 1] = offered.v1[known]
+            tri[slots, 2] = offered.v2[known]
+            # culling relies on each object's box holding its triangle
+            outside = ((tri[slots].min(axis=1) < obj.lo[slots])
+                       | (tri[slots].max(axis=1) > obj.hi[slots])).any(axis=1)
+            if outside.any():
+                bad = int(obj.ids[slots[np.flatnonzero(outside)[0]]])
+                raise GeometryError(f"triangle of object {bad} is not inside its box")
+        return is_tri, tri
+
+    def _compile(self, slots: np.ndarray) -> None:
+        obj = self.objects
+        self._is_tri, self._tri = self._geometry()
+        lo, hi = obj.lo, obj.hi
+        if len(slots):
+            world_lo = lo[slots].min(axis=0)
+            world_hi = hi[slots].max(axis=0)
+            extent = float((world_hi - world_lo).max())
+            side = 2.0 ** math.ceil(math.log2(max(extent, self.params.min_size, 1e-9)))
+            if side < extent:  # rounding in log2
+                side *= 2.0
+            root_lo = (world_lo + world_hi) / 2 - side / 2
+        else:
+            side, root_lo = 1.0, np.zeros(3)
+        p = self.params
+        (self._cell_lo, self._size, self._depth, self._parent, self._child, self._leaf_start,
+         self._leaf_count, self._items, self._cull_lo, self._cull_hi) = kernels.build(
+            np.ascontiguousarray(slots, dtype=np.int64), lo, hi, self._is_tri, self._tri,
+            np.ascontiguousarray(root_lo, dtype=np.float64), float(side), p.max_triangles,
+            p.max_depth, float(p.min_size))
+        self._dirty = False
+
+    def _build(self, slots) -> None:
+        self._compile(np.asarray(slots, dtype=np.int64))
+
+    def _mark(self, slots) -> None:
+        self._dirty = True
+
+    _insert = _mark
+    _remove = _mark
+    _update = _mark
+
+    def _flush(self) -> None:
+        if self._dirty:
+            self._compile(self.objects.alive_slots())
+
+    def _triangles_changed(self) -> None:
+        self._compile(self.objects.alive_slots())
+
+    # ---------------------------------------------------------------- queries
+    def _candidates(self, kind, trace, qlo=None, qhi=None, center=None, radius=0.0,
+                    origin=None, direction=None, max_t=0.0, fplanes=None):
+        zero = np.zeros(3)
+        slots, visited, rows, culled = kernels.candidates(
+            kind, zero if qlo is None else qlo, zero if qhi is None else qhi,
+            zero if center is None else center, float(radius),
+            zero if origin is None else origin, zero if direction is None else direction,
+            float(max_t), np.zeros((0, 4)) if fplanes is None else fplanes, self._child,
+            self._cell_lo, self._size, self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count, self._items,
+            self.objects.slot_limit, bool(trace))
+        return slots, visited, (rows if trace else None), (culled if trace else None)
+
+    def _exact(self, kind, slots, box_hit, **query):
+        """Combine the box predicate (box objects) with the exact triangle test (triangles)."""
+        tri = self._is_tri[slots]
+        hit = box_hit.copy()
+        t = None
+        if tri.any():
+            zero = np.zeros(3)
+            tri_hit, t = kernels.exact_triangles(
+                kind, slots[tri], self._tri, query.get("qlo", zero), query.get("qhi", zero),
+                query.get("center", zero), float(query.get("radius", 0.0)),
+                query.get("origin", zero), query.get("direction", zero),
+                float(query.get("max_t", 0.0)), query.get("fplanes", np.zeros((0, 4))))
+            hit[tri] = tri_hit
+        return hit, tri, t
+
+    def _query_box(self, lo, hi, trace):
+        slots, visited, rows, _ = self._candidates(0, trace, qlo=lo, qhi=hi)
+        box_hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
+        hit, _, _ = self._exact(0, slots, box_hit, qlo=lo, qhi=hi)
+        return slots[hit], visited, len(slots), rows
+
+    def _query_sphere(self, center, radius, trace):
+        slots, visited, rows, _ = self._candidates(1, trace, center=center, radius=radius)
+        box_hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
+        hit, _, _ = self._exact(1, slots, box_hit, center=center, radius=radius)
+        return slots[hit], visited, len(slots), rows
+
+    def _query_ray(self, origin, direction, max_t, trace):
+        slots, visited, rows, _ = self._candidates(2, trace, origin=origin, direction=direction,
+                                                   max_t=max_t)
+        box_hit, t = ray_box(origin, direction, self.objects.lo[slots], self.objects.hi[slots])
+        box_hit &= t <= max_t
+        hit, tri, tri_t = self._exact(2, slots, box_hit, origin=origin, direction=direction,
+                                      max_t=max_t)
+        t = np.asarray(t, dtype=np.float64).copy()
+        if tri_t is not None:
+            t[tri] = tri_t
+        return slots[hit], t[hit], visited, len(slots), rows
+
+    def _query_frustum(self, planes, trace):
+        slots, visited, rows, culled = self._candidates(3, trace, fplanes=planes)
+        box_hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
+        hit, _, _ = self._exact(3, slots, box_hit, fplanes=planes)
+        return slots[hit], visited, len(slots), rows, culled
+
+    def _pairs(self, mode):
+        active = self.objects.active_mask()
+        if len(active) == 0:
+            active = np.zeros(1, dtype=bool)
+        pairs, node_tests = kernels.leaf_pairs(self._leaf_start, self._leaf_count,
+                                               self.objects.lo, self.objects.hi, self._items,
+                                               active, mode == "active")
+        if len(pairs):
+            pairs = np.unique(pairs, axis=0)
+        return pairs, int(node_tests.sum()), node_tests
+
+    # ---------------------------------------------------------------- inspection
+    def _is_leaf(self) -> np.ndarray:
+        return (self._child < 0).all(axis=1)
+
+    def _nodes(self) -> NodeTable:
+        is_leaf = self._is_leaf()
+        n = len(is_leaf)
+        subtree = self._leaf_count.copy()
+        for row in range(n - 1, 0, -1):
+            subtree[self._parent[row]] += subtree[row]
+        active = self.objects.active_mask()
+        awake = np.zeros(n, dtype=bool)
+        if len(self._items):
+            owner = np.repeat(np.arange(n), self._leaf_count)
+            np.logical_or.at(awake, owner, active[self._items])
+        for row in range(n - 1, 0, -1):
+            if awake[row]:
+                awake[self._parent[row]] = True
+        hi = self._cell_lo + self._size[:, None]
+        return NodeTable.from_columns(lo=self._cell_lo, hi=hi, depth=self._depth,
+                                      parent=self._parent, is_leaf=is_leaf,
+                                      own_count=self._leaf_count, subtree_count=subtree,
+                                      awake=awake)
+
+    def _node_objects(self, row: int) -> np.ndarray:
+        if not 0 <= row < len(self._leaf_start):
+            raise IndexError(f"node row {row} does not exist (the tree has "
+                             f"{len(self._leaf_start)} nodes)")
+        start = self._leaf_start[row]
+        return self._items[start:start + self._leaf_count[row]].copy()
+
+    def _leaf_capacity(self) -> float:
+        return float(self.params.max_triangles)
+
+    def _memory_bytes(self) -> int:
+        arrays = (self._cell_lo, self._size, self._depth, self._parent, self._child,
+                  self._leaf_start, self._leaf_count, self._items, self._cull_lo, self._cull_hi)
+        return int(sum(a.nbytes for a in arrays))
+
+    def _extra_stats(self) -> dict:
+        alive = self.objects.alive_slots()
+        triangles = int(self._is_tri[alive].sum()) if len(self._is_tri) else 0
+        leaves = self._is_leaf()
+        counts = self._leaf_count[leaves]
+        return {"triangles": triangles,
+                "mean_leaf_items": round(float(counts.mean()), 3) if len(counts) else 0.0,
+                "max_leaf_items": int(counts.max()) if len(counts) else 0}
+
+    def _validate(self) -> None:
+        obj = self.objects
+        code, where = kernels.check(
+            self._cell_lo, self._size, self._parent, self._child, self._leaf_start,
+            self._leaf_count, self._items, self._cull_lo, self._cull_hi, obj.lo, obj.hi,
+            self._is_tri, self._tri, obj.alive_slots().astype(np.int64), obj.slot_limit)
+        if code:
+            problems = {
+                1: "node {} has a broken parent link",
+                2: "cell of node {} is not an octant of its parent's",
+                3: "leaf {} holds an item outside its cull box",
+                4: "item in slot {} is stored in a leaf it does not meet",
+                5: "item in slot {} is not stored in exactly the leaves it meets",
+                6: "leaf {} references a removed or unknown slot",
+            }
+            raise IndexInvariantError("triangle_octree: " + problems[code].format(where))
+
+
+def register(registry) -> None:
+    """Built-in plugin entry point."""
+    registry.add_backend(TriangleOctree)
