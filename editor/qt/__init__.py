@@ -5,11 +5,11 @@ Entry point: :func:`editor.qt.app_main.run_gui`. Nothing outside this package im
 On import this package protects the interpreter from a reference-count leak: with
 PySide6-Essentials 6.12 on Python 3.11, every call of a ``void`` ``QPainter`` method
 (``setPen``, ``drawLine``, ``drawPath``...) releases one reference to ``None`` it never took
-(measured: 100 ``setPen`` calls lower ``sys.getrefcount(None)`` by 100). ``None`` starts with a
-few tens of thousands of references, so painting a busy view for a few seconds would drive the
-count to zero and abort the process ("none_dealloc"). From Python 3.12 on, ``None`` is
-immortal and nothing needs doing; before that, ``None`` is given a reference count no session
-can exhaust.
+(measured: 100 ``setPen`` calls lower ``sys.getrefcount(None)`` by 100), and some calls do
+the same to ``True``/``False``. These singletons start with a few tens of thousands of
+references, so painting a busy view for a few seconds would drive a count to zero and abort
+the process ("none_dealloc", "bool_dealloc"). From Python 3.12 on they are immortal and
+nothing needs doing; before that, each is given a reference count no session can exhaust.
 """
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ import ctypes
 import sys
 
 
-def _pin_none() -> None:
+def _pin_singletons() -> None:
     if sys.version_info >= (3, 12) or sys.implementation.name != "cpython":
         return
-    # ob_refcnt is the first field of every CPython object; id() is the object's address.
-    refcount = ctypes.c_ssize_t.from_address(id(None))
-    if refcount.value < (1 << 40):
-        refcount.value += 1 << 40
+    for singleton in (None, True, False):
+        # ob_refcnt is the first field of every CPython object; id() is the object's address.
+        refcount = ctypes.c_ssize_t.from_address(id(singleton))
+        if refcount.value < (1 << 40):
+            refcount.value += 1 << 40
 
 
-_pin_none()
+_pin_singletons()

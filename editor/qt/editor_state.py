@@ -140,12 +140,15 @@ class EditorState(QObject):
             self.timings["scene_ms"] = (time.perf_counter() - start) * 1e3
             self.scene_arrays_changed.emit(self.scene_arrays)
             dirty.add("selection")
+        if dirty & {"queries", "overlay"}:
+            # one node table for both, so traced rows and drawn boxes always agree
+            self.node_table = self._fetch_table()
         if "queries" in dirty:
             self._rerun_queries()
             if self.overlay_settings.metric == "query_visits":
                 dirty.add("overlay")
         if "overlay" in dirty:
-            self._rebuild_overlay()
+            self._rebuild_overlay(fetch=False)
         if "selection" in dirty:
             self.selection_changed.emit(self.document.selection)
 
@@ -180,12 +183,16 @@ class EditorState(QObject):
                 visits[res.visited[res.visited < len(visits)]] = 2
         return visits
 
-    def _rebuild_overlay(self) -> None:
-        start = time.perf_counter()
+    def _fetch_table(self):
         index = self.document.index
         if self.overlay_settings.metric == "pair_tests":
             index.pairs("all")  # fills the per-node pair-test column
-        self.node_table = index.nodes()
+        return index.nodes()
+
+    def _rebuild_overlay(self, fetch: bool = True) -> None:
+        start = time.perf_counter()
+        if fetch or self.node_table is None:
+            self.node_table = self._fetch_table()
         if self.inspected_node >= len(self.node_table):
             self.inspected_node = -1
         self.overlay = build_overlay(self.node_table, self.overlay_settings, self.query_visits())
@@ -230,18 +237,20 @@ class EditorState(QObject):
         n = np.linalg.norm(d)
         if not n:
             raise ValueError("ray direction must not be zero")
+        self.flush()  # pending index changes first: traced rows must match the node table
         self.ray = RayQuery(np.asarray(origin, dtype=np.float64).reshape(3), d / n, float(max_t))
         self._rerun_queries()
         if self.overlay_settings.metric == "query_visits":
-            self._rebuild_overlay()
+            self._rebuild_overlay(fetch=False)
         return self.ray
 
     def set_frustum(self, shot: CameraShot | None) -> FrustumQuery | None:
         """Place (or clear, with ``None``) the frustum query and run it."""
+        self.flush()
         self.frustum = None if shot is None else FrustumQuery(shot)
         self._rerun_queries()
         if self.overlay_settings.metric == "query_visits":
-            self._rebuild_overlay()
+            self._rebuild_overlay(fetch=False)
         return self.frustum
 
     def clear_ray(self) -> None:
@@ -258,7 +267,6 @@ class EditorState(QObject):
         if self.frustum is not None:
             self.frustum.result = index.query_frustum(self.frustum.shot.planes(), trace=True)
             self.frustum.brute_tested = int(n)
-        self.node_table = index.nodes() if self.node_table is None else self.node_table
         self.queries_changed.emit()
 
     def pick(self, origin, direction) -> list[int]:
