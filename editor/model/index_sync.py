@@ -172,6 +172,22 @@ class IndexSync:
                 self.rebuild()
         if not ids or kind == ChangeKind.SELECTION:
             return
+        try:
+            self._apply_incremental(ids)
+        except Exception:
+            # A backend that failed half-way must not stay out of step with the document:
+            # rebuild from the scene, then let the scene report the original error.
+            self.rebuild()
+            raise
+        if kind & (ChangeKind.ADDED | ChangeKind.REMOVED | ChangeKind.GEOMETRY) and \
+                self._touches_brushes(ids):
+            self.split_planes_stale = True
+            if self.eager_planes and self.uses_split_planes:
+                self._offer_planes()
+        self.changed.emit(ids, kind)
+
+    def _apply_incremental(self, ids: frozenset) -> None:
+        """Remove, insert or update exactly the touched ids."""
         scene, index = self.scene, self.index
         touched = np.array(sorted(ids), dtype=np.int64)
         in_index = index.objects.contains(touched)
@@ -192,12 +208,6 @@ class IndexSync:
                       & np.all(index.objects.hi[slots] == hi, axis=1))
             if moved.any():
                 index.update(kept[moved], lo[moved], hi[moved])
-        if kind & (ChangeKind.ADDED | ChangeKind.REMOVED | ChangeKind.GEOMETRY) and \
-                self._touches_brushes(ids):
-            self.split_planes_stale = True
-            if self.eager_planes and self.uses_split_planes:
-                self._offer_planes()
-        self.changed.emit(ids, kind)
 
     def _settings_differ(self) -> bool:
         settings = self.scene.settings

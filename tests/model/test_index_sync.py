@@ -165,3 +165,19 @@ def test_switching_back_to_the_document_backend_takes_its_params():
     sync.set_backend("tuned-brute", {"chunk": 9})
     assert sync.index.params.chunk == 9
     assert_index_matches(sync)
+
+
+def test_a_backend_failing_mid_edit_is_rebuilt_in_step():
+    scene, stack, ids = small_scene()
+    sync = IndexSync(scene, backend="brute", registry=private_registry())
+    errors = []
+    scene.listener_error_handler = errors.append
+    original = sync.index.update
+
+    def flaky_update(*args, **kw):
+        sync.index.update = original  # fail once, as a buggy backend might
+        raise RuntimeError("backend bug")
+    sync.index.update = flaky_update
+    stack.push(Transform([ids["ogre"]], delta=(40, 0, 0)))
+    assert [str(e) for e in errors] == ["backend bug"] and stack.index == 1
+    assert_index_matches(sync)  # rebuilt from the scene
