@@ -46,8 +46,10 @@ Around it:
 * :class:`IndexSync` — ``IndexSync(scene)`` keeps ``sync.index`` (any registered backend)
   in step incrementally (brushes static, point entities dynamic, ids shared with the scene);
   ``set_backend(name, params)``, ``set_params(params)``, ``rebuild()``,
-  ``offer_split_planes()``; ``sync.changed`` fires after the index caught up (views querying
-  the index listen there). It follows ``scene.settings`` (change those with SetSettings).
+  ``offer_split_planes()`` (with ``eager_planes=False`` a geometry-driven backend gets new
+  planes only when asked, e.g. at the end of a drag); ``sync.changed`` fires after the index
+  caught up (views querying the index listen there). It follows ``scene.settings`` (change
+  those with SetSettings, which checks backend and parameters against the registry).
 * :mod:`.native` — ``save_scene(scene, path)`` (atomic) and ``load_scene(path)`` (validated;
   ``NativeFormatError`` names the JSON field), ``dumps_scene``/``loads_scene``.
 * :mod:`.loading` — ``load_document(path)`` (native JSON or a registered importer such as
