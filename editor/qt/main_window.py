@@ -385,8 +385,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{doc.display_name()}{' *' if doc.is_dirty() else ''} — {APP_TITLE}")
         self.act_undo.setEnabled(doc.stack.can_undo())
         self.act_redo.setEnabled(doc.stack.can_redo())
-        self.act_undo.setText(f"&Undo {doc.stack.undo_text()}".rstrip())
-        self.act_redo.setText(f"&Redo {doc.stack.redo_text()}".rstrip())
+        self.act_undo.setToolTip(f"Undo {doc.stack.undo_text()}".rstrip())
+        self.act_redo.setToolTip(f"Redo {doc.stack.redo_text()}".rstrip())
 
     def open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open level", os.path.dirname(self.document.path or ""),

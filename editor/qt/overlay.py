@@ -26,6 +26,11 @@ METRICS = {
     "query_visits": ("Query visits", "last ray/frustum query: 2 visited, 1 culled, 0 untouched"),
 }
 
+#: counts are heavy-tailed (an octree root can hold hundreds of straddlers while most cells
+#: hold one or two): above this range they are coloured on a log scale
+LOG_SCALE_ABOVE = 16
+_COUNT_METRICS = ("own_count", "subtree_count", "pair_tests")
+
 #: colour bins of the 2D views (one painter path each)
 COLOUR_BINS = 16
 
@@ -71,6 +76,14 @@ class OverlayGeometry:
     lo: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
     hi: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
     bins: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    log_scale: bool = False
+
+    def value_at(self, t: float) -> float:
+        """The metric value at fraction ``t`` of the colour bar (for legend ticks)."""
+        if self.log_scale:
+            a, b = np.log1p(self.vmin), np.log1p(self.vmax)
+            return float(np.expm1(a + t * (b - a)))
+        return self.vmin + t * (self.vmax - self.vmin)
 
     @property
     def count(self) -> int:
@@ -140,8 +153,13 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
         vmin, vmax = 0.0, 2.0
     elif settings.metric == "awake":
         vmin, vmax = 0.0, 1.0
-    span = vmax - vmin
-    norm = (values - vmin) / span if span > 0 else np.full(len(values), 0.5)
+    log_scale = settings.metric in _COUNT_METRICS and vmax - vmin > LOG_SCALE_ABOVE and vmin >= 0
+    if log_scale:
+        lv, lmin, lmax = np.log1p(values), np.log1p(vmin), np.log1p(vmax)
+        norm = (lv - lmin) / (lmax - lmin)
+    else:
+        span = vmax - vmin
+        norm = (values - vmin) / span if span > 0 else np.full(len(values), 0.5)
     rgb = colormap(norm)
     colours = np.empty((len(rows), 4), dtype=np.float32)
     colours[:, :3] = rgb
@@ -161,7 +179,8 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
         core_lines = np.empty((0, 3), dtype=np.float32)
         core_colours = np.empty((0, 4), dtype=np.float32)
     return OverlayGeometry(rows, values, vmin, vmax, colours, lines, colours3d, core_lines,
-                           core_colours, cut, len(table), settings.metric, has_loose, lo, hi, bins)
+                           core_colours, cut, len(table), settings.metric, has_loose, lo, hi, bins,
+                           log_scale)
 
 
 def bin_colour(b: int) -> np.ndarray:

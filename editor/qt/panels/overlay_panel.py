@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QLinearGradient, QPainter, QPen
+from PySide6.QtGui import QColor, QLinearGradient, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QSpinBox, QVBoxLayout,
                                QWidget, QHBoxLayout)
 
@@ -23,9 +23,15 @@ class LegendBar(QWidget):
         self.setObjectName("legend_bar")
         self.setMinimumHeight(34)
         self.vmin, self.vmax, self.integer = 0.0, 1.0, True
+        self.value_at = lambda t: self.vmin + t * (self.vmax - self.vmin)
+        self.log_scale = False
 
-    def set_range(self, vmin: float, vmax: float, integer: bool = True) -> None:
+    def set_range(self, vmin: float, vmax: float, integer: bool = True, value_at=None,
+                  log_scale: bool = False) -> None:
         self.vmin, self.vmax, self.integer = vmin, vmax, integer
+        if value_at is not None:
+            self.value_at = value_at
+        self.log_scale = log_scale
         self.update()
 
     def _fmt(self, x: float) -> str:
@@ -39,12 +45,12 @@ class LegendBar(QWidget):
             r, g, b = colormap(np.array([t]))[0]
             grad.setColorAt(float(t), QColor.fromRgbF(r, g, b))
         p.fillRect(bar, grad)
-        p.setPen(QPen(QColor(200, 200, 210)))
+        p.setPen(QPen(self.palette().color(QPalette.WindowText)))
         p.drawText(bar.left(), bar.bottom() + 14, self._fmt(self.vmin))
         hi = self._fmt(self.vmax)
         p.drawText(bar.right() - p.fontMetrics().horizontalAdvance(hi), bar.bottom() + 14, hi)
         if self.vmax > self.vmin:
-            mid = self._fmt((self.vmin + self.vmax) / 2)
+            mid = self._fmt(self.value_at(0.5)) + (" (log scale)" if self.log_scale else "")
             p.drawText(bar.center().x() - p.fontMetrics().horizontalAdvance(mid) // 2, bar.bottom() + 14, mid)
         p.end()
 
@@ -69,6 +75,18 @@ class OverlayPanel(QWidget):
         self.metric_combo.currentIndexChanged.connect(
             lambda i: state.set_overlay_settings(metric=self.metric_combo.itemData(i)))
         form.addRow("Colour by", self.metric_combo)
+        layout.addLayout(form)
+        self.legend_title = QLabel()
+        self.legend_title.setObjectName("legend_title")
+        self.legend_title.setWordWrap(True)
+        layout.addWidget(self.legend_title)
+        self.legend = LegendBar()
+        layout.addWidget(self.legend)
+        self.summary = QLabel()
+        self.summary.setObjectName("overlay_summary")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        form = QFormLayout()
         depth_row = QHBoxLayout()
         self.min_depth = QSpinBox()
         self.min_depth.setRange(0, 64)
@@ -96,16 +114,6 @@ class OverlayPanel(QWidget):
         self.cap.valueChanged.connect(lambda v: state.set_overlay_settings(max_boxes=v))
         form.addRow("Box cap", self.cap)
         layout.addLayout(form)
-        self.legend_title = QLabel()
-        self.legend_title.setObjectName("legend_title")
-        self.legend_title.setWordWrap(True)
-        layout.addWidget(self.legend_title)
-        self.legend = LegendBar()
-        layout.addWidget(self.legend)
-        self.summary = QLabel()
-        self.summary.setObjectName("overlay_summary")
-        self.summary.setWordWrap(True)
-        layout.addWidget(self.summary)
         layout.addStretch(1)
         state.overlay_changed.connect(self._on_overlay_changed)
 
@@ -118,7 +126,8 @@ class OverlayPanel(QWidget):
         self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
         self.metric_combo.blockSignals(False)
         self.legend_title.setText(f"<b>{label}</b>: {help_text}")
-        self.legend.set_range(geom.vmin, geom.vmax, integer=True)
+        self.legend.set_range(geom.vmin, geom.vmax, integer=True, value_at=geom.value_at,
+                              log_scale=geom.log_scale)
         cut = f"; {geom.truncated} over the cap not drawn" if geom.truncated else ""
         loose = "; loose bounds (core cells dimmer)" if geom.has_loose else ""
         self.summary.setText(f"{geom.count} of {geom.total} nodes drawn{cut}{loose}. "
