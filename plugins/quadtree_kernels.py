@@ -966,8 +966,11 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
     tests = 0
     bucket = np.empty(64, dtype=np.int64)
     keys = np.empty(64)
-    blo = np.empty((64, 3))
-    bhi = np.empty((64, 3))
+    # the bucket's bounds copied per axis in sweep order (u, v: plane axes; w: swept axis),
+    # so the inner loop reads contiguous memory with fixed strides
+    u_lo, u_hi = np.empty(64), np.empty(64)
+    v_lo, v_hi = np.empty(64), np.empty(64)
+    w_lo, w_hi = np.empty(64), np.empty(64)
     bact = np.empty(64, dtype=np.bool_)
     stack = np.empty(STACK, dtype=np.int64)
     stack[0] = 0
@@ -988,8 +991,9 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
             size = max(cnt, 2 * bucket.shape[0])
             bucket = np.empty(size, dtype=np.int64)
             keys = np.empty(size)
-            blo = np.empty((size, 3))
-            bhi = np.empty((size, 3))
+            u_lo, u_hi = np.empty(size), np.empty(size)
+            v_lo, v_hi = np.empty(size), np.empty(size)
+            w_lo, w_hi = np.empty(size), np.empty(size)
             bact = np.empty(size, dtype=np.bool_)
         r = ni[n, HEAD]
         k = 0
@@ -998,16 +1002,25 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
             keys[k] = lo[bucket[k], a2]
             k += 1
             r = ri[r, R_NEXT]
-        order = np.argsort(keys[:cnt])
-        # copy the bounds contiguously in sweep order: the inner loop then stays in cache
+        if cnt <= 32:  # small buckets: sort in place, no allocation
+            for i in range(1, cnt):
+                key, b = keys[i], bucket[i]
+                j = i
+                while j > 0 and keys[j - 1] > key:
+                    keys[j] = keys[j - 1]
+                    bucket[j] = bucket[j - 1]
+                    j -= 1
+                keys[j] = key
+                bucket[j] = b
+        else:
+            bucket[:cnt] = bucket[np.argsort(keys[:cnt])]
+        order = bucket
         for i in range(cnt):
-            b = bucket[order[i]]
-            for j in range(3):
-                blo[i, j] = lo[b, j]
-                bhi[i, j] = hi[b, j]
+            b = bucket[i]
+            u_lo[i], u_hi[i] = lo[b, a0], hi[b, a0]
+            v_lo[i], v_hi[i] = lo[b, a1], hi[b, a1]
+            w_lo[i], w_hi[i] = lo[b, a2], hi[b, a2]
             bact[i] = oact[b]
-        for i in range(cnt):
-            order[i] = bucket[order[i]]
         lo0, lo1 = nf[n, SQ_LO0], nf[n, SQ_LO1]
         hi0, hi1 = nf[n, SQ_HI0], nf[n, SQ_HI1]
         closed0 = hi0 == root_hi0
@@ -1015,17 +1028,17 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
         local = 0
         for i in range(cnt):
             act_a = bact[i]
-            end = bhi[i, a2]
+            end = w_hi[i]
+            ul, uh, vl, vh = u_lo[i], u_hi[i], v_lo[i], v_hi[i]
             for j in range(i + 1, cnt):
-                if blo[j, a2] > end:
+                if w_lo[j] > end:
                     break
                 if only_active and not (act_a or bact[j]):
                     continue
                 local += 1
-                if (blo[i, a0] <= bhi[j, a0] and blo[j, a0] <= bhi[i, a0]
-                        and blo[i, a1] <= bhi[j, a1] and blo[j, a1] <= bhi[i, a1]):
-                    p0 = max(blo[i, a0], blo[j, a0])
-                    p1 = max(blo[i, a1], blo[j, a1])
+                if ul <= u_hi[j] and u_lo[j] <= uh and vl <= v_hi[j] and v_lo[j] <= vh:
+                    p0 = max(ul, u_lo[j])
+                    p1 = max(vl, v_lo[j])
                     if (lo0 <= p0 and (p0 < hi0 or closed0) and lo1 <= p1 and (p1 < hi1 or closed1)):
                         if m == out.shape[0]:
                             grown = np.empty((2 * m, 2), dtype=np.int64)
