@@ -6,13 +6,16 @@ Every object is one leaf whose box is *fattened* by a margin, so small moves nee
 largest edge per side (``margin_mode="relative"``, the default; a point-sized object then gets
 no margin).
 
-Insertion picks the sibling with the branch-and-bound surface-area cost of Box2D v3 / Bittner et
-al. (the new parent's area plus the growth of every ancestor, pruned by a lower bound), then walks
+Insertion picks the sibling with the branch-and-bound surface-area cost of Bittner et al. and
+Box2D (the new parent's area plus the growth of every ancestor, pruned by a lower bound), then
+walks
 up refitting boxes and rotating nodes whose children's heights differ by more than one (the
 AVL-style rotations of ``b2DynamicTree::Balance``), which keeps the height near ``log2 N``.
-``build`` either inserts every object that way (``build_method="incremental"``) or builds the
-whole tree top-down with binned SAH on the centroids (``"binned_sah"``); later edits are always
-incremental and :meth:`~spatial.contract.SpatialIndex.rebuild` rebuilds with the chosen method.
+``build`` either builds the whole tree top-down with binned SAH on the centroids
+(``build_method="binned_sah"``, the default: on 100k mixed-size boxes it builds about ten times
+faster than inserting one by one, with a slightly better tree) or inserts every object as above
+(``"incremental"``); later edits are always incremental, and
+:meth:`~spatial.contract.SpatialIndex.rebuild` rebuilds with the chosen method.
 
 ``pairs`` descends the tree against itself (each unordered pair of subtrees once); in ``active``
 mode a subtree pair is skipped unless one side holds an active object. Pair tests are counted on
@@ -43,8 +46,8 @@ class BvhParams:
                                "object's largest edge (see margin_mode).")
     margin_mode: str = param("relative", choices=("relative", "absolute"),
                              help="Whether margin is a fraction of object size or world units.")
-    build_method: str = param("incremental", choices=("incremental", "binned_sah"),
-                              help="Full build: insert objects one by one, or top-down binned SAH.")
+    build_method: str = param("binned_sah", choices=("binned_sah", "incremental"),
+                              help="Full build: top-down binned SAH, or insert objects one by one.")
     sah_bins: int = param(16, lo=2, hi=256, unit="bins", scale="log",
                           help="Centroid bins per axis of the binned-SAH build.")
 
@@ -161,11 +164,15 @@ def _refit_up(n, root, lo, hi, parent, c1, c2, height):
 
 
 @numba.njit(cache=True)
-def _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count, free_next, free_head):
-    if root < 0:
-        parent[leaf] = -1
-        return leaf, free_head
-    # branch and bound over the tree for the sibling of least total area growth
+def _find_best_sibling(leaf, root, lo, hi, c1, c2):
+    """Sibling of least surface-area cost, by branch and bound (Bittner et al., Box2D).
+
+    The cost of pairing the new leaf with node ``n`` is the area of their union plus the area
+    every ancestor of ``n`` grows by (the *inherited* cost). Below a node no choice can cost
+    less than the inherited cost plus the leaf's own area, so a subtree is skipped once that
+    bound cannot beat the best cost found. The child whose union with the leaf is smaller is
+    explored first, which lowers the best cost early and prunes more.
+    """
     leaf_area = _area(lo[leaf], hi[leaf])
     best = root
     best_cost = _union_area(lo[leaf], hi[leaf], lo[root], hi[root])
@@ -186,9 +193,25 @@ def _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count, free_ne
         if c1[n] >= 0:
             inh_child = inh + direct - _area(lo[n], hi[n])
             if leaf_area + inh_child < best_cost:
-                for child in (c1[n], c2[n]):
-                    stack, _ = K.push(stack, sp, child)
-                    inherited, sp = K.push_f(inherited, sp, inh_child)
+                a = c1[n]
+                b = c2[n]
+                if (_union_area(lo[leaf], hi[leaf], lo[a], hi[a])
+                        < _union_area(lo[leaf], hi[leaf], lo[b], hi[b])):
+                    a, b = b, a
+                # push the worse child first so the better one is explored next
+                stack, _ = K.push(stack, sp, a)
+                inherited, sp = K.push_f(inherited, sp, inh_child)
+                stack, _ = K.push(stack, sp, b)
+                inherited, sp = K.push_f(inherited, sp, inh_child)
+    return best
+
+
+@numba.njit(cache=True)
+def _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count, free_next, free_head):
+    if root < 0:
+        parent[leaf] = -1
+        return leaf, free_head
+    best = _find_best_sibling(leaf, root, lo, hi, c1, c2)
     sibling = best
     old_parent = parent[sibling]
     new_parent = free_head
@@ -533,7 +556,7 @@ class DynamicBvh(SpatialIndex):
     description = "Dynamic AABB tree (Box2D style): fat leaves, incremental SAH insertion, rotations."
     Params = BvhParams
     branching = 2
-    param_variants = [{"build_method": "binned_sah"}, {"margin_mode": "absolute", "margin": 2.0},
+    param_variants = [{"build_method": "incremental"}, {"margin_mode": "absolute", "margin": 2.0},
                       {"margin": 0.0}]
 
     # ---------------------------------------------------------------- pool
