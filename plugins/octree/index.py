@@ -85,8 +85,8 @@ CHECK_MESSAGES = {
     18: "slot {slot} is removed or pending but still linked into node {node}",
 }
 
-#: nodes a single placement can create (its own path plus one pushed-down occupant's)
 def _reserve(max_depth: int) -> int:
+    """Node rows one placement may create: its own path plus one pushed-down occupant's."""
     return 2 * (max_depth + 2)
 
 
@@ -270,9 +270,8 @@ class Octree(SpatialIndex):
     def _build(self, slots) -> None:
         self._sync_object_capacity()
         if len(slots) == 0:
-            self._has_root = False
             self._reset_tree(np.zeros(3), 1.0)
-            self._has_root = False
+            self._has_root = False  # the first flushed batch fits the root to its objects
             return
         origin, side = self._root_cube(self.objects.lo[slots], self.objects.hi[slots])
         self._reset_tree(origin, side)
@@ -458,7 +457,7 @@ class Octree(SpatialIndex):
     # ------------------------------------------------------------------ pairs
     def _node_awake(self):
         """Per node id: its subtree holds an active (dynamic and awake) object."""
-        order, row_of = self._order()
+        order, _ = self._order()
         _, _, _, awake_rows = self._columns(order)
         awake = np.zeros(len(self._ni), dtype=bool)
         awake[order] = awake_rows

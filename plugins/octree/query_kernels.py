@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .layout import CHILD, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
+from .layout import CHILD, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
 
 STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
 

@@ -131,6 +131,8 @@ def create_child(NI, NF, META, FREE, ci, cf, parent, octant):
         META[FREE_TOP] -= 1
         node = FREE[META[FREE_TOP]]
     else:
+        if META[USED] >= NI.shape[0]:
+            raise IndexError("octree node pool exhausted (the placement reserve is too small)")
         node = META[USED]
         META[USED] += 1
     depth = NI[parent, DEPTH] + 1

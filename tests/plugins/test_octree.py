@@ -94,11 +94,9 @@ def test_every_object_is_in_its_deepest_enclosing_cell_on_a_random_scene():
         if len(held) == 1 and not has_children[r]:
             continue  # a lone object in a leaf is not pushed further down
         mid = (table.core_lo[r] + table.core_hi[r]) / 2
-        below = (ohi <= mid).all(axis=1) | (olo >= mid).all(axis=1)
         # an object entirely on one side of the split on every axis would fit a child
         one_side = ((ohi <= mid) | (olo >= mid)).all(axis=1)
         assert not one_side.any(), f"row {r}: objects {held[one_side]} fit a child cell"
-        del below
     assert sorted(seen) == sorted(ids.tolist())
 
 
