@@ -14,6 +14,7 @@ Structure
     otherwise be split down to ``max_depth`` for nothing). When objects leave, the highest
     ancestor whose distinct objects fit one bucket collapses back into a leaf. An object
     inserted or moved outside the root grows the root (twice the needed size) and rebuilds.
+    ``validate()`` accepts a leaf over capacity only when one of those rules forbids its split.
 
 Awake
     A node is awake while an *active* object (dynamic and awake) is stored under it; counters
@@ -22,8 +23,9 @@ Awake
 
 De-duplication
     A pair of objects sharing several leaves is tested in each (every test is counted) but
-    reported only by the leaf that owns the low corner of their plane intersection. Queries
-    stamp each object the first time they meet it.
+    reported only by the leaf that owns the low corner of their plane intersection. Inside a
+    leaf the objects are swept along the ignored axis, so only pairs that overlap on it are
+    tested. Queries stamp each object the first time they meet it, so it is tested once.
 
 Culling
     Every node also keeps a *content box*: the union of the 3D boxes of what is stored under it
@@ -56,27 +58,29 @@ GROWTH_FACTOR = 2.0
 _NO_PLANES = np.zeros((0, 4))
 _ORIGIN = np.zeros(3)
 
+#: validate() codes -> message; ``kinds`` says what each number is: n a node (reported as its
+#: row of nodes()), s an object slot (reported as its id), v a plain value
 _INVARIANTS = {
-    1: "node pool counts {1} live nodes but {0} are reachable from the root",
-    2: "node {1} is listed as a child of node {0} but names another parent",
-    3: "node {1} (child of {0}) has the wrong depth",
-    4: "child {1} of node {0} does not cover its quarter of the parent square",
-    5: "node {0} has depth {1}, beyond max_depth",
-    6: "leaf {0} says it holds {1} objects but its bucket has {2}",
-    7: "leaf {0} holds slot {1}, which is not a live object",
-    8: "leaf {0} holds slot {1} twice",
-    9: "leaf {0} holds slot {1}, whose plane box does not overlap the leaf",
-    10: "node {0} counts {1} references in its subtree, actually {2}",
-    11: "node {0} counts {1} active references in its subtree, actually {2}",
-    12: "content box of node {0} does not enclose object slot {1}",
-    13: "content box of node {0} does not enclose that of its child {1}",
-    14: "slot {0} is filed under stale bounds",
-    15: "slot {0} is in {1} leaves but overlaps {2}",
-    16: "leaf {0} holds {1} objects, over capacity, yet is worth splitting",
-    17: "slot {0} is counted with the wrong active flag",
-    18: "slot {0} lies outside the root square",
-    19: "inner node {0} holds objects of its own",
-    20: "leaf {0} counts {1} references for a split, actually {2}",
+    1: ("vv", "node pool counts {1} live nodes but {0} are reachable from the root"),
+    2: ("nn", "node {1} is listed as a child of node {0} but names another parent"),
+    3: ("nn", "node {1} (child of {0}) has the wrong depth"),
+    4: ("nn", "child {1} of node {0} does not cover its quarter of the parent square"),
+    5: ("nv", "node {0} has depth {1}, beyond max_depth"),
+    6: ("nvv", "leaf {0} says it holds {1} objects but its bucket has {2}"),
+    7: ("nv", "leaf {0} holds slot {1}, which is not a live object"),
+    8: ("ns", "leaf {0} holds object {1} twice"),
+    9: ("ns", "leaf {0} holds object {1}, whose plane box does not overlap the leaf"),
+    10: ("nvv", "node {0} counts {1} references in its subtree, actually {2}"),
+    11: ("nvv", "node {0} counts {1} active references in its subtree, actually {2}"),
+    12: ("ns", "content box of node {0} does not enclose object {1}"),
+    13: ("nn", "content box of node {0} does not enclose that of its child {1}"),
+    14: ("s", "object {0} is filed under stale bounds"),
+    15: ("svv", "object {0} is in {1} leaves but overlaps {2}"),
+    16: ("nv", "leaf {0} holds {1} objects, over capacity, yet is worth splitting"),
+    17: ("s", "object {0} is counted with the wrong active flag"),
+    18: ("s", "object {0} lies outside the root square"),
+    19: ("n", "inner node {0} holds objects of its own"),
+    20: ("nvv", "leaf {0} counts {1} references for a split, actually {2}"),
 }
 
 
@@ -359,7 +363,18 @@ class Quadtree(SpatialIndex):
             self._nf, self._ni, self._ri, self._meta, self._mark, self._ob, self._oact,
             obj.lo, obj.hi, obj.alive[:limit], obj.dynamic, obj.awake, a0, a1, cap, depth, dup)
         if code:
-            raise IndexInvariantError(f"quadtree: {_INVARIANTS[code].format(a, b, c)}")
+            kinds, message = _INVARIANTS[code]
+            row_of = qk.bfs_order(self._ni, self._meta)[1]
+            values = []
+            for kind, value in zip(kinds.ljust(3, "v"), (a, b, c)):
+                if kind == "n" and 0 <= value < len(row_of) and row_of[value] >= 0:
+                    value = f"row {row_of[value]}"
+                elif kind == "n":
+                    value = f"#{value} (unreachable)"
+                elif kind == "s":
+                    value = int(obj.ids[value])
+                values.append(value)
+            raise IndexInvariantError(f"quadtree: {message.format(*values)}")
 
 
 def register(registry) -> None:
