@@ -1,0 +1,593 @@
+"""Search a backend's tunable parameters for the lowest cost on a workload.
+
+The search (:func:`tune`) explores the ``Params`` fields declared ``tunable`` within their
+bounds, measuring every candidate with :func:`spatial.cost.measure`:
+
+1. **defaults** — trial 0 is always the backend's defaults, so the best result is never worse
+   than the defaults under the same cost model and seed (ties keep the earlier trial);
+2. **start** — a seeded Latin-hypercube sample of the space (``max(6, 2·dims)`` points, at
+   most 16);
+3. **refine** — a coordinate pattern search from the best point: each dimension in turn is
+   stepped up and down (every other value for a choice); the first improvement moves there;
+   a sweep without improvement halves the step; below 1/64 of the range the search restarts
+   from a fresh seeded sample. It runs until the budget, the trial limit or a cancel.
+
+Search space: numbers are mapped to ``[0, 1]``, logarithmically when the field says
+``scale="log"``. Fields with unit ``"units"`` (lengths) are searched between a quarter of the
+median object size and half the world extent (clipped to their bounds); other numbers whose
+declared range is enormous compared with their default (``hi/lo > 1e4`` for log fields, a span
+over 1000 times the default for linear ones) are searched within ×/÷64 of the default. Whole
+numbers are rounded; a rounded point already measured is not measured again.
+
+Determinism: the proposals depend only on the seed and on the costs of earlier trials. With a
+work-counter objective (the default weights) the same seed and the same number of trials give
+the same trials and the same best parameters; only *how many* trials fit in a time budget
+depends on the machine (pass ``max_trials`` for an exact repeat). A trial cut short by the
+budget is recorded as ``timeout`` and never chosen.
+
+Bounding time: ``budget_s`` is a wall-clock budget for the whole search. With
+``isolation="process"`` every trial runs in a forked child process which is killed when the
+budget runs out (overrun: the kill latency, about 50 ms), so even a build that cannot be
+interrupted (a BSP on a big level) never blows the budget. With ``isolation="none"`` trials run
+in the calling thread and stop between measurement stages (build, each frame, rays, each
+frustum): an overrun is then bounded by the longest single stage. Before each new trial the
+search also stops if less than half the median trial time is left.
+
+API for a GUI (Qt-free)
+-----------------------
+Run :func:`tune` in a worker thread with ``isolation="none"``::
+
+    token = CancelToken()
+    def on_trial(progress: TuneProgress):      # called after every trial, in the worker
+        emit(progress.trial.index, progress.best.cost, [t.as_dict() for t in progress.trials])
+    result = tune(cls, workload, budget_s=30, seed=0, cancel=token, on_trial=on_trial)
+    # from the GUI thread: token.cancel()  -> the search stops before the next trial / stage
+
+``result.best`` / ``result.defaults`` are :class:`Trial` records (params, cost, full
+:class:`~spatial.cost.CostReport` as a dict); ``result.trials`` lists every trial;
+``result.cancelled`` and ``result.stop_reason`` say why it ended. Nothing is applied anywhere:
+the caller decides what to do with ``result.best.params``.
+
+:func:`compare_backends` tunes several backends in one budget (``--all-backends``): cheapest
+first (a small probe decides the order), each taking an equal share of what is left, and
+reports those whose defaults could not be measured within their share.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .cost import CostReport, CostWeights, TrialTimeout, Workload, measure
+from .errors import ParamError, PartitionStudioError
+from .params import param_specs, params_to_dict, parse_params
+
+ISOLATIONS = ("none", "process")
+#: pattern-search step (fraction of a dimension's range) at the start and the smallest one
+FIRST_STEP = 0.25
+SMALLEST_STEP = 1.0 / 64
+#: the kill of an overdue child process happens this long after the deadline at most
+KILL_GRACE_S = 0.05
+_POLL_S = 0.02
+#: consecutive already-measured proposals after which the space counts as exhausted
+_EXHAUSTED_AFTER = 500
+
+
+class CancelToken:
+    """Thread-safe cancellation flag checked between trials (and while a child trial runs)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass
+class Trial:
+    """One measured (or failed) parameter set.
+
+    ``status`` is ``"ok"``, ``"invalid"`` (the backend rejected the combination),
+    ``"timeout"`` (cut by the budget) or ``"error"``.
+    """
+
+    index: int
+    phase: str            # "default", "start", "refine" or "restart"
+    params: dict
+    status: str
+    cost: float | None
+    report: dict | None
+    seconds: float
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class TuneProgress:
+    """What an ``on_trial`` callback receives after every trial."""
+
+    trial: Trial
+    best: Trial | None
+    trials: list[Trial]
+    elapsed_s: float
+    budget_s: float
+
+
+@dataclass
+class TuneResult:
+    """The outcome of :func:`tune`."""
+
+    backend: str
+    seed: int
+    weights: CostWeights
+    budget_s: float
+    elapsed_s: float
+    trials: list[Trial]
+    best: Trial | None
+    defaults: Trial | None
+    cancelled: bool
+    stop_reason: str      # "budget", "max_trials", "cancelled", "exhausted"
+    workload: str = ""
+    space: list[dict] = field(default_factory=list)
+
+    @property
+    def improvement(self) -> float | None:
+        """Relative cost saved against the defaults (0.25 = a quarter cheaper)."""
+        if not (self.best and self.defaults and self.defaults.ok and self.defaults.cost):
+            return None
+        return 1.0 - self.best.cost / self.defaults.cost
+
+    def as_dict(self) -> dict:
+        return {"backend": self.backend, "seed": self.seed,
+                "weights": dataclasses.asdict(self.weights), "budget_s": self.budget_s,
+                "elapsed_s": self.elapsed_s, "cancelled": self.cancelled,
+                "stop_reason": self.stop_reason, "workload": self.workload, "space": self.space,
+                "best": self.best.as_dict() if self.best else None,
+                "defaults": self.defaults.as_dict() if self.defaults else None,
+                "improvement": self.improvement,
+                "trials": [t.as_dict() for t in self.trials]}
+
+
+# --------------------------------------------------------------------------- search space
+@dataclass(frozen=True)
+class Dimension:
+    """One tunable field mapped to the unit interval."""
+
+    name: str
+    kind: type
+    lo: float = 0.0
+    hi: float = 1.0
+    log: bool = False
+    choices: tuple = ()
+
+    def value(self, u: float) -> Any:
+        """The field value at unit coordinate ``u``."""
+        u = min(max(float(u), 0.0), 1.0)
+        if self.choices:
+            return self.choices[min(int(u * len(self.choices)), len(self.choices) - 1)]
+        if self.log:
+            x = math.exp(math.log(self.lo) + u * (math.log(self.hi) - math.log(self.lo)))
+        else:
+            x = self.lo + u * (self.hi - self.lo)
+        x = min(max(x, self.lo), self.hi)
+        return int(round(x)) if self.kind is int else float(x)
+
+    def unit(self, value: Any) -> float:
+        """Unit coordinate of a value (values outside the window clamp to its ends)."""
+        if self.choices:
+            i = self.choices.index(value) if value in self.choices else 0
+            return (i + 0.5) / len(self.choices)
+        x = min(max(float(value), self.lo), self.hi)
+        if self.hi <= self.lo:
+            return 0.0
+        if self.log:
+            return (math.log(x) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
+        return (x - self.lo) / (self.hi - self.lo)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "type": self.kind.__name__,
+                "range": list(self.choices) if self.choices else [self.lo, self.hi],
+                "scale": "choice" if self.choices else ("log" if self.log else "linear")}
+
+
+@dataclass(frozen=True)
+class ScaleHints:
+    """Sizes of the scene, for searching lengths: median object size and world extent."""
+
+    small: float
+    extent: float
+
+    @classmethod
+    def of(cls, lo: np.ndarray, hi: np.ndarray) -> "ScaleHints":
+        if len(lo) == 0:
+            return cls(1.0, 1.0)
+        sizes = (hi - lo).max(axis=1)
+        extent = float((hi.max(axis=0) - lo.min(axis=0)).max())
+        small = float(np.median(sizes))
+        extent = extent if extent > 0 else 1.0
+        return cls(small if small > 0 else extent / 1024, extent)
+
+
+def _numeric_window(spec, hints: ScaleHints) -> tuple[float, float, bool]:
+    lo = -math.inf if spec.lo is None else float(spec.lo)
+    hi = math.inf if spec.hi is None else float(spec.hi)
+    d = float(spec.default)
+    log = spec.scale == "log"
+    if spec.unit == "units":  # a length: search the sizes this scene has
+        wlo = max(lo, hints.small / 4)
+        whi = min(hi, hints.extent / 2)
+        if d > 0:
+            wlo, whi = min(wlo, d), max(whi, d)
+        if wlo < whi:
+            lo, hi = wlo, whi
+            log = lo > 0 and hi / lo > 20
+    elif log and lo > 0 and hi / lo > 1e4 and d > 0:
+        lo, hi = max(lo, d / 64), min(hi, d * 64)
+    elif not log and hi - lo > 1000 * max(abs(d), 1.0):
+        if d > 0:
+            lo, hi, log = max(lo, d / 64), min(hi, d * 64), True
+        else:
+            hi = lo + 1000 * max(abs(d), 1.0)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo, hi = (d / 64, d * 64) if d > 0 else (d - 1000.0, d + 1000.0)
+        log = d > 0
+    if log and lo <= 0:
+        lo = min(hi, max(d, 1e-6)) / 1e3 if hi > 0 else lo
+        log = lo > 0
+    return lo, hi, log
+
+
+def search_space(params_cls: type, hints: ScaleHints | None = None) -> list[Dimension]:
+    """The :class:`Dimension` of every tunable field of ``params_cls`` (see the module doc)."""
+    hints = hints or ScaleHints(1.0, 1.0)
+    dims = []
+    for spec in param_specs(params_cls):
+        if not spec.tunable:
+            continue
+        if spec.kind is bool:
+            dims.append(Dimension(spec.name, bool, choices=(False, True)))
+        elif spec.choices:
+            if len(spec.choices) > 1:
+                dims.append(Dimension(spec.name, str, choices=tuple(spec.choices)))
+        elif spec.kind in (int, float):
+            lo, hi, log = _numeric_window(spec, hints)
+            if spec.kind is int:
+                lo, hi = math.ceil(lo), math.floor(hi)
+                log = log and lo >= 1
+            if hi > lo:
+                dims.append(Dimension(spec.name, spec.kind, float(lo), float(hi), log))
+    return dims
+
+
+# --------------------------------------------------------------------------- trial runners
+def _measure_payload(cls, params, workload, weights, deadline) -> tuple[str, Any]:
+    """``(status, report dict or message)`` of one measurement; never raises."""
+    try:
+        parsed = parse_params(cls.Params, params)
+        cls(parsed)  # parameter combinations a backend rejects fail here, cheaply
+    except (ParamError, ValueError) as exc:
+        return "invalid", str(exc)
+    try:
+        return "ok", measure(cls, parsed, workload, weights, all_pairs=True,
+                             deadline=deadline).as_dict()
+    except TrialTimeout as exc:
+        return "timeout", str(exc)
+    except (ParamError,) as exc:
+        return "invalid", str(exc)
+    except Exception as exc:  # a backend bug must not end the search; it is recorded
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
+def _child_main(conn, cls, params, workload, weights, budget_left) -> None:
+    deadline = time.perf_counter() + budget_left
+    try:
+        conn.send(_measure_payload(cls, params, workload, weights, deadline))
+    finally:
+        conn.close()
+
+
+def _run_in_process(cls, params, workload, weights, deadline, cancel) -> tuple[str, Any]:
+    """Run one measurement in a forked child; kill it at the deadline or on cancel."""
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    left = max(deadline - time.perf_counter(), 0.0)
+    child = ctx.Process(target=_child_main, args=(send, cls, params, workload, weights, left),
+                        daemon=True)
+    child.start()
+    send.close()
+    try:
+        while True:
+            if receive.poll(_POLL_S):
+                try:
+                    return receive.recv()
+                except EOFError:
+                    child.join(1.0)
+                    return "error", f"trial process ended with exit code {child.exitcode}"
+            if cancel is not None and cancel.cancelled:
+                return "timeout", "cancelled"
+            if time.perf_counter() > deadline + KILL_GRACE_S:
+                return "timeout", "killed at the end of the time budget"
+            if not child.is_alive() and not receive.poll(0):
+                return "error", f"trial process ended with exit code {child.exitcode}"
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join(1.0)
+
+
+# --------------------------------------------------------------------------- the search
+class _Stop(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Search:
+    def __init__(self, cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
+                 isolation) -> None:
+        if isolation not in ISOLATIONS:
+            raise ParamError("isolation", f"expected one of {', '.join(ISOLATIONS)}, got {isolation!r}")
+        if isolation == "process" and "fork" not in multiprocessing.get_all_start_methods():
+            isolation = "none"  # no fork on this platform: stage-bounded trials instead
+        if not (budget_s > 0 and math.isfinite(budget_s)):
+            raise ParamError("budget_s", f"must be a positive number of seconds, got {budget_s!r}")
+        if max_trials is not None and max_trials < 1:
+            raise ParamError("max_trials", f"must be at least 1, got {max_trials!r}")
+        self.cls, self.workload, self.weights = cls, workload, weights
+        self.budget_s, self.seed, self.max_trials = float(budget_s), int(seed), max_trials
+        self.cancel, self.on_trial, self.isolation = cancel, on_trial, isolation
+        self.dims = search_space(cls.Params, ScaleHints.of(workload.lo, workload.hi))
+        self.defaults = params_to_dict(cls.Params())
+        self.rng = np.random.default_rng([self.seed, 7])
+        self.trials: list[Trial] = []
+        self.seen: dict[tuple, Trial] = {}
+        self.best: Trial | None = None
+        self.duplicates = 0
+        self.start = time.perf_counter()
+        self.deadline = self.start + self.budget_s
+
+    # ---------------------------------------------------------------- points
+    def params_at(self, point: np.ndarray) -> dict:
+        values = dict(self.defaults)
+        for dim, u in zip(self.dims, point):
+            values[dim.name] = dim.value(u)
+        return values
+
+    def point_of(self, params: dict) -> np.ndarray:
+        return np.array([dim.unit(params[dim.name]) for dim in self.dims])
+
+    def _key(self, params: dict) -> tuple:
+        return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+    # ---------------------------------------------------------------- evaluation
+    def _check_stop(self) -> None:
+        if self.cancel is not None and self.cancel.cancelled:
+            raise _Stop("cancelled")
+        if self.max_trials is not None and len(self.trials) >= self.max_trials:
+            raise _Stop("max_trials")
+        left = self.deadline - time.perf_counter()
+        done = [t.seconds for t in self.trials if t.ok]
+        if left <= 0 or (done and left < 0.5 * float(np.median(done))):
+            raise _Stop("budget")
+
+    def evaluate(self, params: dict, phase: str) -> Trial:
+        key = self._key(params)
+        if key in self.seen:
+            self.duplicates += 1
+            if self.duplicates > _EXHAUSTED_AFTER:
+                raise _Stop("exhausted")
+            self._check_stop()
+            return self.seen[key]
+        self._check_stop()
+        self.duplicates = 0
+        began = time.perf_counter()
+        if self.isolation == "process":
+            status, payload = _run_in_process(self.cls, params, self.workload, self.weights,
+                                              self.deadline, self.cancel)
+        else:
+            status, payload = _measure_payload(self.cls, params, self.workload, self.weights,
+                                               self.deadline)
+        seconds = time.perf_counter() - began
+        if status == "ok":
+            trial = Trial(len(self.trials), phase, params, "ok", float(payload["cost"]), payload,
+                          seconds)
+        else:
+            trial = Trial(len(self.trials), phase, params, status, None, None, seconds, str(payload))
+        self.trials.append(trial)
+        self.seen[key] = trial
+        if trial.ok and (self.best is None or trial.cost < self.best.cost):
+            self.best = trial
+        if self.on_trial is not None:
+            self.on_trial(TuneProgress(trial, self.best, list(self.trials),
+                                       time.perf_counter() - self.start, self.budget_s))
+        return trial
+
+    def better(self, trial: Trial, than: Trial | None) -> bool:
+        return trial.ok and (than is None or not than.ok or trial.cost < than.cost)
+
+    # ---------------------------------------------------------------- phases
+    def latin_hypercube(self, count: int) -> np.ndarray:
+        n = len(self.dims)
+        strata = np.stack([self.rng.permutation(count) for _ in range(n)], axis=1)
+        return (strata + self.rng.random((count, n))) / count
+
+    def run(self) -> str:
+        try:
+            self.evaluate(self.defaults, "default")
+            if not self.dims:
+                return "exhausted"
+            for point in self.latin_hypercube(min(max(6, 2 * len(self.dims)), 16)):
+                self.evaluate(self.params_at(point), "start")
+            self.refine()
+        except _Stop as stop:
+            return stop.reason
+        return "exhausted"
+
+    def refine(self) -> None:
+        anchor = self.best if self.best is not None else self.trials[0]
+        point, step, phase = self.point_of(anchor.params), FIRST_STEP, "refine"
+        while True:
+            improved = False
+            for d, dim in enumerate(self.dims):
+                for candidate in self._neighbours(point, d, dim, step):
+                    trial = self.evaluate(self.params_at(candidate), phase)
+                    if self.better(trial, anchor):
+                        anchor, point, improved = trial, candidate, True
+                        break
+            if improved:
+                continue
+            step /= 2
+            if step < SMALLEST_STEP:  # converged here: look elsewhere, from a fresh sample
+                restart = self.latin_hypercube(1)[0]
+                trial = self.evaluate(self.params_at(restart), "restart")
+                anchor, point, step = trial, restart, FIRST_STEP
+
+    @staticmethod
+    def _neighbours(point: np.ndarray, d: int, dim: Dimension, step: float) -> list[np.ndarray]:
+        out = []
+        if dim.choices:
+            current = dim.value(point[d])
+            for i, choice in enumerate(dim.choices):
+                if choice != current:
+                    p = point.copy()
+                    p[d] = (i + 0.5) / len(dim.choices)
+                    out.append(p)
+            return out
+        for sign in (1.0, -1.0):
+            p = point.copy()
+            p[d] = min(max(point[d] + sign * step, 0.0), 1.0)
+            if p[d] != point[d]:
+                out.append(p)
+        return out
+
+
+def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0,
+         weights: CostWeights | None = None, max_trials: int | None = None,
+         cancel: CancelToken | None = None, on_trial: Callable[[TuneProgress], None] | None = None,
+         isolation: str = "none") -> TuneResult:
+    """Search ``cls``'s tunable parameters for the lowest cost on ``workload``.
+
+    Parameters
+    ----------
+    cls : type
+        The backend class (its ``Params`` declares what is tunable and the bounds).
+    workload : Workload
+        What every trial measures (see :mod:`spatial.cost`).
+    budget_s : float
+        Wall-clock budget of the whole search, in seconds.
+    seed : int
+        Seed of the sampling (same seed and trial count: same trials).
+    weights : CostWeights, optional
+        The objective; default :class:`CostWeights()`, the per-frame work.
+    max_trials : int, optional
+        Stop after this many measured trials (for exactly repeatable runs).
+    cancel : CancelToken, optional
+        Checked before every trial (and while a child trial runs).
+    on_trial : callable, optional
+        ``on_trial(TuneProgress)`` after every trial.
+    isolation : {"none", "process"}
+        Run trials in the calling thread (bounded between stages) or in forked children
+        (killed at the deadline). See the module docstring.
+
+    Returns
+    -------
+    TuneResult
+    """
+    weights = weights or CostWeights()
+    search = _Search(cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
+                     isolation)
+    reason = search.run()
+    return TuneResult(cls.name, int(seed), weights, float(budget_s),
+                      time.perf_counter() - search.start, search.trials, search.best,
+                      search.trials[0] if search.trials else None, reason == "cancelled", reason,
+                      workload.description, [d.describe() for d in search.dims])
+
+
+@dataclass
+class Comparison:
+    """The outcome of :func:`compare_backends`: tuned backends, cheapest first, and the rest."""
+
+    results: list[TuneResult]
+    not_evaluated: dict[str, str]  # backend -> why it has no measured trial
+    order: list[str]               # the order backends were tuned in (cheapest probe first)
+
+    @property
+    def best(self) -> TuneResult | None:
+        return self.results[0] if self.results else None
+
+    def as_dict(self) -> dict:
+        return {"ranking": [{"backend": r.backend, "cost": r.best.cost,
+                             "default_cost": r.defaults.cost if r.defaults else None,
+                             "params": r.best.params, "trials": len(r.trials)}
+                            for r in self.results],
+                "not_evaluated": self.not_evaluated, "order": self.order}
+
+
+def compare_backends(classes: list[type], workload: Workload, *, budget_s: float = 30.0,
+                     seed: int = 0, weights: CostWeights | None = None,
+                     cancel: CancelToken | None = None,
+                     on_trial: Callable[[str, TuneProgress], None] | None = None,
+                     isolation: str = "none", probe_objects: int = 256) -> Comparison:
+    """Tune every backend of ``classes`` within one shared budget and rank them by cost.
+
+    Each backend's defaults are first measured on a small subset of the workload
+    (``probe_objects`` objects, within a tenth of the budget in all); backends are then tuned
+    cheapest first, each with an equal share of the time left, so the time a cheap backend does
+    not use goes to the costlier ones. A backend whose defaults could not be measured within its
+    share (or failed) is listed in ``not_evaluated`` with the reason.
+    """
+    weights = weights or CostWeights()
+    start = time.perf_counter()
+    deadline = start + budget_s
+    probe = workload.subset(probe_objects)
+    probe_s: dict[str, float] = {}
+    not_evaluated: dict[str, str] = {}
+    probe_share = 0.1 * budget_s / max(len(classes), 1)
+    for cls in classes:
+        if cancel is not None and cancel.cancelled:
+            break
+        began = time.perf_counter()
+        result = tune(cls, probe, budget_s=probe_share, seed=seed, weights=weights,
+                      max_trials=1, cancel=cancel, isolation=isolation)
+        probe_s[cls.name] = (time.perf_counter() - began) if result.best else math.inf
+    ordered = sorted(classes, key=lambda c: (probe_s.get(c.name, math.inf), c.name))
+    results = []
+    for position, cls in enumerate(ordered):
+        left = deadline - time.perf_counter()
+        if cancel is not None and cancel.cancelled:
+            not_evaluated[cls.name] = "cancelled"
+            continue
+        if left <= 0.05:
+            not_evaluated[cls.name] = "no time left in the budget"
+            continue
+        share = left / (len(ordered) - position)
+        callback = (lambda p, name=cls.name: on_trial(name, p)) if on_trial else None
+        result = tune(cls, workload, budget_s=share, seed=seed, weights=weights, cancel=cancel,
+                      on_trial=callback, isolation=isolation)
+        if result.best is None:
+            why = result.trials[0].status if result.trials else result.stop_reason
+            detail = result.trials[0].message if result.trials else ""
+            not_evaluated[cls.name] = (f"defaults not measured within {share:.1f} s ({why}"
+                                       + (f": {detail}" if detail else "") + ")")
+        else:
+            results.append(result)
+    results.sort(key=lambda r: (r.best.cost, r.backend))
+    return Comparison(results, not_evaluated, [c.name for c in ordered])
