@@ -371,3 +371,17 @@ def test_motion_keys_survive_the_native_format_and_map_files(tmp_path):
         keys = [dict(loaded[e].properties) for e in loaded.point_entity_ids()]
         assert sorted(k.get("_ps_motion", "") for k in keys) == ["", "emitter", "orbit", "patrol", "velocity"]
         np.testing.assert_allclose(final_boxes(loaded), expected, err_msg=str(path))
+
+
+def test_a_zero_wake_margin_wakes_on_contact_only():
+    scene = arena([("info_null", (0, 0, 64), {}),
+                   ("info_null", (-40, 0, 64), {"_ps_motion": "velocity", "_ps_velocity": "60 0 0"})])
+    sleeper, mover = scene.point_entity_ids()
+    sim = Simulation(scene, "octree", config=SimulationConfig(sleep_frames=3, wake_margin=0.0))
+    for frame in range(1, 40):
+        sim.step()
+        ids, lo, hi, awake = sim.bodies_bounds()
+        touching = hi[ids == mover][0, 0] >= lo[ids == sleeper][0, 0]
+        if frame >= 3:
+            # the gap closes 1 unit a frame from 24: contact on frame 24 wakes it that very frame
+            assert awake[ids == sleeper][0] == touching, frame
