@@ -235,7 +235,7 @@ def _load_extra_subcommands() -> None:
     """Subcommands living in their own modules register themselves on import."""
     import importlib
 
-    for module in ("editor.cli_convert", "editor.cli_simulate"):
+    for module in ("editor.cli_convert", "editor.cli_simulate", "editor.cli_tune"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

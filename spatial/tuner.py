@@ -25,7 +25,10 @@ the same trials and the same best parameters; only *how many* trials fit in a ti
 depends on the machine (pass ``max_trials`` for an exact repeat). A trial cut short by the
 budget is recorded as ``timeout`` and never chosen.
 
-Bounding time: ``budget_s`` is a wall-clock budget for the whole search. With
+Bounding time: ``budget_s`` is a wall-clock budget for the whole search. Compiling a
+backend's kernels the first time is not part of it: :func:`warm_up` runs every code path once
+on a few objects before the clock starts (kernels are cached on disk afterwards; the time is
+reported as ``warmup_s``). With
 ``isolation="process"`` every trial runs in a forked child process which is killed when the
 budget runs out (overrun: the kill latency, about 50 ms), so even a build that cannot be
 interrupted (a BSP on a big level) never blows the budget. With ``isolation="none"`` trials run
@@ -78,6 +81,8 @@ KILL_GRACE_S = 0.05
 _POLL_S = 0.02
 #: consecutive already-measured proposals after which the space counts as exhausted
 _EXHAUSTED_AFTER = 500
+#: objects of the warm-up run that compiles a backend's kernels before the clock starts
+WARM_UP_OBJECTS = 32
 
 
 class CancelToken:
@@ -146,6 +151,7 @@ class TuneResult:
     stop_reason: str      # "budget", "max_trials", "cancelled", "exhausted"
     workload: str = ""
     space: list[dict] = field(default_factory=list)
+    warmup_s: float = 0.0
 
     @property
     def improvement(self) -> float | None:
@@ -157,7 +163,7 @@ class TuneResult:
     def as_dict(self) -> dict:
         return {"backend": self.backend, "seed": self.seed,
                 "weights": dataclasses.asdict(self.weights), "budget_s": self.budget_s,
-                "elapsed_s": self.elapsed_s, "cancelled": self.cancelled,
+                "elapsed_s": self.elapsed_s, "warmup_s": self.warmup_s, "cancelled": self.cancelled,
                 "stop_reason": self.stop_reason, "workload": self.workload, "space": self.space,
                 "best": self.best.as_dict() if self.best else None,
                 "defaults": self.defaults.as_dict() if self.defaults else None,
@@ -482,7 +488,7 @@ class _Search:
 def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0,
          weights: CostWeights | None = None, max_trials: int | None = None,
          cancel: CancelToken | None = None, on_trial: Callable[[TuneProgress], None] | None = None,
-         isolation: str = "none") -> TuneResult:
+         isolation: str = "none", warm: bool = True) -> TuneResult:
     """Search ``cls``'s tunable parameters for the lowest cost on ``workload``.
 
     Parameters
@@ -506,19 +512,37 @@ def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0
     isolation : {"none", "process"}
         Run trials in the calling thread (bounded between stages) or in forked children
         (killed at the deadline). See the module docstring.
+    warm : bool
+        First run :func:`warm_up` (not counted in ``budget_s``, reported as ``warmup_s``).
 
     Returns
     -------
     TuneResult
     """
     weights = weights or CostWeights()
+    warmup_s = warm_up(cls, workload) if warm else 0.0
     search = _Search(cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
                      isolation)
     reason = search.run()
     return TuneResult(cls.name, int(seed), weights, float(budget_s),
                       time.perf_counter() - search.start, search.trials, search.best,
                       search.trials[0] if search.trials else None, reason == "cancelled", reason,
-                      workload.description, [d.describe() for d in search.dims])
+                      workload.description, [d.describe() for d in search.dims], warmup_s)
+
+
+def warm_up(cls: type, workload: Workload, objects: int = WARM_UP_OBJECTS) -> float:
+    """Run every code path of ``cls`` once on a tiny part of ``workload``; return the seconds.
+
+    Compiled kernels are built (or loaded from the on-disk cache) here, in this process, so
+    that trials (and forked trial processes, which inherit them) measure the structure and not
+    the compiler. Failures are ignored: the real trial reports them.
+    """
+    began = time.perf_counter()
+    try:
+        measure(cls, cls.Params(), workload.subset(objects), CostWeights())
+    except Exception:  # noqa: BLE001 - the defaults trial records the same failure properly
+        pass
+    return time.perf_counter() - began
 
 
 @dataclass

@@ -1,0 +1,160 @@
+"""``tune``: search a backend's parameters for the lowest per-frame cost on a level and export them.
+
+``python app.py tune (FILE | --demo) [--backend NAME | --all-backends] [--budget SECONDS]
+[--seed S] [--max-trials N] [--recording REC] [--weight NAME=VALUE ...] --out PARAMS.json
+[--format json|c-header|unreal-ini|godot] [--json]``
+
+The cost model is :mod:`spatial.cost` (per-frame work from deterministic counters by default;
+``--weight update_ms=...`` adds wall-clock terms), the search is :mod:`spatial.tuner`, the
+workload comes from :mod:`editor.model.tuning`. Trials run in child processes killed when the
+budget runs out, so ``--budget`` holds within a fraction of a second even for backends whose
+build cannot be interrupted. ``--all-backends`` tunes every backend but the brute-force oracle in
+one shared budget, cheapest first, writes the best one and lists those it could not evaluate.
+
+``--format`` defaults to the one matching ``--out``'s suffix (``.json``, ``.h``, ``.ini``,
+``.godot``). The JSON output is what ``stats --params`` reads. ``--json`` prints::
+
+    {"source", "backend", "params", "cost", "default_cost", "improvement", "trials",
+     "elapsed_s", "stop_reason", "out", "format", "not_evaluated"?, "ranking"?}
+"""
+from __future__ import annotations
+
+import os
+
+from spatial.params import split_assignments
+
+from .cli import CliError, subcommand
+
+DEFAULT_BUDGET_S = 30.0
+
+
+def _configure(p) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("path", nargs="?", help="scene file (native .json or any importable format)")
+    src.add_argument("--demo", action="store_true", help="use the embedded demo level")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--backend", metavar="NAME", help="backend to tune (default: the scene's)")
+    which.add_argument("--all-backends", action="store_true",
+                       help="tune every backend except brute in one budget and keep the cheapest")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
+                   help=f"wall-clock budget of the search (default {DEFAULT_BUDGET_S:g})")
+    p.add_argument("--seed", type=int, default=0, help="seed of the workload and the search (default 0)")
+    p.add_argument("--max-trials", type=int, metavar="N",
+                   help="stop after N trials (same seed and N: same result)")
+    p.add_argument("--recording", metavar="REC",
+                   help="measure frames of this recording (.npz or .jsonl) instead of a synthetic motion")
+    p.add_argument("--weight", action="append", default=[], metavar="NAME=VALUE",
+                   help="cost weight (pair_test, node_visit, object_test, rays_per_frame, "
+                        "frusta_per_frame, node, memory_mb, update_ms, build_ms); repeatable")
+    p.add_argument("--out", required=True, metavar="FILE", help="where to write the parameters")
+    p.add_argument("--format", choices=["json", "c-header", "unreal-ini", "godot"],
+                   help="output format (default: from the --out suffix, else json)")
+
+
+def _exporter(args):
+    from plugins.param_exporters import FORMATS
+    from spatial.registry import default_registry
+
+    registry = default_registry()
+    if args.format:
+        return args.format, registry.exporters[FORMATS[args.format]]
+    found = registry.exporter_for(args.out, kind="params")
+    if found is None:
+        return "json", registry.exporters[FORMATS["json"]]
+    fmt = next(k for k, v in FORMATS.items() if v == found.name)
+    return fmt, found
+
+
+def _weights(items):
+    from spatial.cost import CostWeights
+
+    raw = split_assignments(items)
+    values = {}
+    for key, text in raw.items():
+        try:
+            values[key] = float(text)
+        except ValueError:
+            raise CliError(f"--weight {key}: expected a number, got {text!r}") from None
+    return CostWeights.from_dict(values)
+
+
+def cmd_tune(args) -> dict:
+    """Tune, export, report."""
+    from editor.model.loading import demo_document, load_document
+    from editor.model.tuning import scene_content_hash, scene_workload
+    from plugins.param_exporters import tuned_params_document
+    from spatial.registry import default_registry
+    from spatial.tuner import compare_backends, tune
+
+    if not (args.budget > 0):
+        raise CliError(f"--budget must be a positive number of seconds, got {args.budget}")
+    if args.max_trials is not None and args.max_trials < 1:
+        raise CliError(f"--max-trials must be at least 1, got {args.max_trials}")
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        raise CliError(f"--out {args.out}: folder {out_dir} does not exist")
+    fmt, exporter = _exporter(args)
+    weights = _weights(args.weight)
+    registry = default_registry()
+
+    scene = demo_document() if args.demo else load_document(args.path)
+    source = "demo" if args.demo else args.path
+    recording = None
+    if args.recording:
+        from .cli_simulate import _load_recording
+        recording = _load_recording(args.recording)
+    workload = scene_workload(scene, args.seed, recording=recording, source=source)
+
+    report: dict = {}
+    comparison = None
+    if args.all_backends:
+        classes = [cls for name, cls in sorted(registry.backends.items()) if name != "brute"]
+        outcome = compare_backends(classes, workload, budget_s=args.budget, seed=args.seed,
+                                   weights=weights, isolation="process")
+        if outcome.best is None:
+            raise CliError("no backend could be evaluated within the budget: "
+                           + "; ".join(f"{k}: {v}" for k, v in outcome.not_evaluated.items()))
+        result = outcome.best
+        comparison = outcome.as_dict()
+        report["ranking"] = comparison["ranking"]
+        report["not_evaluated"] = outcome.not_evaluated
+    else:
+        cls = registry.backend(args.backend or scene.settings.backend)
+        result = tune(cls, workload, budget_s=args.budget, seed=args.seed, weights=weights,
+                      max_trials=args.max_trials, isolation="process")
+        if result.best is None:
+            first = result.trials[0] if result.trials else None
+            why = f"{first.status}: {first.message}" if first else result.stop_reason
+            raise CliError(f"{cls.name}: the defaults could not be measured within "
+                           f"{args.budget:g} s ({why}); raise --budget")
+
+    document = tuned_params_document(
+        result, {"source": source, "hash": scene_content_hash(scene), "objects": len(workload.ids)},
+        comparison)
+    exporter.save(document, args.out)
+    report.update({
+        "source": source, "backend": result.backend, "params": document["params"],
+        "cost": document["cost"]["tuned"], "default_cost": document["cost"]["defaults"],
+        "improvement": document["cost"]["improvement"], "trials": len(result.trials),
+        "elapsed_s": round(result.elapsed_s, 3), "stop_reason": result.stop_reason,
+        "out": args.out, "format": fmt,
+    })
+    return report
+
+
+def _show(report: dict) -> None:
+    gain = report["improvement"]
+    print(f"tuned {report['backend']} on {report['source']}: cost {report['cost']:.1f} "
+          f"(defaults {report['default_cost']:.1f}"
+          + (f", {100 * gain:.1f}% cheaper" if gain is not None else "") + ")")
+    print(f"  {report['trials']} trials in {report['elapsed_s']:.1f} s ({report['stop_reason']})")
+    print(f"  params {report['params']}")
+    for row in report.get("ranking", []):
+        print(f"  {row['backend']:16s} cost {row['cost']:.1f} (defaults {row['default_cost']})")
+    for name, why in report.get("not_evaluated", {}).items():
+        print(f"  {name:16s} not evaluated: {why}")
+    print(f"wrote {report['out']} ({report['format']})")
+
+
+subcommand("tune", "search a backend's parameters for the lowest per-frame cost and export them",
+           _configure, _show)(cmd_tune)

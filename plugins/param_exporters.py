@@ -1,0 +1,366 @@
+"""Exporters of tuned tree parameters: a versioned JSON document and engine-ready snippets.
+
+Every exporter here is registered with ``kind="params"`` and has the signature
+``save(document, path)``, where ``document`` is the JSON document built by
+:func:`tuned_params_document` (the same dict the JSON exporter writes). Files are written
+atomically (a temporary file renamed over the target).
+
+* ``params-json`` (``*.json``) — the document itself::
+
+      {"format": "partition-studio-params", "version": 1,
+       "tool": {"name", "version"}, "date": ISO-8601 UTC,
+       "backend": NAME, "params": {name: value}, "units": {name: unit},
+       "defaults": {name: value},
+       "scene": {"source", "hash": "sha256:...", "objects"},
+       "cost_model": {"objective", "weights", "seed", "workload"},
+       "cost": {"tuned", "defaults", "improvement", "tuned_report", "defaults_report"},
+       "search": {"trials", "budget_s", "elapsed_s", "stop_reason", "space"},
+       "comparison": optional ranking of backends}
+
+  ``python app.py stats FILE --params PARAMS.json`` reads its ``backend`` and ``params``;
+  :func:`load_params_document` reads it back, naming the offending field on error.
+* ``c-header`` (``*.h``, ``*.hpp``) — ``#define`` constants, one per parameter, with unit and
+  help in comments.
+* ``unreal-ini`` (``*.ini``) — a ``[ConsoleVariables]`` block for ``DefaultEngine.ini`` with the
+  Chaos AABB-tree console variables our parameters correspond to (see :data:`UNREAL_MAP`),
+  and a comment for every parameter that has no counterpart.
+* ``godot`` (``*.godot``, ``*.cfg``) — a ``[physics]`` block of Godot 3.5 project settings for
+  the parameters that have a counterpart (see :func:`godot_settings`).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from spatial.errors import PartitionStudioError
+from spatial.params import param_specs, parse_params
+
+FORMAT_NAME = "partition-studio-params"
+FORMAT_VERSION = 1
+TOOL_NAME = "partition-studio"
+
+
+class ParamsFormatError(PartitionStudioError, ValueError):
+    """A tuned-parameters document is unreadable; the message names the file and field path."""
+
+    def __init__(self, source: str, field: str, message: str):
+        self.source, self.field = source, field
+        super().__init__(f"{source}: {field}: {message}" if field else f"{source}: {message}")
+
+
+def tool_version() -> str:
+    """The installed version of the tool (``0+unknown`` when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(TOOL_NAME)
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+# --------------------------------------------------------------------------- the document
+def tuned_params_document(result, scene: dict, comparison: dict | None = None,
+                          date: str | None = None) -> dict:
+    """The JSON document of a :class:`spatial.tuner.TuneResult`.
+
+    Parameters
+    ----------
+    result : spatial.tuner.TuneResult
+        Its ``best`` trial gives the parameters (the defaults when no trial completed).
+    scene : dict
+        ``{"source", "hash", "objects"}`` of the scene the parameters were tuned on.
+    comparison : dict, optional
+        A :meth:`spatial.tuner.Comparison.as_dict` when several backends were compared.
+    date : str, optional
+        ISO-8601 date (default: now, UTC).
+    """
+    from spatial.registry import default_registry
+
+    cls = default_registry().backend(result.backend)
+    specs = param_specs(cls.Params)
+    defaults = {s.name: s.default for s in specs}
+    best, base = result.best, result.defaults
+    params = dict(best.params) if best is not None else dict(defaults)
+    doc = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "tool": {"name": TOOL_NAME, "version": tool_version()},
+        "date": date or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "backend": result.backend,
+        "params": params,
+        "units": {s.name: s.unit for s in specs},
+        "defaults": defaults,
+        "scene": {"source": str(scene.get("source", "")), "hash": str(scene.get("hash", "")),
+                  "objects": int(scene.get("objects", 0))},
+        "cost_model": {
+            "objective": "per-frame work (spatial.cost): pair tests + rays_per_frame * ray work "
+                         "+ frusta_per_frame * frustum work + weighted size and wall-clock terms",
+            "weights": dict(result.as_dict()["weights"]),
+            "seed": result.seed,
+            "workload": result.workload,
+        },
+        "cost": {
+            "tuned": best.cost if best is not None else None,
+            "defaults": base.cost if base is not None and base.ok else None,
+            "improvement": result.improvement,
+            "tuned_report": best.report if best is not None else None,
+            "defaults_report": base.report if base is not None and base.ok else None,
+        },
+        "search": {"trials": len(result.trials), "budget_s": result.budget_s,
+                   "elapsed_s": round(result.elapsed_s, 3), "stop_reason": result.stop_reason,
+                   "space": result.space},
+    }
+    if comparison is not None:
+        doc["comparison"] = comparison
+    return doc
+
+
+def _require(doc: Any, key: str, kind, source: str, path: str):
+    if not isinstance(doc, dict) or key not in doc:
+        raise ParamsFormatError(source, f"{path}{key}", "missing")
+    value = doc[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise ParamsFormatError(source, f"{path}{key}", f"expected {names}, got {type(value).__name__}")
+    return value
+
+
+def check_params_document(doc: Any, source: str = "<params>", registry=None) -> Any:
+    """Validate a parsed document; return the backend's ``Params`` instance it describes.
+
+    Raises :class:`ParamsFormatError` naming the field path (``params.max_depth``...).
+    """
+    if registry is None:
+        from spatial.registry import default_registry
+        registry = default_registry()
+    if not isinstance(doc, dict):
+        raise ParamsFormatError(source, "", "expected a JSON object")
+    fmt = _require(doc, "format", str, source, "")
+    if fmt != FORMAT_NAME:
+        raise ParamsFormatError(source, "format", f"expected {FORMAT_NAME!r}, got {fmt!r}")
+    version = _require(doc, "version", int, source, "")
+    if version < 1 or version > FORMAT_VERSION:
+        raise ParamsFormatError(source, "version",
+                                f"version {version} is not supported (this tool reads 1..{FORMAT_VERSION})")
+    backend = _require(doc, "backend", str, source, "")
+    if backend not in registry.backends:
+        known = ", ".join(sorted(registry.backends))
+        raise ParamsFormatError(source, "backend", f"unknown backend {backend!r} (known: {known})")
+    params = _require(doc, "params", dict, source, "")
+    scene = doc.get("scene")
+    if scene is not None:
+        if not isinstance(scene, dict):
+            raise ParamsFormatError(source, "scene", "expected an object")
+        if "hash" in scene and not (isinstance(scene["hash"], str)
+                                    and re.fullmatch(r"(sha256:[0-9a-f]{64})?", scene["hash"])):
+            raise ParamsFormatError(source, "scene.hash", "expected 'sha256:' and 64 hex digits")
+    cls = registry.backend(backend)
+    from spatial.errors import ParamError
+
+    try:
+        return parse_params(cls.Params, params)
+    except ParamError as exc:
+        raise ParamsFormatError(source, f"params.{exc.field}", str(exc).split(": ", 1)[-1]) from None
+
+
+def load_params_document(path: str | Path, registry=None) -> tuple[dict, Any]:
+    """Read a ``params-json`` file: ``(document, Params instance)``; errors name file and field."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParamsFormatError(source, "", f"cannot read: {exc.strerror}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParamsFormatError(f"{source}:{exc.lineno}:{exc.colno}", "", f"invalid JSON: {exc.msg}") from None
+    return doc, check_params_document(doc, source, registry)
+
+
+def _write(path, text: str) -> None:
+    from editor.model.atomic import atomic_write_text
+
+    atomic_write_text(path, text)
+
+
+def save_json(document: dict, path) -> None:
+    """Write the document as JSON (atomic)."""
+    _write(path, json.dumps(document, indent=2, allow_nan=False) + "\n")
+
+
+# --------------------------------------------------------------------------- C header
+def _c_name(text: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
+
+
+def _c_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(float(value))
+        return text if ("." in text or "e" in text) else text + ".0"
+    return json.dumps(str(value))  # a C string literal (JSON escapes are valid C escapes)
+
+
+def c_header_text(document: dict) -> str:
+    """``#define`` constants for every parameter of the document."""
+    backend = document["backend"]
+    prefix = f"PS_{_c_name(backend)}"
+    guard = f"{prefix}_TUNED_PARAMS_H"
+    units = document.get("units", {})
+    cost = document.get("cost", {})
+    helps = _helps(backend)
+    lines = [
+        f"/* Tuned {backend} parameters, written by {TOOL_NAME} "
+        f"{document.get('tool', {}).get('version', '')} on {document.get('date', '')}.",
+        f" * Scene: {document.get('scene', {}).get('source', '')} "
+        f"({document.get('scene', {}).get('hash', '')})",
+        f" * Per-frame cost: {cost.get('tuned')} (defaults: {cost.get('defaults')}). */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+    ]
+    for name, value in document["params"].items():
+        note = " ".join(part for part in (units.get(name, ""), helps.get(name, "")) if part)
+        lines.append(f"/* {note.replace('*/', '* /')} */" if note else "")
+        lines.append(f"#define {prefix}_{_c_name(name)} {_c_literal(value)}")
+    lines += ["", f"#endif /* {guard} */", ""]
+    return "\n".join(line for line in lines if line is not None)
+
+
+def _helps(backend: str) -> dict:
+    from spatial.registry import default_registry
+
+    cls = default_registry().backends.get(backend)
+    return {s.name: s.help for s in param_specs(cls.Params)} if cls else {}
+
+
+def save_c_header(document: dict, path) -> None:
+    _write(path, c_header_text(document))
+
+
+# --------------------------------------------------------------------------- Unreal
+#: Chaos (Unreal Engine) console variables our parameters correspond to, by backend.
+#: Chaos's acceleration structure is a bounding-volume tree with leaf buckets; a leaf
+#: capacity and a depth limit mean the same thing there, every other parameter does not exist.
+UNREAL_MAP: dict[str, dict[str, tuple[str, str]]] = {
+    "quadtree": {"max_objects": ("p.AABBMaxChildrenInLeaf", "leaf bucket capacity"),
+                 "max_depth": ("p.AABBMaxTreeDepth", "depth limit")},
+    "kdtree": {"leaf_size": ("p.AABBMaxChildrenInLeaf", "leaf bucket capacity"),
+               "max_depth": ("p.AABBMaxTreeDepth", "depth limit")},
+    "bsp": {"min_objects": ("p.AABBMaxChildrenInLeaf", "a node this full is not split"),
+            "max_depth": ("p.AABBMaxTreeDepth", "depth limit")},
+    "triangle_octree": {"max_triangles": ("p.AABBMaxChildrenInLeaf", "leaf bucket capacity"),
+                        "max_depth": ("p.AABBMaxTreeDepth", "depth limit")},
+    "octree": {"max_depth": ("p.AABBMaxTreeDepth", "depth limit")},
+    "grid": {"cell_size": ("p.aabbtree.DirtyElementGridCellSize",
+                           "approximate: Chaos keeps moving objects in a grid of this cell size")},
+}
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def unreal_ini_text(document: dict) -> str:
+    """A ``[ConsoleVariables]`` block for ``DefaultEngine.ini``."""
+    backend, params = document["backend"], document["params"]
+    mapping = UNREAL_MAP.get(backend, {})
+    lines = [f"; Tuned {backend} parameters from {TOOL_NAME} ({document.get('date', '')}),",
+             f"; scene {document.get('scene', {}).get('source', '')}. Paste into Config/DefaultEngine.ini.",
+             "; Lengths are in the level's own units: convert them to centimetres for Unreal.",
+             "[ConsoleVariables]"]
+    unmapped = []
+    for name, value in params.items():
+        if name in mapping:
+            cvar, meaning = mapping[name]
+            if cvar.endswith("ChildrenInLeaf") or cvar.endswith("TreeDepth"):
+                value = max(1, int(round(float(value))))
+            lines.append(f"; {backend}.{name} ({meaning})")
+            lines.append(f"{cvar}={_value_text(value)}")
+        else:
+            unmapped.append(f"{name}={_value_text(value)}")
+    if unmapped:
+        lines.append(f"; no Unreal counterpart: {', '.join(unmapped)}")
+    return "\n".join(lines) + "\n"
+
+
+def save_unreal_ini(document: dict, path) -> None:
+    _write(path, unreal_ini_text(document))
+
+
+# --------------------------------------------------------------------------- Godot
+def godot_settings(backend: str, params: dict) -> tuple[dict, list[str]]:
+    """``({setting: value}, [unmapped names])`` in Godot 3.5 project settings.
+
+    Godot's broad phase is a BVH whose only exposed knob is the pairing margin (absolute world
+    units), plus the 2D hash grid's cell size when the 2D BVH is turned off. Leaf sizes and depth
+    limits have no setting.
+    """
+    settings: dict[str, Any] = {}
+    if backend == "bvh" and params.get("margin_mode") == "absolute":
+        settings["3d/godot_physics/bvh_collision_margin"] = float(params["margin"])
+        settings["2d/bvh_collision_margin"] = float(params["margin"])
+        mapped = {"margin", "margin_mode"}
+    elif backend == "grid" and float(params.get("cell_size", 0)) > 0:
+        settings["2d/use_bvh"] = False
+        settings["2d/cell_size"] = max(1, int(round(float(params["cell_size"]))))
+        mapped = {"cell_size"}
+    else:
+        mapped = set()
+    return settings, [n for n in params if n not in mapped]
+
+
+def _godot_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else "0.0"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(str(value))
+
+
+def godot_text(document: dict) -> str:
+    """A ``[physics]`` block for ``project.godot``."""
+    backend, params = document["backend"], document["params"]
+    settings, unmapped = godot_settings(backend, params)
+    lines = [f"; Tuned {backend} parameters from {TOOL_NAME} ({document.get('date', '')}).",
+             "; Merge into project.godot (Godot 3.5). Lengths are in the level's own units.",
+             "[physics]"]
+    lines += [f"{key}={_godot_value(value)}" for key, value in settings.items()]
+    if unmapped:
+        lines.append("; no Godot counterpart: "
+                     + ", ".join(f"{n}={_value_text(params[n])}" for n in unmapped))
+    return "\n".join(lines) + "\n"
+
+
+def save_godot(document: dict, path) -> None:
+    _write(path, godot_text(document))
+
+
+#: format name (``--format``) -> exporter name
+FORMATS = {"json": "params-json", "c-header": "c-header", "unreal-ini": "unreal-ini",
+           "godot": "godot"}
+
+
+def register(registry) -> None:
+    """Built-in plugin entry point: the tuned-parameter exporters."""
+    registry.add_exporter("params-json", ("*.json",), save_json, kind="params",
+                          description="Tuned parameters, cost and scene hash (versioned JSON)")
+    registry.add_exporter("c-header", ("*.h", "*.hpp"), save_c_header, kind="params",
+                          description="C/C++ header of #define constants")
+    registry.add_exporter("unreal-ini", ("*.ini",), save_unreal_ini, kind="params",
+                          description="Unreal DefaultEngine.ini console variables (Chaos AABB tree)")
+    registry.add_exporter("godot", ("*.godot", "*.cfg"), save_godot, kind="params",
+                          description="Godot 3.5 project settings (physics)")
