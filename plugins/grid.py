@@ -488,6 +488,7 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
     m = 0
     tests = 0
     cell_tests = np.zeros(n_cells, dtype=np.int64)
+    box = np.empty((64, 6))
     for c in range(n_cells):
         first = start[c]
         count = start[c + 1] - first
@@ -501,6 +502,13 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
                     break
             if not any_active:
                 continue
+        if count > len(box):
+            box = np.empty((2 * count, 6))
+        for i in range(count):  # gather the cell's boxes once: the pair loop then stays in cache
+            o = items[first + i]
+            for ax in range(3):
+                box[i, ax] = lo[o, ax]
+                box[i, 3 + ax] = hi[o, ax]
         local = 0
         for i in range(count):
             a = items[first + i]
@@ -509,12 +517,15 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
                 if only_active and not (active[a] or active[b]):
                     continue
                 local += 1
-                if K.overlap(lo[a], hi[a], lo[b], hi[b]):
+                if (box[i, 0] <= box[j, 3] and box[j, 0] <= box[i, 3]
+                        and box[i, 1] <= box[j, 4] and box[j, 1] <= box[i, 4]
+                        and box[i, 2] <= box[j, 5] and box[j, 2] <= box[i, 5]):
                     owner = True
                     for ax in range(3):
-                        p = max(lo[a, ax], lo[b, ax])
+                        p = max(box[i, ax], box[j, ax])
                         if _coord(p, origin[ax], inv, clamp_lo[ax], clamp_hi[ax]) != coords[c, ax]:
                             owner = False
+                            break
                     if owner:
                         out, m = K.push_pair(out, m, min(a, b), max(a, b))
         cell_tests[c] = local
