@@ -52,7 +52,7 @@ class ShippedBSP:
         if data.nodes is None:
             raise WadError(data.path, "the map has no standard node build (missing or extended "
                                       "NODES)", f"{data.name}/NODES")
-        nodes, subs = data.nodes, data.subsectors
+        nodes = data.nodes
         floor = float(data.sectors["floor"].min()) if len(data.sectors) else 0.0
         ceiling = float(data.sectors["ceiling"].max()) if len(data.sectors) else 0.0
         rows_record, rows_leaf, rows_parent, rows_depth, rows_lo, rows_hi, rows_line = ([] for _ in range(7))
