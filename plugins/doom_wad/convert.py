@@ -39,10 +39,10 @@ def point_sector(data: MapData, x: float, y: float) -> int:
     child = len(data.nodes) - 1  # the root is the last node
     while True:
         node = data.nodes[child]
-        # Doom's R_PointOnSide: the left side when the cross product is positive.
+        # Doom's R_PointOnSide: the right child only when strictly on the right.
         cross = (float(node["dy"]) * (x - float(node["x"]))
                  - float(node["dx"]) * (y - float(node["y"])))
-        nxt = int(node["left"] if cross < 0 else node["right"])
+        nxt = int(node["left"] if cross <= 0 else node["right"])
         if nxt & SUBSECTOR_BIT:
             sub = data.subsectors[nxt & ~SUBSECTOR_BIT]
             seg = data.segs[int(sub["first"])]

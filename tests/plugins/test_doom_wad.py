@@ -172,3 +172,27 @@ def test_truncated_file_gives_a_named_error(tmp_path):
     cut.write_bytes(wad.read_bytes()[:100_000])
     with pytest.raises(WadError, match="directory of .* lumps .* outside the file"):
         list_maps(cut)
+
+
+def test_things_are_placed_in_the_sector_that_contains_them():
+    """The sector found through the nodes contains the thing by an even-odd test on its lines."""
+    from plugins.doom_wad.convert import point_sector
+
+    data = open_map(freedoom("freedoom1.wad"), "E1M1")
+    lines, sides, verts = data.linedefs, data.sidedefs, data.vertexes
+    front = sides["sector"][lines["right"]].astype(int)
+    back = np.where(lines["left"] != 0xFFFF, sides["sector"][np.minimum(lines["left"], len(sides) - 1)], -1)
+    ax, ay = verts["x"][lines["v1"]].astype(float), verts["y"][lines["v1"]].astype(float)
+    bx, by = verts["x"][lines["v2"]].astype(float), verts["y"][lines["v2"]].astype(float)
+    checked = 0
+    for thing in data.things:
+        x, y = float(thing["x"]) + 0.25, float(thing["y"]) + 0.25  # off the integer grid of lines
+        sector = point_sector(data, x, y)
+        assert sector >= 0
+        edges = (front == sector) ^ (back == sector)  # lines with the sector on one side only
+        crosses = (ay[edges] > y) != (by[edges] > y)
+        t = (y - ay[edges][crosses]) / (by[edges][crosses] - ay[edges][crosses])
+        xs = ax[edges][crosses] + t * (bx[edges][crosses] - ax[edges][crosses])
+        assert (xs > x).sum() % 2 == 1, f"thing at {x, y} is not inside sector {sector}"
+        checked += 1
+    assert checked == len(data.things)
