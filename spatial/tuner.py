@@ -573,7 +573,9 @@ def compare_backends(classes: list[type], workload: Workload, *, budget_s: float
     """Tune every backend of ``classes`` within one shared budget and rank them by cost.
 
     Each backend's defaults are first measured on a small subset of the workload
-    (``probe_objects`` objects, within a tenth of the budget in all); backends are then tuned
+    (``probe_objects`` objects, within a tenth of the budget in all, without a warm-up, so
+    with ``isolation="process"`` a backend that hangs is cut off); only backends whose probe
+    finished are warmed up in this process. Backends are then tuned
     cheapest first, each with an equal share of the time left, so the time a cheap backend does
     not use goes to the costlier ones. A backend whose defaults could not be measured within its
     share (or failed) is listed in ``not_evaluated`` with the reason.
@@ -589,8 +591,9 @@ def compare_backends(classes: list[type], workload: Workload, *, budget_s: float
         if cancel is not None and cancel.cancelled:
             break
         began = time.perf_counter()
+        # no warm-up yet: a pathological backend must not hold the budget in this process
         result = tune(cls, probe, budget_s=probe_share, seed=seed, weights=weights,
-                      max_trials=1, cancel=cancel, isolation=isolation)
+                      max_trials=1, cancel=cancel, isolation=isolation, warm=False)
         probe_s[cls.name] = (time.perf_counter() - began) if result.best else math.inf
     ordered = sorted(classes, key=lambda c: (probe_s.get(c.name, math.inf), c.name))
     results = []
@@ -604,8 +607,10 @@ def compare_backends(classes: list[type], workload: Workload, *, budget_s: float
             continue
         share = left / (len(ordered) - position)
         callback = (lambda p, name=cls.name: on_trial(name, p)) if on_trial else None
+        # warm up (here, shared by forked trials) only what the probe showed to be quick
         result = tune(cls, workload, budget_s=share, seed=seed, weights=weights, cancel=cancel,
-                      on_trial=callback, isolation=isolation)
+                      on_trial=callback, isolation=isolation,
+                      warm=math.isfinite(probe_s.get(cls.name, math.inf)))
         if result.best is None:
             why = result.trials[0].status if result.trials else result.stop_reason
             detail = result.trials[0].message if result.trials else ""
