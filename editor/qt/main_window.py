@@ -179,6 +179,13 @@ class MainWindow(QMainWindow):
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""
         return self._dock(title, widget, Qt.BottomDockWidgetArea, name)
 
+    def _doc(self, fn):
+        """``fn`` guarded for the moment no document is open yet (a first file still loading)."""
+        def run(*args):
+            if self.document is not None:
+                fn(*args)
+        return run
+
     def _action(self, text, slot=None, shortcut=None, checkable=False, tip=None) -> QAction:
         act = QAction(text, self)
         if shortcut:
@@ -200,8 +207,8 @@ class MainWindow(QMainWindow):
         m.addAction(self.act_open)
         m.addAction(self._action("Open &demo level", lambda: self.open_file(None)))
         self.recent_menu = m.addMenu("Open &recent")
-        self.act_save = self._action("&Save", self.save, QKeySequence.Save)
-        self.act_save_as = self._action("Save &as…", self.save_as, QKeySequence.SaveAs)
+        self.act_save = self._action("&Save", self._doc(lambda *a: self.save()), QKeySequence.Save)
+        self.act_save_as = self._action("Save &as…", self._doc(lambda *a: self.save_as()), QKeySequence.SaveAs)
         self.act_reload = self._action("Re&load from disk", self.reload, "F5")
         self.act_watch = self._action("&Watch file for changes", None, checkable=True,
                                       tip="Reload when the file changes on disk, keeping camera and selection")
@@ -214,13 +221,15 @@ class MainWindow(QMainWindow):
         m.addAction(self._action("&Quit", self.close, QKeySequence.Quit))
         # Edit
         m = mb.addMenu("&Edit")
-        self.act_undo = self._action("&Undo", lambda: st.document.stack.undo(), QKeySequence.Undo)
-        self.act_redo = self._action("&Redo", lambda: st.document.stack.redo(), QKeySequence.Redo)
-        self.act_delete = self._action("&Delete", lambda: delete_selection(st.document), QKeySequence.Delete)
-        self.act_duplicate = self._action("D&uplicate", self.duplicate, "Ctrl+D")
-        self.act_select_all = self._action("Select &all", lambda: select(
-            st.document, st.document.scene.indexed_ids().tolist(), "Select All"), QKeySequence.SelectAll)
-        self.act_select_none = self._action("Select &none", lambda: select(st.document, [], "Select None"),
+        d = self._doc
+        self.act_undo = self._action("&Undo", d(lambda *a: st.document.stack.undo()), QKeySequence.Undo)
+        self.act_redo = self._action("&Redo", d(lambda *a: st.document.stack.redo()), QKeySequence.Redo)
+        self.act_delete = self._action("&Delete", d(lambda *a: delete_selection(st.document)),
+                                       QKeySequence.Delete)
+        self.act_duplicate = self._action("D&uplicate", d(lambda *a: self.duplicate()), "Ctrl+D")
+        self.act_select_all = self._action("Select &all", d(lambda *a: select(
+            st.document, st.document.scene.indexed_ids().tolist(), "Select All")), QKeySequence.SelectAll)
+        self.act_select_none = self._action("Select &none", d(lambda *a: select(st.document, [], "Select None")),
                                             "Escape")
         for a in (self.act_undo, self.act_redo, None, self.act_delete, self.act_duplicate, None,
                   self.act_select_all, self.act_select_none):
@@ -389,7 +398,8 @@ class MainWindow(QMainWindow):
         self.act_redo.setToolTip(f"Redo {doc.stack.redo_text()}".rstrip())
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open level", os.path.dirname(self.document.path or ""),
+        start = os.path.dirname(self.document.path or "") if self.document is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open level", start,
                                               "Levels (*.json *.map);;All files (*)")
         if path:
             self.open_file(path)

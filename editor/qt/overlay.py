@@ -206,11 +206,26 @@ def project_rects(geom: OverlayGeometry, axes: tuple[int, int], core: bool = Fal
         lo, hi = geom.lo, geom.hi
     u, v = axes
     rects = np.column_stack([lo[:, u], lo[:, v], hi[:, u], hi[:, v]])
-    uniq, members = np.unique(rects, axis=0, return_inverse=True)
-    members = members.reshape(-1)
+    uniq, members = unique_rows(rects)
     bins = np.full(len(uniq), -1, dtype=np.int64)
     np.maximum.at(bins, members, geom.bins)
     return uniq, bins, members
+
+
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(unique rows, index of each input row's unique row)`` — ``np.unique(axis=0)``'s answer
+    by one lexsort and a neighbour comparison, several times faster on float rows."""
+    if len(rows) == 0:
+        return rows.copy(), np.empty(0, dtype=np.int64)
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    starts = np.empty(len(rows), dtype=bool)
+    starts[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=starts[1:])
+    group = np.cumsum(starts) - 1
+    members = np.empty(len(rows), dtype=np.int64)
+    members[order] = group
+    return ordered[starts], members
 
 
 def rect_segments(rects: np.ndarray) -> np.ndarray:

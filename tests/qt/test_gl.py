@@ -73,3 +73,21 @@ def test_screenshot_mode_writes_the_window_with_gl_content(tmp_path, qapp):
     # the 3D view sits top-left of the central area: its region must hold real, varied pixels
     region = px[80:380, 260:560]
     assert region.std(axis=(0, 1)).max() > 10
+
+
+def test_fly_mode_moves_the_camera_with_wasd(gl_window, qtbot):
+    from PySide6.QtCore import Qt
+    view = gl_window.view3d
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key_Z)
+    assert view.fly_mode
+    eye0 = np.array(list(view.cameraPosition()))
+    c = view.opts["center"]
+    forward = np.array([c.x(), c.y(), c.z()]) - eye0
+    qtbot.keyPress(view, Qt.Key_W)
+    qtbot.wait(100)
+    qtbot.keyRelease(view, Qt.Key_W)
+    eye1 = np.array(list(view.cameraPosition()))
+    assert (eye1 - eye0) @ forward > 0, "W flies forward"
+    qtbot.keyClick(view, Qt.Key_Z)
+    assert not view.fly_mode

@@ -67,3 +67,14 @@ def test_pixel_ray_goes_through_the_centre_and_frustum_corners():
     assert (planes @ inside >= 0).all()
     origin, direction = pixel_ray(np.eye(4), 50, 50, 100, 100)
     np.testing.assert_allclose(direction, [0, 0, 1])
+
+
+def test_unique_rows_matches_numpy():
+    from editor.qt.overlay import unique_rows
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 4, size=(500, 4)).astype(float)
+    uniq, members = unique_rows(rows)
+    ref, ref_members = np.unique(rows, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(uniq, ref)
+    np.testing.assert_array_equal(members, ref_members.reshape(-1))
+    np.testing.assert_array_equal(uniq[members], rows)

@@ -36,6 +36,8 @@ class ToolManager:
         return nudge_selection(doc, unit_delta, self.state.grid_size, self.state.snap)
 
     def pick3d(self, origin, direction, modifiers) -> None:
+        if self.state.document is None:
+            return
         handler = getattr(self.current(), "pick3d", None)
         if handler is not None:
             handler(origin, direction, modifiers)

@@ -132,3 +132,48 @@ class GridItem(pg.GraphicsObject):
                     painter.drawLine(pg.QtCore.QPointF(x, rect.top()), pg.QtCore.QPointF(x, rect.bottom()))
                 else:
                     painter.drawLine(pg.QtCore.QPointF(rect.left(), x), pg.QtCore.QPointF(rect.right(), x))
+
+
+class LabelsItem(pg.GraphicsObject):
+    """Many short texts centred on view points, drawn at a fixed pixel size by one item
+    (hundreds of separate text items would each cost a layout on every update)."""
+
+    def __init__(self, font, colour=(0.92, 0.92, 0.95), z: float = 20.0) -> None:
+        super().__init__()
+        self.setZValue(z)
+        self._font = font
+        self._pen = QPen(qcolor(colour))
+        self._shadow = QPen(QColor(0, 0, 0, 200))
+        self._points = np.empty((0, 2))
+        self._texts: list[str] = []
+
+    def set_labels(self, points: np.ndarray, texts: list[str]) -> None:
+        self._points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        self._texts = list(texts)
+        self.update()
+
+    def count(self) -> int:
+        return len(self._texts)
+
+    def boundingRect(self) -> QRectF:
+        vb = self.getViewBox()
+        return vb.viewRect() if vb is not None else QRectF()
+
+    def viewRangeChanged(self) -> None:
+        self.prepareGeometryChange()
+        super().viewRangeChanged()
+
+    def paint(self, painter, *args) -> None:
+        if not self._texts:
+            return
+        from PySide6.QtCore import QPointF
+        transform = painter.transform()
+        painter.resetTransform()
+        painter.setFont(self._font)
+        for (x, y), text in zip(self._points, self._texts):
+            p = transform.map(QPointF(float(x), float(y)))
+            box = QRectF(p.x() - 40, p.y() - 9, 80, 18)
+            painter.setPen(self._shadow)
+            painter.drawText(box.translated(1, 1), Qt.AlignCenter, text)
+            painter.setPen(self._pen)
+            painter.drawText(box, Qt.AlignCenter, text)

@@ -16,7 +16,7 @@ from PySide6.QtGui import QBrush, QFont
 from ..colors import (BRUSH_EDGE, BRUSH_FACE, CULLED, HIGHLIGHT, SELECTED, VISITED)
 from ..overlay import bin_colour, project_rects, rect_segments, COLOUR_BINS
 from ..scene_geometry import selection_bounds, selection_lines
-from .items2d import (GridItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path)
+from .items2d import (GridItem, LabelsItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path)
 
 AXIS_NAMES = "xyz"
 #: the three standard views: name -> (horizontal axis, vertical axis)
@@ -126,9 +126,10 @@ class View2D(pg.PlotWidget):
         for item in (self.grid, self.brushes, self.entities, self.overlay, self.query,
                      self.selection, self.preview, self.handles):
             self.vb.addItem(item, ignoreBounds=item is not self.brushes)
-        self._labels: list[pg.TextItem] = []
         self._label_font = QFont()
         self._label_font.setPointSize(8)
+        self.labels = LabelsItem(self._label_font)
+        self.vb.addItem(self.labels, ignoreBounds=True)
         self._rects = None       # projected overlay rectangles (unique), for labels
         self._rect_counts = None
         self._rect_bins = None
@@ -187,6 +188,8 @@ class View2D(pg.PlotWidget):
     # ------------------------------------------------------------------ tool plumbing
     def tool_event(self, kind: str, point: QPointF, modifiers) -> None:
         self.setFocus()
+        if self.state.document is None:  # a level is still loading
+            return
         tool = self.tools.current()
         handler = getattr(tool, kind, None)
         if handler is not None:
@@ -346,23 +349,14 @@ class View2D(pg.PlotWidget):
             idx = np.flatnonzero(ok)
             if len(idx) > LABEL_CAP:  # the smallest legible cells are the most informative
                 idx = idx[np.argsort(w[idx] * h[idx])[:LABEL_CAP]]
-            for k, i in enumerate(idx):
-                if k >= len(self._labels):
-                    item = pg.TextItem("", color=(235, 235, 240), anchor=(0.5, 0.5))
-                    item.setFont(self._label_font)
-                    item.setZValue(20)
-                    self.vb.addItem(item, ignoreBounds=True)
-                    self._labels.append(item)
-                label = self._labels[k]
-                label.setText(str(int(self._rect_counts[i])))
-                label.setPos(cu[i], cv[i])
-                label.setVisible(True)
+            self.labels.set_labels(np.column_stack([cu[idx], cv[idx]]),
+                                   [str(int(c)) for c in self._rect_counts[idx]])
             shown = len(idx)
-        for label in self._labels[shown:]:
-            label.setVisible(False)
+        if not shown:
+            self.labels.set_labels(np.empty((0, 2)), [])
 
     def visible_label_count(self) -> int:
-        return sum(1 for l in self._labels if l.isVisible())
+        return self.labels.count()
 
     def _on_queries_changed(self) -> None:
         st = self.state
