@@ -46,7 +46,7 @@ from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
 from spatial.params import param
 
-from . import quadtree_kernels as qk
+from . import _quadtree_kernels as qk
 
 #: plane name -> (first plane axis, second plane axis, the axis the tree ignores)
 PLANE_AXES = {"xy": (0, 1, 2), "xz": (0, 2, 1)}

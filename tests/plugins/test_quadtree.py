@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from plugins import quadtree_kernels as qk
+from plugins import _quadtree_kernels as qk
 from plugins.brute import BruteForce
 from plugins.quadtree import Quadtree
 from spatial.errors import IndexInvariantError, ParamError
