@@ -39,7 +39,7 @@ from spatial.geometry import as_boxes
 from spatial.params import param
 
 from . import layout as L
-from . import pair_kernels, query_kernels, tree_kernels
+from . import packed_kernels, pair_kernels, query_kernels, tree_kernels
 
 OUT_OF_BOUNDS_POLICIES = ("grow", "keep_in_root", "error")
 
@@ -127,6 +127,7 @@ class Octree(SpatialIndex):
         self.flushes = 0
         self.grows = 0
         self._order_cache: tuple | None = None  # (order, row_of) until the next edit
+        self._packed_cache: tuple | None = None  # packed node objects until the next edit
 
     @property
     def pending(self) -> int:
@@ -160,6 +161,7 @@ class Octree(SpatialIndex):
 
     def _edited(self) -> None:
         self._order_cache = None
+        self._packed_cache = None
         self._last_node_tests = None
 
     # ------------------------------------------------------------------ root
@@ -399,10 +401,17 @@ class Octree(SpatialIndex):
         empty = np.zeros(0, dtype=np.int64)
         return (empty, 0, 0, rows, rows) if frustum else (empty, 0, 0, rows)
 
+    def _packed(self):
+        """Each node's objects, grouped and sorted for queries (rebuilt after an edit)."""
+        if self._packed_cache is None:
+            o = self.objects
+            self._packed_cache = packed_kernels.pack(self._ni, self._nf, self._ob, o.lo, o.hi,
+                                                     self._order()[0])
+        return self._packed_cache
+
     def _shape(self, kind, qlo, qhi, centre, radius, planes, trace):
-        o = self.objects
         slots, visited, tested, vis, culled = query_kernels.query_shape(
-            self._ni, self._nf, self._ob, o.lo, o.hi, kind, qlo, qhi, centre, radius, planes,
+            self._ni, self._nf, self._packed(), kind, qlo, qhi, centre, radius, planes,
             self._root_always, trace)
         return slots, visited, tested, self._rows(vis, trace), self._rows(culled, trace)
 
@@ -414,7 +423,10 @@ class Octree(SpatialIndex):
     def _query_sphere(self, center, radius, trace):
         if not self._has_root:
             return self._empty_query(trace)
-        return self._shape(1, center, center, center, radius, np.zeros((0, 4)), trace)[:4]
+        # the sphere's bounding box, two ulps wider, only narrows the scan; the test is exact
+        qlo = np.nextafter(np.nextafter(center - radius, -np.inf), -np.inf)
+        qhi = np.nextafter(np.nextafter(center + radius, np.inf), np.inf)
+        return self._shape(1, qlo, qhi, center, radius, np.zeros((0, 4)), trace)[:4]
 
     def _query_frustum(self, planes, trace):
         if not self._has_root:
@@ -439,7 +451,7 @@ class Octree(SpatialIndex):
             return BatchResult(np.zeros(0, dtype=np.int64), np.zeros(q + 1, dtype=np.int64), zeros, zeros.copy())
         o = self.objects
         slots, offsets, visited, tested = query_kernels.query_boxes(
-            self._ni, self._nf, self._ob, o.lo, o.hi, lo, hi, self._root_always)
+            self._ni, self._nf, self._packed(), lo, hi, self._root_always)
         return BatchResult(o.ids[slots], offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> RayBatchResult:

@@ -6,6 +6,9 @@ the slab ray test, the positive-vertex frustum test); floating-point rounding is
 node that encloses an object is never rejected when the object itself would pass, and ray
 entry distances are bit-identical to the reference's.
 
+Box, sphere and frustum queries read each node's objects from the packed copy of
+:mod:`.packed_kernels` (contiguous, grouped and sorted); ray queries follow the node lists.
+
 The root may be told to be always visited (``root_always``): under the ``keep_in_root`` policy
 it holds objects that stick out of its cell.
 """
@@ -15,6 +18,7 @@ import numba
 import numpy as np
 
 from .layout import CHILD, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
+from .packed_kernels import first_reaching, group_axis
 
 STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
 
@@ -112,9 +116,11 @@ def _frustum_box_rows(planes, lo, hi, s):
 
 
 @numba.njit(cache=True)
-def query_shape(NI, NF, OB, lo, hi, kind, qlo, qhi, centre, radius, planes, root_always, trace):
+def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_always, trace):
     """Objects meeting a box (``kind`` 0), sphere (1) or frustum (2).
 
+    ``packed`` is the output of :func:`.packed_kernels.pack`; for a sphere, ``qlo``/``qhi`` is
+    (a slightly padded) bounding box of it, used to narrow the scan of each node's objects.
     Returns ``(slots, nodes visited, objects tested, visited node ids, culled node ids)``.
     """
     out = np.empty(64, dtype=np.int64)
@@ -150,22 +156,30 @@ def query_shape(NI, NF, OB, lo, hi, kind, qlo, qhi, centre, radius, planes, root
                 visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
-        s = NI[node, HEAD]
-        while s >= 0:
-            tested += 1
-            if kind == 0:
-                hit = _box_meets_box(lo, hi, s, qlo, qhi)
-            elif kind == 1:
-                hit = _sphere_meets(lo[s, 0], lo[s, 1], lo[s, 2], hi[s, 0], hi[s, 1], hi[s, 2],
-                                    centre, radius)
-            else:
-                hit = _frustum_box_rows(planes, lo, hi, s)
-            if hit:
-                if m >= out.shape[0]:
-                    out = _grow(out, m + 1)
-                out[m] = s
-                m += 1
-            s = OB[s, NEXT]
+        slots, boxes, group_start, reach = packed
+        for g in range(3):
+            g0 = group_start[node, g]
+            g1 = group_start[node, g + 1]
+            if g0 == g1:
+                continue
+            axis = group_axis(g)
+            first = g0 if kind == 2 else first_reaching(boxes, g0, g1, axis, qlo[axis], reach[node, g])
+            for e in range(first, g1):
+                if kind != 2 and boxes[e, axis] > qhi[axis]:
+                    break
+                tested += 1
+                if kind == 0:
+                    hit = _packed_meets_box(boxes, e, qlo, qhi)
+                elif kind == 1:
+                    hit = _sphere_meets(boxes[e, 0], boxes[e, 1], boxes[e, 2], boxes[e, 3], boxes[e, 4],
+                                        boxes[e, 5], centre, radius)
+                else:
+                    hit = _frustum_keeps(planes, boxes, e, 0, 3)
+                if hit:
+                    if m >= out.shape[0]:
+                        out = _grow(out, m + 1)
+                    out[m] = slots[e]
+                    m += 1
         if NI[node, NCHILD]:
             for c in range(7, -1, -1):
                 child = NI[node, CHILD + c]
@@ -244,12 +258,13 @@ def _slab2(origin, inv, parallel, lo, hi, s):
 
 
 @numba.njit(cache=True)
-def _one_box(NI, NF, OB, lo, hi, qlo, qhi, root_always, stack, out, m):
+def _one_box(NI, NF, packed, qlo, qhi, root_always, stack, out, m):
     """One box query writing hits into ``out`` from ``m`` up to its capacity.
 
     Returns ``(hits so far, nodes visited, objects tested)``; the caller grows ``out`` and
     repeats the query when the count exceeds the capacity (no growth inside the loop).
     """
+    slots, boxes, group_start, reach = packed
     cap = out.shape[0]
     visited = 0
     tested = 0
@@ -261,14 +276,20 @@ def _one_box(NI, NF, OB, lo, hi, qlo, qhi, root_always, stack, out, m):
         if not _node_meets_box(NF, node, qlo, qhi) and not (node == 0 and root_always):
             continue
         visited += 1
-        s = NI[node, HEAD]
-        while s >= 0:
-            tested += 1
-            if _box_meets_box(lo, hi, s, qlo, qhi):
-                if m < cap:
-                    out[m] = s
-                m += 1
-            s = OB[s, NEXT]
+        for g in range(3):
+            g0 = group_start[node, g]
+            g1 = group_start[node, g + 1]
+            if g0 == g1:
+                continue
+            axis = group_axis(g)
+            for e in range(first_reaching(boxes, g0, g1, axis, qlo[axis], reach[node, g]), g1):
+                if boxes[e, axis] > qhi[axis]:
+                    break
+                tested += 1
+                if _packed_meets_box(boxes, e, qlo, qhi):
+                    if m < cap:
+                        out[m] = slots[e]
+                    m += 1
         if NI[node, NCHILD]:
             for c in range(8):
                 child = NI[node, CHILD + c]
@@ -278,8 +299,16 @@ def _one_box(NI, NF, OB, lo, hi, qlo, qhi, root_always, stack, out, m):
     return m, visited, tested
 
 
+@numba.njit(cache=True, inline="always")
+def _packed_meets_box(boxes, e, qlo, qhi):
+    for a in range(3):
+        if boxes[e, a] > qhi[a] or qlo[a] > boxes[e, 3 + a]:
+            return False
+    return True
+
+
 @numba.njit(cache=True)
-def query_boxes(NI, NF, OB, lo, hi, qlo, qhi, root_always):
+def query_boxes(NI, NF, packed, qlo, qhi, root_always):
     """Many box queries fused: CSR ``(slots, offsets, visited, tested)``."""
     q = qlo.shape[0]
     out = np.empty(max(64, 4 * q), dtype=np.int64)
@@ -289,12 +318,12 @@ def query_boxes(NI, NF, OB, lo, hi, qlo, qhi, root_always):
     stack = np.empty(STACK, dtype=np.int64)
     m = 0
     for i in range(q):
-        m_new, visited[i], tested[i] = _one_box(NI, NF, OB, lo, hi, qlo[i], qhi[i], root_always,
+        m_new, visited[i], tested[i] = _one_box(NI, NF, packed, qlo[i], qhi[i], root_always,
                                                 stack, out, m)
         if m_new > out.shape[0]:
             out = _grow(out, 2 * m_new)
-            m_new, visited[i], tested[i] = _one_box(NI, NF, OB, lo, hi, qlo[i], qhi[i],
-                                                    root_always, stack, out, m)
+            m_new, visited[i], tested[i] = _one_box(NI, NF, packed, qlo[i], qhi[i], root_always,
+                                                    stack, out, m)
         m = m_new
         offsets[i + 1] = m
     return out[:m], offsets, visited, tested

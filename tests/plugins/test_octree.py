@@ -493,3 +493,25 @@ def test_stats_describe_the_tree():
     assert stats["loose"] == 2.0 and stats["root_side"] >= 128.0
     assert stats["pending"] == 0 and stats["memory_bytes"] > 0
     assert stats["max_depth"] >= stats["ideal_depth"] >= 3
+
+
+def test_box_queries_scan_only_the_reachable_part_of_crowded_nodes():
+    ids, lo, hi = random_boxes(20000, seed=3)
+    index, oracle = Octree(), BruteForce()
+    index.build(ids, lo, hi)
+    oracle.build(ids, lo, hi)
+    table = index.nodes()
+    assert table.own_count[0] > 500, "mixed sizes crowd the root with straddlers"
+    for qlo, qhi in (([100.0, 100, 100], [140.0, 130, 120]), ([480.0, 480, 480], [520.0, 520, 520])):
+        got = index.query_box(qlo, qhi, trace=True)
+        np.testing.assert_array_equal(got.ids, oracle.query_box(qlo, qhi).ids)
+        in_visited = int(table.own_count[got.visited].sum())
+        assert got.objects_tested < in_visited / 4
+    sphere = index.query_sphere([500.0, 500, 500], 30.0, trace=True)
+    np.testing.assert_array_equal(sphere.ids, oracle.query_sphere([500.0, 500, 500], 30.0).ids)
+    assert sphere.objects_tested < int(table.own_count[sphere.visited].sum()) / 4
+    # an edit refreshes the packed copy the queries read
+    index.update([ids[0]], [[2000.0, 2000, 2000]], [[2001.0, 2001, 2001]])
+    assert index.query_point([2000.5, 2000.5, 2000.5]).ids.tolist() == [ids[0]]
+    index.remove([ids[1]])
+    assert ids[1] not in index.query_box(lo[1], hi[1]).ids
