@@ -1,0 +1,83 @@
+"""``tune`` on the command line: writes parameters ``stats --params`` reads, in every format."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from editor.cli import run_cli
+from tests.conftest import shared_file
+
+
+def run(capsys, *argv):
+    code = run_cli(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tune_writes_json_that_stats_reads(capsys, tmp_path):
+    out = tmp_path / "p.json"
+    code, text, err = run(capsys, "tune", "--demo", "--backend", "octree", "--budget", "20",
+                          "--max-trials", "5", "--out", str(out), "--json")
+    assert code == 0, err
+    report = json.loads(text)
+    assert report["trials"] == 5 and report["format"] == "json"
+    assert report["cost"] <= report["default_cost"]
+    doc = json.loads(out.read_text())
+    assert doc["params"] == report["params"] and doc["scene"]["hash"].startswith("sha256:")
+    code, text, err = run(capsys, "stats", "--demo", "--params", str(out), "--json")
+    assert code == 0, err
+    assert json.loads(text)["index"]["params"] == doc["params"]
+
+
+@pytest.mark.parametrize("fmt,suffix,needle", [("c-header", ".h", "#define PS_QUADTREE_MAX_OBJECTS"),
+                                               ("unreal-ini", ".ini", "p.AABBMaxChildrenInLeaf="),
+                                               ("godot", ".godot", "no Godot counterpart")])
+def test_formats_by_flag_or_suffix(capsys, tmp_path, fmt, suffix, needle):
+    for args in (["--format", fmt, "--out", str(tmp_path / "by_flag.txt")],
+                 ["--out", str(tmp_path / f"by_suffix{suffix}")]):
+        code, text, err = run(capsys, "tune", "--demo", "--backend", "quadtree", "--budget", "20",
+                              "--max-trials", "2", *args, "--json")
+        assert code == 0, err
+        report = json.loads(text)
+        assert report["format"] == fmt
+        assert needle in open(report["out"], encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--budget", "0"], "--budget"),
+    (["--weight", "pair_test=x"], "--weight pair_test"),
+    (["--weight", "bogus=1"], "weights.bogus"),
+    (["--backend", "nope"], "unknown backend 'nope'"),
+    (["--backend", "octree", "--all-backends"], "not allowed with"),
+])
+def test_bad_arguments_are_one_line_errors(capsys, tmp_path, argv, needle):
+    code, text, err = run(capsys, "tune", "--demo", *argv, "--out", str(tmp_path / "p.json"))
+    assert code == 2 and text == ""
+    assert needle in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_all_backends_skips_brute_and_ranks_the_rest(capsys, tmp_path):
+    out = tmp_path / "best.json"
+    code, text, err = run(capsys, "tune", "--demo", "--all-backends", "--budget", "12",
+                          "--out", str(out), "--json")
+    assert code == 0, err
+    report = json.loads(text)
+    named = {r["backend"] for r in report["ranking"]} | set(report["not_evaluated"])
+    assert "brute" not in named and {"octree", "kdtree", "bsp"} <= named
+    costs = [r["cost"] for r in report["ranking"]]
+    assert costs == sorted(costs) and report["backend"] == report["ranking"][0]["backend"]
+    assert json.loads(out.read_text())["comparison"]["ranking"][0]["backend"] == report["backend"]
+
+
+@pytest.mark.slow
+def test_real_level_tuned_cost_is_no_worse_than_defaults(capsys, tmp_path):
+    level = shared_file("quake", "quake_id1_dm1.map")
+    out = tmp_path / "dm1.json"
+    code, text, err = run(capsys, "tune", str(level), "--backend", "octree", "--budget", "6",
+                          "--out", str(out), "--json")
+    assert code == 0, err
+    report = json.loads(text)
+    assert report["cost"] <= report["default_cost"]
+    assert report["elapsed_s"] <= 6.5
