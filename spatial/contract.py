@@ -566,17 +566,29 @@ class SpatialIndex:
                 ts[i] = np.asarray(t)[order[0]]
         return RayBatchResult(ids, ts, visited, tested)
 
-    def pairs(self, mode: str = "all") -> PairResult:
-        """Every overlapping pair once (``a < b``, rows sorted); see the module docstring."""
+    def pairs(self, mode: str = "all", sort: bool = True) -> PairResult:
+        """Every overlapping pair once as ids ``(a, b)`` with ``a < b``; see the module docstring.
+
+        With ``sort`` (the default) rows are in ascending order, so results compare directly;
+        a per-frame caller that only consumes the pairs may pass ``sort=False`` to skip it.
+        """
         if mode not in PAIR_MODES:
             raise ParamError("mode", f"expected one of {', '.join(PAIR_MODES)}, got {mode!r}")
         self._flush()
         pairs, tests, node_tests = self._pairs(mode)
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        ids = self.objects.ids[pairs] if len(pairs) else np.empty((0, 2), dtype=np.int64)
-        ids = np.sort(ids, axis=1)
-        if len(ids):
-            ids = ids[np.lexsort((ids[:, 1], ids[:, 0]))]
+        if len(pairs):
+            ids = self.objects.ids[pairs]
+            low = np.minimum(ids[:, 0], ids[:, 1])
+            high = np.maximum(ids[:, 0], ids[:, 1])
+            if sort:
+                # ids are below 2**27 (MAX_ID), so one int64 key sorts rows far faster than lexsort
+                key = (low << 27) | high
+                key.sort()
+                low, high = key >> 27, key & ((1 << 27) - 1)
+            ids = np.stack([low, high], axis=1)
+        else:
+            ids = np.empty((0, 2), dtype=np.int64)
         self._last_node_tests = node_tests
         return PairResult(ids, int(tests), node_tests)
 
