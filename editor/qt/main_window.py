@@ -250,6 +250,10 @@ class MainWindow(QMainWindow):
         self.act_overlay.setChecked(True)
         m.addAction(self.act_overlay)
         if self.view3d is not None:
+            self.act_faces = self._action("Brush &faces in 3D", self.view3d.set_faces_visible, checkable=True,
+                                          tip="Translucent brush faces (off: wireframe, faster on big levels)")
+            self.act_faces.setChecked(True)
+            m.addAction(self.act_faces)
             self.act_fly = self._action("Fl&y mode (3D view, Z)", self.view3d.set_fly_mode, checkable=True)
             m.addAction(self.act_fly)
         m.addSeparator()

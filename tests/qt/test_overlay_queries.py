@@ -163,3 +163,22 @@ def test_loose_octree_shows_loose_bounds_and_dimmer_core_cells(window):
     window.params_panel.widgets["looseness"].setValue(1.0)
     st.flush()
     assert not st.overlay.has_loose
+
+
+def test_statistics_panel_reports_the_live_index(window):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend("quadtree")
+    st.flush()
+    panel = window.stats_panel
+    panel.refresh(force=True)
+    stats = doc.index.stats()
+    pairs = doc.index.pairs("all")
+    assert panel.values["nodes"].text() == str(stats["nodes"])
+    assert panel.values["leaves"].text() == str(stats["leaves"])
+    assert panel.stats["overlapping"] == len(pairs.pairs)
+    assert panel.stats["candidates"] == pairs.tests
+    assert f"ideal {stats['ideal_depth']}" in panel.values["depth"].text()
+    # quadtree leaves store straddlers in every leaf they overlap: references exceed objects
+    assert stats["references"] > doc.index.objects.count
+    bars = [i for i in panel.per_leaf.getPlotItem().items if hasattr(i, "opts") and "height" in i.opts]
+    assert bars and bars[0].opts["height"].sum() == stats["leaves"]

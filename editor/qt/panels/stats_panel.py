@@ -49,10 +49,17 @@ class StatsPanel(QWidget):
         self._timer.timeout.connect(self.refresh)
         state.overlay_changed.connect(lambda geom: self._timer.start())
 
-    def refresh(self) -> None:
-        """Recompute from the live index (the overlay already fetched the node table)."""
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        self._timer.start()  # it skipped updates while hidden
+
+    def refresh(self, force: bool = False) -> None:
+        """Recompute from the live index (the overlay already fetched the node table).
+
+        Pair finding can take a while on a huge level, so a hidden panel does not do it.
+        """
         doc, table = self.state.document, self.state.node_table
-        if doc is None or table is None:
+        if doc is None or table is None or not (force or self.isVisible()):
             return
         index = doc.index
         stats = index.stats()

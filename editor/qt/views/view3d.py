@@ -45,6 +45,8 @@ class View3D(gl.GLViewWidget):
         self.setMinimumSize(200, 150)
         self.opts["fov"] = 75
         self.fly_mode = False
+        self.faces_wanted = True
+        self._has_faces = False
         self.frame_ms = 0.0
         self._press_pos = None
         self._fly_keys: set[int] = set()
@@ -118,14 +120,19 @@ class View3D(gl.GLViewWidget):
             self.faces.setMeshData(vertexes=arrays.mesh_vertices,
                                    faces=np.arange(n, dtype=np.uint32).reshape(-1, 3),
                                    vertexColors=arrays.mesh_colours)
-            self.faces.setVisible(True)
-        else:
-            self.faces.setVisible(False)
+        self._has_faces = bool(len(arrays.mesh_vertices))
+        self.faces.setVisible(self._has_faces and self.faces_wanted)
         self.edges.setData(pos=arrays.edge_lines if len(arrays.edge_lines) else _EMPTY)
         if len(arrays.entity_lines):
             self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
         else:
             self.entities.setData(pos=_EMPTY)
+        self.update()
+
+    def set_faces_visible(self, on: bool) -> None:
+        """Show or hide the translucent brush faces (edges stay)."""
+        self.faces_wanted = bool(on)
+        self.faces.setVisible(self.faces_wanted and self._has_faces)
         self.update()
 
     def _on_selection_changed(self, ids) -> None:
