@@ -182,3 +182,22 @@ def test_statistics_panel_reports_the_live_index(window):
     assert stats["references"] > doc.index.objects.count
     bars = [i for i in panel.per_leaf.getPlotItem().items if hasattr(i, "opts") and "height" in i.opts]
     assert bars and bars[0].opts["height"].sum() == stats["leaves"]
+
+
+@pytest.mark.parametrize("name", sorted(default_registry().backends))
+def test_every_registered_backend_draws_queries_and_reports(window, name):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend(name)
+    st.flush()
+    assert doc.index.name == name
+    table = doc.index.nodes()
+    assert st.overlay.total == len(table)
+    assert np.isfinite(st.overlay.lines3d).all(), "every drawn box has finite corners"
+    assert window.params_panel.backend_combo.currentData() == name
+    ray = st.cast_ray((-500, -20, 40), (1, 0, 0))
+    np.testing.assert_array_equal(ray.result.ids, doc.index.query_ray(ray.origin, ray.direction).ids)
+    window.stats_panel.refresh(force=True)
+    assert window.stats_panel.values["nodes"].text() == str(len(table))
+    st.set_overlay_settings(metric="query_visits")
+    st.flush()
+    assert st.overlay.metric == "query_visits"
