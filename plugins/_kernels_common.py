@@ -70,6 +70,14 @@ def overlap(alo, ahi, blo, bhi):
 
 
 @numba.njit(cache=True, inline="always")
+def overlap_row(lo, hi, row, qlo, qhi):
+    """Closed overlap of box ``row`` of ``lo/hi`` with ``qlo/qhi``, read by index: no array
+    views in the hot loops, which would cost a reference-count update each."""
+    return (lo[row, 0] <= qhi[0] and qlo[0] <= hi[row, 0] and lo[row, 1] <= qhi[1]
+            and qlo[1] <= hi[row, 1] and lo[row, 2] <= qhi[2] and qlo[2] <= hi[row, 2])
+
+
+@numba.njit(cache=True, inline="always")
 def ray_setup(direction):
     """Reciprocal direction with 0 on parallel axes, as :func:`spatial.geometry.ray_box` does."""
     inv = np.zeros(3)
@@ -160,13 +168,13 @@ def _box_traverse(root, node_lo, node_hi, left, right, item_start, item_count, i
         visited += 1
         if trace:
             rows, nrows = push(rows, nrows, n)
-        if not overlap(node_lo[n], node_hi[n], qlo, qhi):
+        if not overlap_row(node_lo, node_hi, n, qlo, qhi):
             continue
         start = item_start[n]
         for k in range(item_count[n]):
             s = items[start + k]
             tested += 1
-            if overlap(obj_lo[s], obj_hi[s], qlo, qhi):
+            if overlap_row(obj_lo, obj_hi, s, qlo, qhi):
                 if use_cells:
                     p0 = max(obj_lo[s, 0], qlo[0])
                     p1 = max(obj_lo[s, 1], qlo[1])

@@ -1,8 +1,11 @@
 """kd-tree backend: axis-aligned splits placed to fit the objects.
 
-Each inner node cuts its cell with one axis-aligned plane ``x[axis] = split``, chosen either at
-the median of the object centres (``split="median"``) or by the binned surface-area heuristic
-(``split="sah"``: minimise ``traversal_cost + intersection_cost * (A_L N_L + A_R N_R) / A``).
+Each inner node cuts its cell with one axis-aligned plane ``x[axis] = split``, chosen by the
+binned surface-area heuristic (``split="sah"``, the default: minimise
+``traversal_cost + intersection_cost * (A_L N_L + A_R N_R) / A``) or at the median of the object
+centres (``split="median"``). SAH is the default because on 100k mixed-size random boxes it
+stores fewer than half the references of median splits (straddlers copied less often) and
+answers pairs and queries faster.
 
 Straddling objects go to **both** sides (the classic kd-tree): an object goes left when
 ``lo[axis] < split`` and right when ``hi[axis] >= split``, so each leaf owns the half-open region
@@ -11,7 +14,9 @@ Answers are de-duplicated without mark arrays by a reference point: a box query 
 object only in the leaf owning ``max(object lo, query lo)``, and ``pairs`` reports ``(a, b)``
 only in the leaf owning ``max(lo_a, lo_b)``. Sphere, frustum and ray answers are made unique
 after the traversal. Node bounds (``lo``/``hi`` of :meth:`nodes`) are the union of the objects
-below, which the queries prune with; ``core_lo``/``core_hi`` are the cells clipped to the scene.
+below; box, sphere and ray searches prune with that union clipped to the node's cell (so a copied
+straddler does not stretch every node it lands in), frustum culling with the union itself.
+``core_lo``/``core_hi`` are the cells clipped to the scene.
 
 The tree suits static scenes: every edit marks it dirty and the next query or inspection
 rebuilds it from scratch (``stats()["rebuilds"]`` counts them). ``leaf_size`` is honoured
@@ -45,8 +50,8 @@ _LEFT, _RIGHT, _PARENT, _DEPTH, _START, _COUNT, _AXIS = range(7)
 class KdParams:
     """Parameters of :class:`KdTree`."""
 
-    split: str = param("median", choices=("median", "sah"),
-                       help="Split placement: median of object centres, or surface-area heuristic.")
+    split: str = param("sah", choices=("sah", "median"),
+                       help="Split placement: surface-area heuristic, or median of object centres.")
     leaf_size: int = param(8, lo=1, hi=4096, unit="objects", scale="log",
                            help="Most objects per leaf before it splits.")
     max_depth: int = param(32, lo=1, hi=64, unit="levels",
@@ -448,7 +453,8 @@ class KdTree(SpatialIndex):
     description = "kd-tree: axis-aligned median or SAH splits; best for static scenes."
     Params = KdParams
     branching = 2
-    param_variants = [{"split": "sah"}, {"leaf_size": 1}, {"split": "sah", "leaf_size": 2, "max_depth": 5}]
+    param_variants = [{"split": "median"}, {"leaf_size": 1},
+                      {"split": "median", "leaf_size": 2, "max_depth": 5}]
 
     def _setup(self) -> None:
         self._nf = np.empty((0, 13))
