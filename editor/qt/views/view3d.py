@@ -102,10 +102,14 @@ class View3D(gl.GLViewWidget):
         doc = self.state.document
         g = self.state.grid_size
         spacing = g * max(1, int(64 // g))  # a readable density at any grid size
-        self.grid_item.setSpacing(spacing, spacing, spacing)
+        size = 1024.0
         if doc is not None:
             lo, hi = doc.scene.bounds()
             size = float(max(hi[0] - lo[0], hi[1] - lo[1], 256)) * 1.25
+            while size / spacing > 64:  # at most ~64 lines across, however big the level
+                spacing *= 2
+        self.grid_item.setSpacing(spacing, spacing, spacing)
+        if doc is not None:
             size = math.ceil(size / spacing) * spacing
             self.grid_item.setSize(size, size, 1)
             self.grid_item.resetTransform()
