@@ -17,11 +17,12 @@ def run(capsys, *argv):
 
 def test_tune_writes_json_that_stats_reads(capsys, tmp_path):
     out = tmp_path / "p.json"
-    code, text, err = run(capsys, "tune", "--demo", "--backend", "octree", "--budget", "20",
-                          "--max-trials", "5", "--out", str(out), "--json")
+    code, text, err = run(capsys, "tune", "--demo", "--backend", "octree", "--budget", "3",
+                          "--out", str(out), "--json")
     assert code == 0, err
     report = json.loads(text)
-    assert report["trials"] == 5 and report["format"] == "json"
+    assert report["trials"] >= 1 and report["format"] == "json"
+    assert report["elapsed_s"] <= 3.5
     assert report["cost"] <= report["default_cost"]
     doc = json.loads(out.read_text())
     assert doc["params"] == report["params"] and doc["scene"]["hash"].startswith("sha256:")
@@ -30,14 +31,14 @@ def test_tune_writes_json_that_stats_reads(capsys, tmp_path):
     assert json.loads(text)["index"]["params"] == doc["params"]
 
 
-@pytest.mark.parametrize("fmt,suffix,needle", [("c-header", ".h", "#define PS_QUADTREE_MAX_OBJECTS"),
+@pytest.mark.parametrize("fmt,suffix,needle", [("c-header", ".h", "#define PS_KDTREE_LEAF_SIZE"),
                                                ("unreal-ini", ".ini", "p.AABBMaxChildrenInLeaf="),
                                                ("godot", ".godot", "no Godot counterpart")])
 def test_formats_by_flag_or_suffix(capsys, tmp_path, fmt, suffix, needle):
     for args in (["--format", fmt, "--out", str(tmp_path / "by_flag.txt")],
                  ["--out", str(tmp_path / f"by_suffix{suffix}")]):
-        code, text, err = run(capsys, "tune", "--demo", "--backend", "quadtree", "--budget", "20",
-                              "--max-trials", "2", *args, "--json")
+        code, text, err = run(capsys, "tune", "--demo", "--backend", "kdtree", "--budget", "1",
+                              *args, "--json")
         assert code == 0, err
         report = json.loads(text)
         assert report["format"] == fmt
