@@ -14,7 +14,9 @@ atomically (a temporary file renamed over the target).
        "scene": {"source", "hash": "sha256:...", "objects"},
        "cost_model": {"objective", "weights", "seed", "workload"},
        "cost": {"tuned", "defaults", "improvement", "tuned_report", "defaults_report"},
-       "search": {"trials", "budget_s", "elapsed_s", "stop_reason", "space"},
+       "search": {"trials", "budget_s", "elapsed_s", "stop_reason", "space", "warmup_s",
+                  "history": [{"index", "phase", "status", "cost", "seconds", "params",
+                               "message"}, ...]},
        "comparison": optional ranking of backends}
 
   ``python app.py stats FILE --params PARAMS.json`` reads its ``backend`` and ``params``;
@@ -112,7 +114,11 @@ def tuned_params_document(result, scene: dict, comparison: dict | None = None,
         },
         "search": {"trials": len(result.trials), "budget_s": result.budget_s,
                    "elapsed_s": round(result.elapsed_s, 3), "stop_reason": result.stop_reason,
-                   "space": result.space},
+                   "space": result.space, "warmup_s": round(result.warmup_s, 3),
+                   "history": [{"index": t.index, "phase": t.phase, "status": t.status,
+                                "cost": t.cost, "seconds": round(t.seconds, 3),
+                                "params": t.params, "message": t.message}
+                               for t in result.trials]},
     }
     if comparison is not None:
         doc["comparison"] = comparison

@@ -36,6 +36,9 @@ def test_json_round_trip_restores_the_parameters(tmp_path, document, octree_resu
     assert loaded["cost"]["tuned"] <= loaded["cost"]["defaults"]
     assert loaded["scene"] == SCENE and loaded["units"]["min_size"] == "units"
     assert loaded["cost_model"]["seed"] == 1 and loaded["tool"]["version"]
+    history = loaded["search"]["history"]
+    assert [h["index"] for h in history] == list(range(6)) and history[0]["phase"] == "default"
+    assert history[0]["cost"] == loaded["cost"]["defaults"]
 
 
 @pytest.mark.parametrize("change,field", [
