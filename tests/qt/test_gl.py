@@ -91,3 +91,20 @@ def test_fly_mode_moves_the_camera_with_wasd(gl_window, qtbot):
     assert (eye1 - eye0) @ forward > 0, "W flies forward"
     qtbot.keyClick(view, Qt.Key_Z)
     assert not view.fly_mode
+
+
+def test_big_overlays_are_culled_to_the_camera_view(gl_window, qtbot, monkeypatch):
+    import editor.qt.views.view3d as view3d_module
+    from PySide6.QtGui import QVector3D
+    monkeypatch.setattr(view3d_module, "CULL_OVERLAY_ABOVE", 0)
+    window = gl_window
+    view = window.view3d
+    window.params_panel.choose_backend("quadtree")
+    window.state.flush()
+    geom = window.state.overlay
+    view._upload_overlay()
+    assert view.drawn_boxes == geom.count, "the whole level is in view"
+    # look closely at one corner, away from most cells
+    view.setCameraPosition(pos=QVector3D(-480, -480, 0), distance=60, elevation=10, azimuth=45)  # looking outwards
+    view._upload_overlay()
+    assert 0 < view.drawn_boxes < geom.count

@@ -16,12 +16,17 @@ import pyqtgraph.opengl as gl
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QVector3D
 
+from spatial.geometry import frustum_box
+
 from ..colors import CULLED, HIGHLIGHT, SELECTED, VISITED
 from ..overlay import box_lines
 from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
 
 _EMPTY = np.zeros((0, 3), dtype=np.float32)
+
+#: overlays with more boxes than this are culled to the camera's view before upload
+CULL_OVERLAY_ABOVE = 4000
 
 
 def _lines(pos, color, width=1.0, opts="opaque"):
@@ -53,6 +58,13 @@ class View3D(gl.GLViewWidget):
         self._fly_timer = QTimer(self)
         self._fly_timer.setInterval(16)
         self._fly_timer.timeout.connect(self._fly_step)
+        self._geom = None
+        self._culled_for = None
+        self.drawn_boxes = 0
+        self._recull_timer = QTimer(self)
+        self._recull_timer.setSingleShot(True)
+        self._recull_timer.setInterval(120)
+        self._recull_timer.timeout.connect(self._upload_overlay)
 
         self.grid_item = gl.GLGridItem(color=(255, 255, 255, 40))
         self.grid_item.setGLOptions("translucent")
@@ -146,14 +158,40 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     def _on_overlay_changed(self, geom) -> None:
-        visible = self.state.overlay_visible and geom.count > 0
-        if visible:
-            self.overlay.setData(pos=geom.lines3d, color=geom.colours3d)
-            if len(geom.core_lines3d):
-                self.overlay_core.setData(pos=geom.core_lines3d, color=geom.core_colours3d)
-        self.overlay.setVisible(visible)
-        self.overlay_core.setVisible(visible and len(geom.core_lines3d) > 0)
+        self._geom = geom
+        self._upload_overlay()
         self._on_queries_changed()
+
+    def _camera_key(self) -> tuple:
+        c = self.opts["center"]
+        return (c.x(), c.y(), c.z(), self.opts["distance"], self.opts["elevation"],
+                self.opts["azimuth"], self.opts["fov"], self.width(), self.height())
+
+    def _upload_overlay(self) -> None:
+        """Upload the overlay boxes; a big tree is culled to the camera's view first (level of
+        detail), and re-culled shortly after the camera stops moving."""
+        geom = self._geom
+        visible = geom is not None and self.state.overlay_visible and geom.count > 0
+        if visible:
+            lines, colours = geom.lines3d, geom.colours3d
+            core, core_colours = geom.core_lines3d, geom.core_colours3d
+            self._culled_for = None
+            if geom.count > CULL_OVERLAY_ABOVE:
+                keep = frustum_box(self.camera_shot(far_factor=1000.0).planes(), geom.lo, geom.hi)
+                per_vertex = np.repeat(keep, 24)
+                lines, colours = lines[per_vertex], colours[per_vertex]
+                if len(core):
+                    core, core_colours = core[per_vertex], core_colours[per_vertex]
+                self._culled_for = self._camera_key()
+            self.drawn_boxes = len(lines) // 24
+            if len(lines):
+                self.overlay.setData(pos=lines, color=colours)
+            if len(core):
+                self.overlay_core.setData(pos=core, color=core_colours)
+            visible = len(lines) > 0
+        self.overlay.setVisible(visible)
+        self.overlay_core.setVisible(visible and geom is not None and len(geom.core_lines3d) > 0)
+        self.update()
 
     def _on_queries_changed(self) -> None:
         st = self.state
@@ -217,8 +255,9 @@ class View3D(gl.GLViewWidget):
         return max(float(np.linalg.norm(hi - lo)), 256.0)
 
     # ------------------------------------------------------------------ camera
-    def camera_shot(self) -> CameraShot:
-        """The current camera as a :class:`CameraShot` (for the frustum tool)."""
+    def camera_shot(self, far_factor: float = 1.5) -> CameraShot:
+        """The current camera as a :class:`CameraShot` (for the frustum tool; the far plane
+        sits at ``far_factor`` times the orbit distance)."""
         pos = np.array(list(self.cameraPosition()), dtype=np.float64)
         c = self.opts["center"]
         centre = np.array([c.x(), c.y(), c.z()])
@@ -227,7 +266,7 @@ class View3D(gl.GLViewWidget):
         fov_x = math.radians(self.opts["fov"])
         fov_y = math.degrees(2 * math.atan(math.tan(fov_x / 2) * h / w))
         return CameraShot(pos, forward, (0, 0, 1), fov_y, w / h, near=4.0,
-                          far=float(self.opts["distance"]) * 1.5)
+                          far=float(self.opts["distance"]) * far_factor)
 
     def inverse_mvp(self) -> np.ndarray:
         w, h = max(self.width(), 1), max(self.height(), 1)
@@ -327,6 +366,8 @@ class View3D(gl.GLViewWidget):
 
     # ------------------------------------------------------------------ rendering
     def paintGL(self, *args, **kwargs) -> None:
+        if self._culled_for is not None and self._culled_for != self._camera_key():
+            self._recull_timer.start()  # the camera moved: re-cull once it rests
         start = time.perf_counter()
         super().paintGL(*args, **kwargs)
         self.frame_ms = (time.perf_counter() - start) * 1e3
