@@ -34,7 +34,11 @@ budget runs out (overrun: the kill latency, about 50 ms), so even a build that c
 interrupted (a BSP on a big level) never blows the budget. With ``isolation="none"`` trials run
 in the calling thread and stop between measurement stages (build, each frame, rays, each
 frustum): an overrun is then bounded by the longest single stage. Before each new trial the
-search also stops if less than half the median trial time is left.
+search also stops if less than half the median trial time is left, and a trial taking more
+than ten times as long as the defaults' (at least a second) is abandoned as ``timeout`` — such
+shapes (a quadtree splitting the same big boxes to its depth limit, say) would otherwise eat
+the whole budget. Both limits read the clock, so on a machine so loaded that trials approach
+them, a repeat may differ.
 
 API for a GUI (Qt-free)
 -----------------------
@@ -81,6 +85,10 @@ KILL_GRACE_S = 0.05
 _POLL_S = 0.02
 #: consecutive already-measured proposals after which the space counts as exhausted
 _EXHAUSTED_AFTER = 500
+#: a trial may take this many times the defaults' trial (at least TRIAL_CAP_MIN_S) before it
+#: is abandoned as ``timeout``
+TRIAL_CAP_FACTOR = 10.0
+TRIAL_CAP_MIN_S = 1.0
 #: objects of the warm-up run that compiles a backend's kernels before the clock starts
 WARM_UP_OBJECTS = 32
 
@@ -329,7 +337,7 @@ def _run_in_process(cls, params, workload, weights, deadline, cancel) -> tuple[s
             if cancel is not None and cancel.cancelled:
                 return "timeout", "cancelled"
             if time.perf_counter() > deadline + KILL_GRACE_S:
-                return "timeout", "killed at the end of the time budget"
+                return "timeout", "killed at its time limit (budget or trial cap)"
             if not child.is_alive() and not receive.poll(0):
                 return "error", f"trial process ended with exit code {child.exitcode}"
     finally:
@@ -405,12 +413,17 @@ class _Search:
         self._check_stop()
         self.duplicates = 0
         began = time.perf_counter()
+        deadline = self.deadline
+        if self.trials and self.trials[0].ok:
+            # a shape far slower than the defaults is abandoned before it eats the budget
+            deadline = min(deadline, began + max(TRIAL_CAP_FACTOR * self.trials[0].seconds,
+                                                 TRIAL_CAP_MIN_S))
         if self.isolation == "process":
             status, payload = _run_in_process(self.cls, params, self.workload, self.weights,
-                                              self.deadline, self.cancel)
+                                              deadline, self.cancel)
         else:
             status, payload = _measure_payload(self.cls, params, self.workload, self.weights,
-                                               self.deadline)
+                                               deadline)
         seconds = time.perf_counter() - began
         if status == "ok":
             trial = Trial(len(self.trials), phase, params, "ok", float(payload["cost"]), payload,

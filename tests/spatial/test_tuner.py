@@ -112,3 +112,18 @@ def test_compare_backends_ranks_and_reports_what_it_could_not_evaluate():
     assert [r.backend for r in outcome.results] == ["octree"]
     assert "slower_build_for_tests" in outcome.not_evaluated
     assert outcome.best.best.cost <= outcome.best.defaults.cost
+
+
+def test_a_trial_far_slower_than_the_defaults_is_abandoned():
+    from spatial.tuner import TRIAL_CAP_MIN_S
+
+    from .tuning_helpers import QuickDefaultSlowElsewhere
+
+    result = tune(QuickDefaultSlowElsewhere, small_workload(n=20), budget_s=30, seed=0,
+                  max_trials=4, isolation="process")
+    assert result.defaults.ok and result.defaults.seconds < 0.1 * TRIAL_CAP_MIN_S
+    slow = [t for t in result.trials if t.params["delay_ms"] > 1500]
+    assert slow, "the sample reaches the slow end of the range"
+    for trial in slow:
+        assert trial.status == "timeout" and trial.seconds <= TRIAL_CAP_MIN_S + MARGIN_S
+    assert result.best.params["delay_ms"] < 1500

@@ -48,3 +48,15 @@ class SlowBuild(BruteForce):
     def _build(self, slots):
         time.sleep(self.params.delay_ms / 1e3)
         super()._build(slots)
+
+
+@dataclass(frozen=True)
+class QuickDefaultParams:
+    delay_ms: int = param(5, lo=0, hi=3000, unit="ms", help="Sleep this long in every build.")
+
+
+class QuickDefaultSlowElsewhere(SlowBuild):
+    """Quick with its defaults, up to three seconds a build elsewhere in its range."""
+
+    name = "quick_default_for_tests"
+    Params = QuickDefaultParams
