@@ -114,7 +114,8 @@ def _angles(entity: Entity) -> tuple[float, float]:
 
 
 def _frustum(position, pitch: float, yaw: float, far: float) -> np.ndarray:
-    p, y = math.radians(pitch), math.radians(yaw)
+    # straight up or down has no "up" vector to build the frustum with; stay just short of it
+    p, y = math.radians(min(max(pitch, -89.0), 89.0)), math.radians(yaw)
     forward = np.array([math.cos(p) * math.cos(y), math.cos(p) * math.sin(y), -math.sin(p)])
     return frustum_planes_from_camera(position, forward, (0.0, 0.0, 1.0), 90.0, 16 / 9, 1.0, far)
 

@@ -91,3 +91,16 @@ def test_content_hash_follows_the_content(scene):
     from editor.model import Transform
     stack.push(Transform([scene.brush_ids()[0]], delta=(8, 0, 0)))
     assert scene_content_hash(scene) != first
+
+
+def test_cameras_looking_straight_down_still_give_a_frustum():
+    from editor.model import AddObjects, Scene, point_entity
+
+    scene = Scene()
+    stack = UndoStack(scene)
+    stack.push(AddObjects({scene.allocate_ids(1)[0]: point_entity(
+        "info_player_start", (0, 0, 0), [("mangle", "90 45 0")])}))
+    work = scene_workload(scene, frusta=4)
+    assert work.frusta.shape == (4, 6, 4) and np.isfinite(work.frusta).all()
+    near = work.frusta[0][0]
+    assert near[2] < -0.99  # the near plane faces down the view axis
