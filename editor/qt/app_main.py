@@ -80,7 +80,8 @@ def _apply_view_args(window, args) -> None:
 
 def _screenshot(args, size, use_gl: bool, reason: str) -> int:
     from PySide6.QtCore import QSettings
-    import tempfile, os
+    import os
+    import tempfile
     from .main_window import MainWindow
     from .screenshot import ScreenshotError, save_screenshot, settle
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import os
 import time
 
-import numpy as np
 from PySide6.QtCore import QFileSystemWatcher, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QCheckBox, QDockWidget, QFileDialog, QLabel,
                                QMainWindow, QMessageBox, QProgressBar, QPushButton, QSplitter,
-                               QToolBar, QVBoxLayout, QWidget, QScrollArea)
+                               QToolBar, QScrollArea)
 
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState

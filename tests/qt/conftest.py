@@ -7,7 +7,6 @@ cleanly when no context can be made.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from editor.model import Brush, Entity, SetSelection
+from editor.model import SetSelection
 
 from .conftest import click, drag
 

@@ -7,7 +7,7 @@ from editor.model import (AddObjects, Brush, Entity, RemoveObjects, SetSelection
                           brush_entity)
 from editor.model.scene import SceneEditError
 
-from ..scene_geometry import expand_selection, selection_bounds
+from ..scene_geometry import selection_bounds
 
 
 def combine_selection(current: frozenset, picked, modifiers_add: bool, modifiers_toggle: bool) -> frozenset:

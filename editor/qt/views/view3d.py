@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pyqtgraph.opengl as gl
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QVector3D
 
 from spatial.geometry import frustum_box
