@@ -150,3 +150,20 @@ def test_history_panel_jumps_through_the_stack(window):
     assert doc.stack.index == 0
     hist.setCurrentRow(hist.count() - 1)
     assert doc.stack.index == len(doc.stack.history)
+
+
+def test_edits_reach_the_index_and_the_overlay(window):
+    doc, st = window.document, window.state
+    window.params_panel.choose_backend("octree")
+    st.flush()
+    ent = next(i for i in doc.scene.point_entity_ids() if doc.scene[i].classname == "monster_army")
+    doc.push(SetSelection([ent]))
+    for _ in range(4):
+        window.tools.nudge((1, 0, 0))
+    st.flush()
+    origin = doc.scene[ent].origin
+    hits = st.pick(origin + (0, 0, 500), (0, 0, -1))
+    assert ent in hits, "picking finds the entity where it now is"
+    slot = doc.index.objects.slots_of(np.array([ent]))[0]
+    np.testing.assert_allclose(doc.index.objects.lo[slot], doc.scene[ent].lo)
+    assert st.overlay.total == len(doc.index.nodes())
