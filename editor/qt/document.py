@@ -36,7 +36,7 @@ class Document(QObject):
     stack_changed()
         After the undo history changed (push, undo, redo, clean state).
     rebuild_started(), rebuild_finished(ms: float)
-        Around a rebuild of the index from scratch.
+        Around a rebuild of the index from scratch (``index_changed`` comes first).
     """
 
     scene_changed = Signal(object, object)
@@ -146,8 +146,8 @@ class Document(QObject):
             else:
                 self.sync.index = _build_index(cls, params, *snapshot)
             self.index_version += 1
-            self._finish_rebuild((time.perf_counter() - start) * 1e3)
             self.index_changed.emit()
+            self._finish_rebuild((time.perf_counter() - start) * 1e3)
             return
         from .workers import RebuildWorker
         version = self._edit_version
@@ -163,8 +163,8 @@ class Document(QObject):
             return
         self.sync.index = index
         self.index_version += 1
-        self._finish_rebuild(ms)
         self.index_changed.emit()
+        self._finish_rebuild(ms)
 
     def _finish_rebuild(self, ms: float) -> None:
         self.last_rebuild_ms = ms

@@ -103,10 +103,14 @@ class EditorState(QObject):
         if old is not None:
             old.scene_changed.disconnect(self._on_scene_changed)
             old.index_changed.disconnect(self._on_index_changed)
+            old.rebuild_finished.disconnect()
             old.close()
         self.document = document
         document.scene_changed.connect(self._on_scene_changed)
         document.index_changed.connect(self._on_index_changed)
+        # a rebuild is one event, not a burst: show its tree in the very next frame instead of
+        # after whatever else the event loop has queued
+        document.rebuild_finished.connect(lambda ms: self.flush())
         self._geometry = SceneGeometry()
         self.inspected_node = -1
         self._dirty = {"scene", "overlay", "queries", "selection"}
