@@ -12,7 +12,8 @@ build cannot be interrupted. ``--all-backends`` tunes every backend but the brut
 one shared budget, cheapest first, writes the best one and lists those it could not evaluate.
 
 ``--format`` defaults to the one matching ``--out``'s suffix (``.json``, ``.h``, ``.ini``,
-``.godot``). The JSON output is what ``stats --params`` reads. ``--json`` prints::
+``.godot``). The JSON output is what ``stats --params`` reads. Without ``--json`` every trial
+is reported on stderr as it finishes. ``--json`` prints::
 
     {"source", "backend", "params", "cost", "default_cost", "improvement", "trials",
      "elapsed_s", "stop_reason", "out", "format", "not_evaluated"?, "ranking"?}
@@ -20,6 +21,7 @@ one shared budget, cheapest first, writes the best one and lists those it could 
 from __future__ import annotations
 
 import os
+import sys
 
 from spatial.params import split_assignments
 
@@ -107,10 +109,12 @@ def cmd_tune(args) -> dict:
 
     report: dict = {}
     comparison = None
+    progress = None if args.json else _print_progress
     if args.all_backends:
         classes = [cls for name, cls in sorted(registry.backends.items()) if name != "brute"]
         outcome = compare_backends(classes, workload, budget_s=args.budget, seed=args.seed,
-                                   weights=weights, isolation="process")
+                                   weights=weights, isolation="process",
+                                   on_trial=(lambda name, p: progress(p, name)) if progress else None)
         if outcome.best is None:
             raise CliError("no backend could be evaluated within the budget: "
                            + "; ".join(f"{k}: {v}" for k, v in outcome.not_evaluated.items()))
@@ -121,7 +125,7 @@ def cmd_tune(args) -> dict:
     else:
         cls = registry.backend(args.backend or scene.settings.backend)
         result = tune(cls, workload, budget_s=args.budget, seed=args.seed, weights=weights,
-                      max_trials=args.max_trials, isolation="process")
+                      max_trials=args.max_trials, isolation="process", on_trial=progress)
         if result.best is None:
             first = result.trials[0] if result.trials else None
             why = f"{first.status}: {first.message}" if first else result.stop_reason
@@ -140,6 +144,16 @@ def cmd_tune(args) -> dict:
         "out": args.out, "format": fmt,
     })
     return report
+
+
+def _print_progress(progress, backend: str = "") -> None:
+    """One line per trial on stderr (without ``--json``), so a long search shows it is alive."""
+    t = progress.trial
+    cost = f"cost {t.cost:.1f}" if t.ok else f"{t.status}: {t.message}"
+    best = f"best {progress.best.cost:.1f}" if progress.best else "no best yet"
+    who = f"{backend} " if backend else ""
+    print(f"  {who}trial {t.index} ({t.phase}) {cost}; {best} "
+          f"[{progress.elapsed_s:.1f}/{progress.budget_s:.0f} s]", file=sys.stderr, flush=True)
 
 
 def _show(report: dict) -> None:
