@@ -1,7 +1,8 @@
 """``tune``: search a backend's parameters for the lowest per-frame cost on a level and export them.
 
 ``python app.py tune (FILE | --demo) [--backend NAME | --all-backends] [--budget SECONDS]
-[--seed S] [--max-trials N] [--recording REC] [--weight NAME=VALUE ...] --out PARAMS.json
+[--seed S] [--max-trials N] [--recording REC] [--weight NAME=VALUE ...] [--param KEY=VALUE ...]
+--out PARAMS.json
 [--format json|c-header|unreal-ini|godot] [--json]``
 
 The cost model is :mod:`spatial.cost` (per-frame work from deterministic counters by default;
@@ -48,6 +49,9 @@ def _configure(p) -> None:
     p.add_argument("--weight", action="append", default=[], metavar="NAME=VALUE",
                    help="cost weight (pair_test, node_visit, object_test, rays_per_frame, "
                         "frusta_per_frame, node, memory_mb, update_ms, build_ms); repeatable")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="hold a parameter at this value (e.g. plane=xz); repeatable; "
+                        "not with --all-backends")
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the parameters")
     p.add_argument("--format", choices=["json", "c-header", "unreal-ini", "godot"],
                    help="output format (default: from the --out suffix, else json)")
@@ -83,7 +87,7 @@ def _weights(items):
 def cmd_tune(args) -> dict:
     """Tune, export, report."""
     from editor.model.loading import demo_document, load_document
-    from editor.model.tuning import scene_content_hash, scene_workload
+    from editor.model.tuning import scene_content_hash, scene_fixed_params, scene_workload
     from plugins.param_exporters import tuned_params_document
     from spatial.registry import default_registry
     from spatial.tuner import compare_backends, tune
@@ -95,6 +99,8 @@ def cmd_tune(args) -> dict:
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         raise CliError(f"--out {args.out}: folder {out_dir} does not exist")
+    if args.param and args.all_backends:
+        raise CliError("--param holds one backend's parameter; it cannot go with --all-backends")
     fmt, exporter = _exporter(args)
     weights = _weights(args.weight)
     registry = default_registry()
@@ -124,8 +130,10 @@ def cmd_tune(args) -> dict:
         report["not_evaluated"] = outcome.not_evaluated
     else:
         cls = registry.backend(args.backend or scene.settings.backend)
+        fixed = {**scene_fixed_params(scene, cls), **split_assignments(args.param)}
         result = tune(cls, workload, budget_s=args.budget, seed=args.seed, weights=weights,
-                      max_trials=args.max_trials, isolation="process", on_trial=progress)
+                      max_trials=args.max_trials, isolation="process", on_trial=progress,
+                      fixed=fixed)
         if result.best is None:
             first = result.trials[0] if result.trials else None
             why = f"{first.status}: {first.message}" if first else result.stop_reason

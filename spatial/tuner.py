@@ -3,8 +3,9 @@
 The search (:func:`tune`) explores the ``Params`` fields declared ``tunable`` within their
 bounds, measuring every candidate with :func:`spatial.cost.measure`:
 
-1. **defaults** — trial 0 is always the backend's defaults, so the best result is never worse
-   than the defaults under the same cost model and seed (ties keep the earlier trial);
+1. **defaults** — trial 0 is always the backend's defaults (with any ``fixed`` values), so the
+   best result is never worse than the defaults under the same cost model and seed (ties keep
+   the earlier trial);
 2. **start** — a seeded Latin-hypercube sample of the space (``max(6, 2·dims)`` points, at
    most 16);
 3. **refine** — a coordinate pattern search from the best point: each dimension in turn is
@@ -356,7 +357,7 @@ class _Stop(Exception):
 
 class _Search:
     def __init__(self, cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
-                 isolation) -> None:
+                 isolation, fixed=None) -> None:
         if isolation not in ISOLATIONS:
             raise ParamError("isolation", f"expected one of {', '.join(ISOLATIONS)}, got {isolation!r}")
         if isolation == "process" and "fork" not in multiprocessing.get_all_start_methods():
@@ -368,8 +369,14 @@ class _Search:
         self.cls, self.workload, self.weights = cls, workload, weights
         self.budget_s, self.seed, self.max_trials = float(budget_s), int(seed), max_trials
         self.cancel, self.on_trial, self.isolation = cancel, on_trial, isolation
-        self.dims = search_space(cls.Params, ScaleHints.of(workload.lo, workload.hi))
-        self.defaults = params_to_dict(cls.Params())
+        fixed = dict(fixed or {})
+        if fixed:  # validated and converted like any parameter; these stay out of the search
+            parsed = params_to_dict(parse_params(cls.Params, fixed))
+            fixed = {name: parsed[name] for name in fixed}
+        self.fixed = fixed
+        self.dims = [d for d in search_space(cls.Params, ScaleHints.of(workload.lo, workload.hi))
+                     if d.name not in fixed]
+        self.defaults = {**params_to_dict(cls.Params()), **fixed}
         self.rng = np.random.default_rng([self.seed, 7])
         self.trials: list[Trial] = []
         self.seen: dict[tuple, Trial] = {}
@@ -501,7 +508,7 @@ class _Search:
 def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0,
          weights: CostWeights | None = None, max_trials: int | None = None,
          cancel: CancelToken | None = None, on_trial: Callable[[TuneProgress], None] | None = None,
-         isolation: str = "none", warm: bool = True) -> TuneResult:
+         isolation: str = "none", warm: bool = True, fixed: dict | None = None) -> TuneResult:
     """Search ``cls``'s tunable parameters for the lowest cost on ``workload``.
 
     Parameters
@@ -525,6 +532,9 @@ def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0
     isolation : {"none", "process"}
         Run trials in the calling thread (bounded between stages) or in forked children
         (killed at the deadline). See the module docstring.
+    fixed : dict, optional
+        Parameters held at these values (e.g. ``{"plane": "xz"}`` for a y-up level); they
+        replace the defaults in trial 0 too and are left out of the search.
     warm : bool
         First run :func:`warm_up` (not counted in ``budget_s``, reported as ``warmup_s``).
 
@@ -533,9 +543,9 @@ def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0
     TuneResult
     """
     weights = weights or CostWeights()
-    warmup_s = warm_up(cls, workload) if warm else 0.0
+    warmup_s = warm_up(cls, workload, params=fixed) if warm else 0.0
     search = _Search(cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
-                     isolation)
+                     isolation, fixed)
     reason = search.run()
     return TuneResult(cls.name, int(seed), weights, float(budget_s),
                       time.perf_counter() - search.start, search.trials, search.best,
@@ -543,7 +553,8 @@ def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0
                       workload.description, [d.describe() for d in search.dims], warmup_s)
 
 
-def warm_up(cls: type, workload: Workload, objects: int = WARM_UP_OBJECTS) -> float:
+def warm_up(cls: type, workload: Workload, objects: int = WARM_UP_OBJECTS,
+            params: dict | None = None) -> float:
     """Run every code path of ``cls`` once on a tiny part of ``workload``; return the seconds.
 
     Compiled kernels are built (or loaded from the on-disk cache) here, in this process, so
@@ -552,7 +563,7 @@ def warm_up(cls: type, workload: Workload, objects: int = WARM_UP_OBJECTS) -> fl
     """
     began = time.perf_counter()
     try:
-        measure(cls, cls.Params(), workload.subset(objects), CostWeights())
+        measure(cls, parse_params(cls.Params, params or {}), workload.subset(objects), CostWeights())
     except Exception:  # noqa: BLE001 - the defaults trial records the same failure properly
         pass
     return time.perf_counter() - began

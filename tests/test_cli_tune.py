@@ -82,3 +82,13 @@ def test_real_level_tuned_cost_is_no_worse_than_defaults(capsys, tmp_path):
     report = json.loads(text)
     assert report["cost"] <= report["default_cost"]
     assert report["elapsed_s"] <= 6.5
+
+
+def test_param_holds_a_value_through_the_search(capsys, tmp_path):
+    out = tmp_path / "q.json"
+    code, text, err = run(capsys, "tune", "--demo", "--backend", "kdtree", "--budget", "1",
+                          "--param", "split=median", "--out", str(out), "--json")
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert doc["params"]["split"] == "median"
+    assert all(h["params"]["split"] == "median" for h in doc["search"]["history"])

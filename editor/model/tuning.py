@@ -215,15 +215,27 @@ def scene_workload(scene: Scene, seed: int = 0, *, recording=None, frames: int =
                                 f"({origin}), {len(origins)} rays, {len(views)} frusta")
 
 
+def scene_fixed_params(scene: Scene, cls: type) -> dict:
+    """The scene's own values of ``cls``'s non-tunable parameters (policies such as the plane
+    of a quadtree), when the scene uses that backend; the tuner keeps them fixed."""
+    from spatial.params import param_specs
+
+    if scene.settings.backend != cls.name:
+        return {}
+    policies = {s.name for s in param_specs(cls.Params) if not s.tunable}
+    return {k: v for k, v in scene.settings.params.items() if k in policies}
+
+
 def tune_scene(scene: Scene, backend: str | None = None, *, budget_s: float = 10.0, seed: int = 0,
                weights: CostWeights | None = None, recording=None, max_trials: int | None = None,
                cancel=None, on_trial: Callable | None = None, isolation: str = "none",
-               registry=None, source: str = ""):
+               registry=None, source: str = "", fixed: dict | None = None):
     """Tune one backend (default: the scene's) on ``scene``; returns a :class:`TuneResult`.
 
     Parameters are those of :func:`spatial.tuner.tune`; ``isolation`` defaults to ``"none"``
     (in-process trials, bounded between stages) because a GUI must not fork; the command line
-    uses ``"process"``. The scene is only read.
+    uses ``"process"``. The scene's values of non-tunable policies (see
+    :func:`scene_fixed_params`) and ``fixed`` are held fixed. The scene is only read.
     """
     from spatial.tuner import tune
 
@@ -233,7 +245,8 @@ def tune_scene(scene: Scene, backend: str | None = None, *, budget_s: float = 10
     cls = registry.backend(backend or scene.settings.backend)
     workload = scene_workload(scene, seed, recording=recording, source=source)
     return tune(cls, workload, budget_s=budget_s, seed=seed, weights=weights,
-                max_trials=max_trials, cancel=cancel, on_trial=on_trial, isolation=isolation)
+                max_trials=max_trials, cancel=cancel, on_trial=on_trial, isolation=isolation,
+                fixed={**scene_fixed_params(scene, cls), **dict(fixed or {})})
 
 
 def tuned_settings_command(result):

@@ -115,15 +115,28 @@ def test_compare_backends_ranks_and_reports_what_it_could_not_evaluate():
 
 
 def test_a_trial_far_slower_than_the_defaults_is_abandoned():
-    from spatial.tuner import TRIAL_CAP_MIN_S
+    from spatial.tuner import TRIAL_CAP_FACTOR, TRIAL_CAP_MIN_S
 
     from .tuning_helpers import QuickDefaultSlowElsewhere
 
     result = tune(QuickDefaultSlowElsewhere, small_workload(n=20), budget_s=30, seed=0,
                   max_trials=4, isolation="process")
-    assert result.defaults.ok and result.defaults.seconds < 0.1 * TRIAL_CAP_MIN_S
-    slow = [t for t in result.trials if t.params["delay_ms"] > 1500]
+    assert result.defaults.ok
+    cap = max(TRIAL_CAP_FACTOR * result.defaults.seconds, TRIAL_CAP_MIN_S)
+    assert cap < 1.5, "the defaults trial is quick (the cap stays near its minimum)"
+    slow = [t for t in result.trials if t.params["delay_ms"] > 1000 * (cap + MARGIN_S)]
     assert slow, "the sample reaches the slow end of the range"
     for trial in slow:
-        assert trial.status == "timeout" and trial.seconds <= TRIAL_CAP_MIN_S + MARGIN_S
+        assert trial.status == "timeout" and trial.seconds <= cap + MARGIN_S
     assert result.best.params["delay_ms"] < 1500
+
+
+def test_fixed_parameters_stay_out_of_the_search():
+    from plugins.quadtree import Quadtree
+
+    result = tune(Quadtree, small_workload(), budget_s=60, seed=0, max_trials=5,
+                  fixed={"plane": "xz", "max_depth": "6"})
+    assert all(t.params["plane"] == "xz" and t.params["max_depth"] == 6 for t in result.trials)
+    assert "max_depth" not in [d["name"] for d in result.space]
+    with pytest.raises(Exception, match="max_depth"):
+        tune(Quadtree, small_workload(), budget_s=5, fixed={"max_depth": 99})
