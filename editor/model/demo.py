@@ -2,7 +2,8 @@
 
 Floor, walls and a ceiling frame; octagonal and rotated (non-axial) pillars; ramps up to a
 platform; a func_door in the south wall; a TrenchBroom layer holding the upper deck and a
-TrenchBroom group of crates; player starts, monsters, lights, weapons and items. All faces
+TrenchBroom group of crates; player starts, monsters, lights, weapons and items; a patrol, an
+orbit and a spike shooter for the simulation (motion keys ``_ps_*``). All faces
 carry Valve 220 texture axes. The build is deterministic, and ``resources/demo_level.json`` is
 its saved form (``python -m editor.model.demo`` regenerates it; a test keeps them equal).
 """
@@ -83,10 +84,17 @@ def build_demo_scene() -> Scene:
         ("info_player_deathmatch", (-384, 384, 24), [("angle", "315")]),
         ("info_player_deathmatch", (384, -384, 24), [("angle", "135")]),
         ("info_player_deathmatch", (448, 96, 88), [("angle", "180"), ("_tb_layer", "1")]),
-        ("monster_army", (-192, 0, 24), [("angle", "0")]),
-        ("monster_ogre", (192, 320, 24), [("angle", "270"), ("spawnflags", "1")]),
+        # moving entities (keys of editor.model.motion): a patrol that falls asleep at its way
+        # point until the orbiting dog passes by, and a machine-gun stream along the south side
+        ("monster_army", (-192, 0, 24), [("angle", "0"), ("_ps_motion", "patrol"),
+                                         ("_ps_points", "-320 -160 24"), ("_ps_speed", "100"),
+                                         ("_ps_pause", "4")]),
+        ("monster_ogre", (192, 320, 24), [("angle", "270"), ("spawnflags", "1"), ("_ps_motion", "patrol"),
+                                          ("_ps_points", "192 96 24; -96 96 24"), ("_ps_speed", "90"),
+                                          ("_ps_pause", "3")]),
         ("monster_shambler", (0, 384, 24), [("angle", "270")]),
-        ("monster_dog", (320, -160, 24), [("angle", "180")]),
+        ("monster_dog", (320, -160, 24), [("angle", "180"), ("_ps_motion", "orbit"),
+                                          ("_ps_center", "0 0 24"), ("_ps_angular_speed", "45")]),
         ("monster_knight", (-400, 400, 88), [("angle", "0"), ("_tb_layer", "1")]),
         ("light", (0, 0, 192), [("light", "300")]),
         ("light", (-320, -320, 160), [("light", "200")]),
@@ -100,6 +108,9 @@ def build_demo_scene() -> Scene:
         ("item_artifact_super_damage", (0, 192, 120), []),
         ("info_teleport_destination", (-416, -416, 40), [("targetname", "arena_back")]),
         ("misc_explobox", (224, -448, 0), []),
+        ("trap_spikeshooter", (-480, -300, 48), [("_ps_motion", "emitter"), ("_ps_direction", "1 0 0"),
+                                                 ("_ps_rate", "15"), ("_ps_speed", "700"),
+                                                 ("_ps_lifetime", "2"), ("_ps_spread", "2")]),
     ]
     for classname, origin, extra in points:
         b.add(point_entity(classname, origin, extra))
