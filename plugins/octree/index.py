@@ -438,10 +438,8 @@ class Octree(SpatialIndex):
         if not self._has_root:
             empty = np.zeros(0, dtype=np.int64)
             return empty, np.zeros(0), 0, 0, (empty if trace else None)
-        o = self.objects
         slots, t, visited, tested, vis = query_kernels.query_ray_all(
-            self._ni, self._nf, self._ob, o.lo, o.hi, origin, direction, max_t,
-            self._root_always, trace)
+            self._ni, self._nf, self._packed(), origin, direction, max_t, self._root_always, trace)
         return slots, t, visited, tested, self._rows(vis, trace)
 
     def _query_boxes(self, lo, hi) -> BatchResult:
@@ -461,8 +459,7 @@ class Octree(SpatialIndex):
             return RayBatchResult(np.full(q, -1, dtype=np.int64), np.full(q, np.inf), zeros, zeros.copy())
         o = self.objects
         slots, t, visited, tested = query_kernels.query_rays_closest(
-            self._ni, self._nf, self._ob, o.lo, o.hi, o.ids, origins, directions, max_t,
-            self._root_always)
+            self._ni, self._nf, self._packed(), o.ids, origins, directions, max_t, self._root_always)
         ids = np.where(slots >= 0, o.ids[np.maximum(slots, 0)], -1)
         return RayBatchResult(ids, t, visited, tested)
 

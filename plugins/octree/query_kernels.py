@@ -6,8 +6,9 @@ the slab ray test, the positive-vertex frustum test); floating-point rounding is
 node that encloses an object is never rejected when the object itself would pass, and ray
 entry distances are bit-identical to the reference's.
 
-Box, sphere and frustum queries read each node's objects from the packed copy of
-:mod:`.packed_kernels` (contiguous, grouped and sorted); ray queries follow the node lists.
+Queries read each node's objects from the packed copy of :mod:`.packed_kernels` (contiguous,
+grouped and sorted): box and sphere queries scan only the sorted range that can reach them,
+rays and frusta scan the node's entries in memory order.
 
 The root may be told to be always visited (``root_always``): under the ``keep_in_root`` policy
 it holds objects that stick out of its cell.
@@ -190,7 +191,7 @@ def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_alw
 
 
 @numba.njit(cache=True)
-def query_ray_all(NI, NF, OB, lo, hi, origin, direction, max_t, root_always, trace):
+def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
     """Every object the ray meets within ``max_t``: ``(slots, t, visited, tested, visited ids)``."""
     inv, parallel = _ray_setup(direction)
     out = np.empty(64, dtype=np.int64)
@@ -213,19 +214,18 @@ def query_ray_all(NI, NF, OB, lo, hi, origin, direction, max_t, root_always, tra
                 visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
-        s = NI[node, HEAD]
-        while s >= 0:
+        slots, boxes, group_start, _ = packed
+        for e in range(group_start[node, 0], group_start[node, 3]):
             tested += 1
-            hit, t = _slab2(origin, inv, parallel, lo, hi, s)
+            hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
             if hit and t <= max_t:
                 if m >= out.shape[0]:
                     out = _grow(out, m + 1)
                 if m >= out_t.shape[0]:
                     out_t = _grow(out_t, m + 1)
-                out[m] = s
+                out[m] = slots[e]
                 out_t[m] = t
                 m += 1
-            s = OB[s, NEXT]
         if NI[node, NCHILD]:
             for c in range(7, -1, -1):
                 child = NI[node, CHILD + c]
@@ -233,28 +233,6 @@ def query_ray_all(NI, NF, OB, lo, hi, origin, direction, max_t, root_always, tra
                     stack[top] = child
                     top += 1
     return out[:m], out_t[:m], nv, tested, visited_ids[:nv if trace else 0]
-
-
-@numba.njit(cache=True, inline="always")
-def _slab2(origin, inv, parallel, lo, hi, s):
-    """:func:`_slab` on an object box held in two arrays."""
-    t_enter = -np.inf
-    t_exit = np.inf
-    for a in range(3):
-        blo = lo[s, a]
-        bhi = hi[s, a]
-        if parallel[a]:
-            if not (blo <= origin[a] and origin[a] <= bhi):
-                return False, np.inf
-        else:
-            t1 = (blo - origin[a]) * inv[a]
-            t2 = (bhi - origin[a]) * inv[a]
-            t_enter = max(t_enter, min(t1, t2))
-            t_exit = min(t_exit, max(t1, t2))
-    t_enter = max(t_enter, 0.0)
-    if t_enter <= t_exit:
-        return True, t_enter
-    return False, np.inf
 
 
 @numba.njit(cache=True)
@@ -330,12 +308,13 @@ def query_boxes(NI, NF, packed, qlo, qhi, root_always):
 
 
 @numba.njit(cache=True)
-def query_rays_closest(NI, NF, OB, lo, hi, ids, origins, directions, max_t, root_always):
+def query_rays_closest(NI, NF, packed, ids, origins, directions, max_t, root_always):
     """Closest hit per ray (ties to the smaller id), children visited front to back.
 
     A node is skipped once its entry distance exceeds the best hit so far, so a ray stops
     descending as soon as nothing nearer can remain.
     """
+    slots, boxes, group_start, _ = packed
     q = origins.shape[0]
     best_slot = np.full(q, -1, dtype=np.int64)
     best_t = np.full(q, np.inf)
@@ -365,15 +344,13 @@ def query_rays_closest(NI, NF, OB, lo, hi, ids, origins, directions, max_t, root
             if stack_t[top] > limit:
                 continue
             visited[i] += 1
-            s = NI[node, HEAD]
-            while s >= 0:
+            for e in range(group_start[node, 0], group_start[node, 3]):
                 tested[i] += 1
-                hit, t = _slab2(origin, inv, parallel, lo, hi, s)
-                if hit and (t < limit or (t == limit and (best < 0 or ids[s] < best_id))):
+                hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                if hit and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
                     limit = t
-                    best = s
-                    best_id = ids[s]
-                s = OB[s, NEXT]
+                    best = slots[e]
+                    best_id = ids[best]
             if NI[node, NCHILD] == 0:
                 continue
             k = 0
