@@ -1,0 +1,132 @@
+"""The simulation's GUI: timeline dock, live plots, heatmaps that follow the clock, hotspots.
+
+:func:`install_timeline` adds everything to a :class:`~editor.qt.main_window.MainWindow`:
+
+* a **Timeline** dock along the bottom (:class:`.timeline_panel.TimelinePanel`): play, pause,
+  step, stop, speed, loop, record, a slider over the recorded frames and live plots of
+  candidate/overlapping pairs, nodes, awake objects and update time per frame;
+* a **Hotspots** dock (:class:`.hotspot_panel.HotspotPanel`) ranking the cells with the most
+  pair tests over the sliding window, with the objects causing them (click to select and frame);
+* the tree overlay and the views follow the displayed frame (:class:`.live_view.LiveView`), so
+  the lifespan and awake heatmaps are live;
+* a **Simulation** menu (transport, heatmap shortcuts, load/save recordings, import of the
+  JSON frame-lines format) and the two docks under View ▸ Panels.
+
+The simulation runs on its own copy of the level (:mod:`editor.model.simulation`): playing
+never pushes undo commands nor marks the document dirty, and *Stop* shows the edited level.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog
+
+from .controller import TimelineController
+from .hotspot_panel import HotspotPanel
+from .live_view import LiveView
+from .timeline_panel import TimelinePanel
+
+__all__ = ["install_timeline", "TimelineController", "TimelinePanel", "HotspotPanel", "LiveView"]
+
+
+def install_timeline(window) -> TimelineController:
+    """Create the timeline and hotspot docks and the Simulation menu in ``window``.
+
+    The pieces are kept on the window as ``window.timeline`` (the controller),
+    ``window.timeline_panel``, ``window.hotspot_panel`` and ``window.live_view``.
+    """
+    controller = TimelineController(window.state, window)
+    window.timeline = controller
+    window.live_view = LiveView(window, controller)
+    window.timeline_panel = TimelinePanel(controller)
+    window.hotspot_panel = HotspotPanel(window, controller)
+    timeline_dock = window.add_bottom_dock("Timeline", window.timeline_panel, "dock_timeline")
+    hotspot_dock = window._dock("Hotspots", window.hotspot_panel, Qt.RightDockWidgetArea,
+                                "dock_hotspots")
+    window.docks["timeline"] = timeline_dock
+    window.docks["hotspots"] = hotspot_dock
+    if "queries" in window.docks:
+        window.tabifyDockWidget(window.docks["queries"], hotspot_dock)
+        window.docks.get("stats", hotspot_dock).raise_()
+    controller.error.connect(window.report_error)
+    _add_menu(window, controller, (timeline_dock, hotspot_dock))
+    return controller
+
+
+def _action(window, text, slot, shortcut=None, tip=None, checkable=False) -> QAction:
+    act = QAction(text, window)
+    if shortcut:
+        act.setShortcut(QKeySequence(shortcut))
+    if tip:
+        act.setStatusTip(tip)
+    act.setCheckable(checkable)
+    act.triggered.connect(slot)
+    return act
+
+
+def _add_menu(window, controller, docks) -> None:
+    bar = window.menuBar()
+    help_action = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
+    menu = bar.addMenu("&Simulation")
+    if help_action is not None:  # keep Help last
+        bar.insertMenu(help_action, menu)
+    window.act_play = _action(window, "&Play / pause", lambda: controller.toggle(), "F9",
+                              "Run the moving entities (the level itself is not edited)")
+    window.act_step = _action(window, "&Step one frame", lambda: controller.step(), "F10")
+    window.act_stop = _action(window, "S&top (back to the edited level)", lambda: controller.stop(),
+                              "Shift+F9")
+    for act in (window.act_play, window.act_step, window.act_stop):
+        menu.addAction(act)
+    menu.addSeparator()
+    loop = _action(window, "&Loop playback", controller.set_loop, checkable=True)
+    loop.toggled.connect(lambda on: window.timeline_panel.loop_box.setChecked(on))
+    window.timeline_panel.loop_box.toggled.connect(loop.setChecked)
+    record = _action(window, "&Record frames", controller.set_record, checkable=True)
+    record.setChecked(controller.record)
+    record.toggled.connect(lambda on: window.timeline_panel.record_box.setChecked(on))
+    window.timeline_panel.record_box.toggled.connect(record.setChecked)
+    menu.addAction(loop)
+    menu.addAction(record)
+    menu.addSeparator()
+    heat = menu.addMenu("&Heatmap")
+    for metric, label in (("lifespan", "&Lifespan"), ("awake", "&Awake"), ("pair_tests", "&Pair tests"),
+                          ("depth", "&Depth")):
+        heat.addAction(_action(window, label, lambda checked=False, m=metric:
+                               window.state.set_overlay_settings(metric=m)))
+    menu.addSeparator()
+    menu.addAction(_action(window, "&Open recording…", lambda: _open_recording(window, controller),
+                           tip="A .npz recording or a JSON frame-lines file written by a game"))
+    menu.addAction(_action(window, "&Import frame lines (JSON)…",
+                           lambda: _open_recording(window, controller, json_only=True)))
+    menu.addAction(_action(window, "Save recording &as…", lambda: _save_recording(window, controller)))
+    panels = _panels_menu(window)
+    if panels is not None:
+        for dock in docks:
+            panels.addAction(dock.toggleViewAction())
+
+
+def _panels_menu(window):
+    for top in window.menuBar().actions():
+        if top.text().replace("&", "") == "View" and top.menu() is not None:
+            for act in top.menu().actions():
+                if act.menu() is not None and act.text().replace("&", "") == "Panels":
+                    return act.menu()
+    return None
+
+
+def _open_recording(window, controller, json_only: bool = False) -> None:
+    filters = "Frame lines (*.jsonl *.json *.ndjson);;All files (*)" if json_only else \
+        "Recordings (*.npz *.jsonl *.json *.ndjson);;All files (*)"
+    path, _ = QFileDialog.getOpenFileName(window, "Open recording", "", filters)
+    if path and controller.load_recording(path):
+        window.statusBar().showMessage(f"Loaded {path}: {len(controller.recording)} frames", 5000)
+
+
+def _save_recording(window, controller) -> None:
+    path, _ = QFileDialog.getSaveFileName(window, "Save recording", "recording.npz", "Recording (*.npz)")
+    if not path:
+        return
+    if not path.lower().endswith(".npz"):
+        path += ".npz"
+    if controller.save_recording(path):
+        window.statusBar().showMessage(f"Saved {path}", 4000)

@@ -1,0 +1,390 @@
+"""The timeline's playhead: a live simulation plus the replay of its recorded frames.
+
+:class:`TimelineController` owns a :class:`~editor.model.simulation.Simulation` of the open
+document (created on first play or step, on a *copy* of the scene's dynamic state: playing
+never pushes an undo command nor dirties the document) and a :class:`~editor.model.recording.Replay`
+of the recording into a fresh index of the **current** backend for scrubbing.
+
+The playhead is either at the live edge (the simulation's own frame, shown from its own index)
+or behind it (a recorded frame, rebuilt into the replay index). Playing from behind the edge
+steps the replay through the recorded frames; at the end it wraps to the first recorded frame
+when *loop* is on, otherwise it carries on simulating live. A loaded recording (``.npz`` or the
+JSON frame-lines format) has no live simulation: its playback stops at the end or wraps.
+``stop()`` drops the simulation and the views show the edited document again.
+
+Per displayed frame the controller emits ``frame_changed(FrameStats)`` once; views and panels
+redraw from :meth:`shown_index`, :meth:`shown_bodies` and :meth:`shown_nodes`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from editor.model import ChangeKind
+from editor.model.frame_format import load_frame_lines
+from editor.model.frame_step import FrameStats
+from editor.model.hotspots import HotspotWindow
+from editor.model.recording import Recording, Replay, load_recording, save_recording
+from editor.model.simulation import Simulation
+
+#: playback speeds offered (times real time)
+SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+#: timer period: one tick per displayed frame at 60 Hz
+TICK_MS = 16
+
+
+class TimelineController(QObject):
+    """Play, pause, step, scrub and record the simulation of the open document.
+
+    Parameters
+    ----------
+    state : EditorState
+        The editor state (its document is simulated; its overlay follows the playhead).
+
+    Signals
+    -------
+    frame_changed(FrameStats)
+        The displayed frame changed (a step, a seek, a stop).
+    state_changed(str)
+        ``"stopped"``, ``"playing"`` or ``"paused"``.
+    source_changed()
+        A simulation started or ended, or a recording was loaded: the frame range changed.
+    error(str)
+        Something could not be done (a bad motion key, an unreadable file).
+    """
+
+    STOPPED, PLAYING, PAUSED = "stopped", "playing", "paused"
+
+    frame_changed = Signal(object)
+    state_changed = Signal(str)
+    source_changed = Signal()
+    error = Signal(str)
+
+    def __init__(self, state, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.play_state = self.STOPPED
+        self.speed = 1.0
+        self.loop = False
+        self.record = True
+        self.simulation: Simulation | None = None
+        self.loaded: Recording | None = None     # a recording opened from a file
+        self.loaded_name = ""
+        self.replay: Replay | None = None
+        self.replay_frame = -1                   # -1: the playhead is at the live edge
+        self.history: dict[int, FrameStats] = {}  # stats of every frame shown, for the plots
+        self.last_stats: FrameStats | None = None
+        # a loaded recording has no simulation to keep hotspots: its replay feeds this window
+        self.replay_hotspots = HotspotWindow()
+        self._owed = 0.0
+        self._last_tick = 0.0
+        self.timer = QTimer(self)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._on_tick)
+        state.document_replaced.connect(self._on_document_replaced)
+        if state.document is not None:
+            self._on_document_replaced(state.document)
+
+    # ------------------------------------------------------------------ document
+    def _on_document_replaced(self, document) -> None:
+        self.stop()
+        self.loaded = None
+        document.scene_changed.connect(self._on_scene_changed)
+
+    def _on_scene_changed(self, ids, kind) -> None:
+        # an edit (not a selection) makes the running simulation stale: back to the edited state
+        if kind & ~ChangeKind.SELECTION and self.simulation is not None:
+            self.stop()
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def active(self) -> bool:
+        """True while a simulated or loaded frame is shown instead of the edited document."""
+        return self.simulation is not None or self.replay is not None
+
+    @property
+    def recording(self) -> Recording | None:
+        if self.loaded is not None:
+            return self.loaded
+        return self.simulation.recording if self.simulation is not None else None
+
+    @property
+    def frame(self) -> int:
+        """The displayed frame number (-1 when stopped)."""
+        if self.replay_frame >= 0:
+            return self.replay_frame
+        return self.simulation.frame if self.simulation is not None else -1
+
+    @property
+    def live(self) -> bool:
+        """The playhead is at the live simulation's own frame."""
+        return self.simulation is not None and self.replay_frame < 0
+
+    def shown_index(self):
+        """The spatial index of the displayed frame, or ``None`` (show the document's)."""
+        if self.live:
+            return self.simulation.index
+        if self.replay is not None and self.replay_frame >= 0:
+            return self.replay.index
+        return None
+
+    def shown_nodes(self):
+        """Node table of the displayed frame (the live one is read once per frame already)."""
+        if self.live and self.simulation.last_nodes is not None:
+            return self.simulation.last_nodes
+        index = self.shown_index()
+        return None if index is None else index.nodes()
+
+    def shown_pairs(self):
+        if self.live:
+            return self.simulation.last_pairs
+        return self.replay.last_pairs if self.replay is not None else None
+
+    def shown_bodies(self):
+        """``(ids, lo, hi, awake)`` of the dynamic objects of the displayed frame, or ``None``."""
+        if self.live:
+            return self.simulation.bodies_bounds()
+        if self.replay is not None and self.replay_frame >= 0:
+            rec = self.replay.recording.get(self.replay_frame)
+            return rec.ids, rec.lo, rec.hi, rec.awake
+        return None
+
+    @property
+    def hotspots(self) -> HotspotWindow | None:
+        """Pair tests per cell over the sliding window of the running source."""
+        if self.simulation is not None:
+            return self.simulation.hotspots
+        return self.replay_hotspots if self.loaded is not None else None
+
+    def frame_range(self) -> tuple[int, int]:
+        """First and last recorded frame (``(-1, -1)`` when nothing is recorded)."""
+        rec = self.recording
+        if rec is None or not len(rec):
+            return -1, -1
+        return rec.first_frame, rec.last_frame
+
+    def plot_columns(self) -> dict[str, np.ndarray]:
+        """Per-frame stats of every stepped frame shown (frame 0, the edited state, excluded)."""
+        frames = sorted(f for f in self.history if f > self._first_plotted())
+        cols = {"frame": np.array(frames, dtype=np.int64)}
+        for name in ("candidates", "overlapping", "nodes", "update_ms", "awake"):
+            cols[name] = np.array([getattr(self.history[f], name) for f in frames], dtype=np.float64)
+        return cols
+
+    def _first_plotted(self) -> int:
+        return 0 if self.loaded is None else self.loaded.first_frame - 1
+
+    # ------------------------------------------------------------------ source
+    def _index_like_document(self):
+        index = self.state.document.index
+        return type(index)(index.params)
+
+    def _ensure_source(self) -> bool:
+        if self.simulation is not None or self.loaded is not None:
+            return True
+        doc = self.state.document
+        if doc is None:
+            return False
+        config = _default_config(self.record)
+        try:
+            self.simulation = Simulation(doc.scene, backend=self._index_like_document(), config=config)
+        except Exception as exc:  # a bad motion key names the entity and key
+            self.error.emit(f"cannot simulate: {exc}")
+            return False
+        self.history = {}
+        self.replay = None
+        self.replay_frame = -1
+        self.source_changed.emit()
+        return True
+
+    def load_recording(self, path: str) -> bool:
+        """Open a ``.npz`` recording or a JSON frame-lines file and show its first frame."""
+        try:
+            if path.lower().endswith(".npz"):
+                rec = load_recording(path)
+            else:
+                rec = load_frame_lines(path)
+        except Exception as exc:
+            self.error.emit(str(exc))
+            return False
+        if not len(rec):
+            self.error.emit(f"{path}: the recording holds no frames")
+            return False
+        self.stop()
+        self.loaded = rec
+        self.loaded_name = path
+        self.history = {}
+        self.replay_hotspots.clear()
+        self.source_changed.emit()
+        self.seek(rec.first_frame)
+        return True
+
+    def save_recording(self, path: str) -> bool:
+        rec = self.recording
+        if rec is None or not len(rec):
+            self.error.emit("nothing recorded yet: play or step the simulation first")
+            return False
+        try:
+            save_recording(rec, path)
+        except Exception as exc:
+            self.error.emit(f"{path}: could not save the recording: {exc}")
+            return False
+        return True
+
+    # ------------------------------------------------------------------ transport
+    def _set_state(self, value: str) -> None:
+        if value != self.play_state:
+            self.play_state = value
+            self.state_changed.emit(value)
+
+    def play(self) -> None:
+        if not self._ensure_source():
+            return
+        self._owed = 0.0
+        self._last_tick = time.perf_counter()
+        self.timer.start()
+        self._set_state(self.PLAYING)
+
+    def pause(self) -> None:
+        self.timer.stop()
+        if self.play_state == self.PLAYING:
+            self._set_state(self.PAUSED)
+
+    def toggle(self) -> None:
+        self.pause() if self.play_state == self.PLAYING else self.play()
+
+    def stop(self) -> None:
+        """Drop the simulation (or unload nothing: a loaded recording rewinds) and show the
+        edited document again."""
+        self.timer.stop()
+        was_active = self.active
+        self.simulation = None
+        self.replay = None
+        self.replay_frame = -1
+        self.history = {}
+        self.last_stats = None
+        self._set_state(self.STOPPED)
+        if was_active:
+            self.source_changed.emit()
+            self._show(None)
+
+    def step(self, frames: int = 1) -> FrameStats | None:
+        """Advance ``frames`` frames (pauses playback)."""
+        if not self._ensure_source():
+            return None
+        if self.play_state != self.PAUSED:
+            self.timer.stop()
+            self._set_state(self.PAUSED)
+        return self._advance(frames)
+
+    def set_speed(self, speed: float) -> None:
+        if not speed > 0:
+            raise ValueError(f"playback speed must be positive, got {speed}")
+        self.speed = float(speed)
+
+    def set_loop(self, on: bool) -> None:
+        self.loop = bool(on)
+
+    def set_record(self, on: bool) -> None:
+        """Keep recording frames (off: the ring stops growing, scrubbing keeps what it has)."""
+        self.record = bool(on)
+        if self.simulation is not None:
+            self.simulation.config = dataclasses.replace(self.simulation.config, record=self.record)
+
+    def seek(self, frame: int) -> FrameStats | None:
+        """Show recorded ``frame``: replayed into a fresh index of the current backend."""
+        stats = self._seek(frame)
+        if stats is not None:
+            self._show(stats)
+        return stats
+
+    def _seek(self, frame: int) -> FrameStats | None:
+        rec = self.recording
+        if rec is None or rec.index_of(frame) < 0:
+            return None
+        if self.simulation is not None and frame == self.simulation.frame:
+            self.replay_frame = -1  # back at the live edge
+            stats = self.simulation.last_stats
+        else:
+            if self.replay is None or self.replay.recording is not rec:
+                self.replay = Replay(rec, self._index_like_document())
+            stats = self.replay.seek(frame)
+            self.replay_frame = frame
+            self.history.setdefault(frame, stats)
+        if self.play_state == self.STOPPED:
+            self._set_state(self.PAUSED)
+        return stats
+
+    # ------------------------------------------------------------------ stepping
+    def _on_tick(self) -> None:
+        now = time.perf_counter()
+        elapsed, self._last_tick = now - self._last_tick, now
+        dt = self.simulation.config.dt if self.simulation is not None else float(
+            self.loaded.meta.get("dt", 1 / 60)) if self.loaded is not None else 1 / 60
+        self._owed += elapsed * self.speed / dt
+        frames = min(int(self._owed), 4)  # a slow backend lowers the frame rate, not the UI
+        self._owed = min(self._owed - frames, 1.0)
+        if frames:
+            self._advance(frames)
+
+    def _advance(self, frames: int) -> FrameStats | None:
+        stats = None
+        for _ in range(frames):
+            stats = self._advance_one()
+            if stats is None:
+                break
+        if stats is not None:
+            self._show(stats)
+        return stats
+
+    def _advance_one(self) -> FrameStats | None:
+        rec = self.recording
+        if self.replay_frame >= 0:
+            pos = rec.index_of(self.replay_frame)
+            if pos + 1 < len(rec):
+                nxt = rec.at(pos + 1).frame
+                if self.simulation is not None and nxt == self.simulation.frame:
+                    self.replay_frame = -1  # caught up with the live edge
+                    return self.simulation.last_stats
+                stats = self.replay.step()
+                self.replay_frame = self.replay.frame
+                if self.simulation is None:
+                    self.replay_hotspots.push(self.replay_frame, self.replay.index.nodes(),
+                                              self.replay.last_pairs.node_tests)
+                self.history.setdefault(self.replay_frame, stats)
+                return stats
+            if self.loop:
+                return self._wrap()
+            if self.simulation is None:
+                self.pause()
+                return None
+            self.replay_frame = -1
+        if self.simulation is None:  # a loaded recording, before its first seek
+            return self._seek(rec.first_frame)
+        if self.loop and self.record and len(rec) >= rec.capacity and \
+                self.simulation.frame >= rec.last_frame:
+            return self._wrap()
+        stats = self.simulation.step()
+        self.history[stats.frame] = stats
+        return stats
+
+    def _wrap(self) -> FrameStats | None:
+        rec = self.recording
+        self.replay = None  # a fresh index, so lifespans restart like the first pass
+        first = rec.first_frame
+        if self.simulation is not None and first == 0:
+            first = rec.at(min(1, len(rec) - 1)).frame
+        return self._seek(first)
+
+    # ------------------------------------------------------------------ display
+    def _show(self, stats: FrameStats | None) -> None:
+        self.last_stats = stats
+        self.frame_changed.emit(stats)
+
+
+def _default_config(record: bool = True):
+    from editor.model.simulation import SimulationConfig
+    return SimulationConfig(record=record)

@@ -1,0 +1,109 @@
+"""Show the playhead's frame in the editor: tree overlay, moving bodies, framing.
+
+While a simulated or recorded frame is displayed, the tree overlay reads the node table of
+that frame's index instead of the document's (so the lifespan, awake and pair-test heatmaps
+follow the clock), and every view draws the dynamic bodies of the frame: awake ones bright,
+sleeping ones dim. Redraws are lazy: a displayed frame only marks the overlay dirty, and the
+editor state rebuilds it once per event-loop turn however many frames were stepped.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QRectF
+
+from ..overlay import box_lines, rect_segments
+from ..views.items2d import PathsItem, cosmetic_pen, segments_path
+
+AWAKE_RGB = (1.0, 0.55, 0.15)
+ASLEEP_RGB = (0.45, 0.55, 0.75)
+
+
+class LiveView:
+    """Binds a :class:`~.controller.TimelineController` to the window's views.
+
+    Parameters
+    ----------
+    window : MainWindow
+    controller : TimelineController
+    """
+
+    def __init__(self, window, controller) -> None:
+        self.window = window
+        self.state = window.state
+        self.controller = controller
+        self.bodies_drawn = 0
+        self.items2d = {}
+        for name, view in window.views2d.items():
+            item = PathsItem(z=7)
+            view.vb.addItem(item, ignoreBounds=True)
+            self.items2d[name] = item
+        self.item3d = None
+        if window.view3d is not None:
+            import pyqtgraph.opengl as gl
+            self.item3d = gl.GLLinePlotItem(pos=np.zeros((2, 3), dtype=np.float32), mode="lines",
+                                            width=2.0, antialias=False, glOptions="opaque")
+            self.item3d.setVisible(False)
+            window.view3d.addItem(self.item3d)
+        self._install_overlay_source()
+        controller.frame_changed.connect(self._on_frame_changed)
+
+    # ------------------------------------------------------------------ overlay
+    def _install_overlay_source(self) -> None:
+        """The overlay reads the displayed frame's nodes while the timeline shows one.
+
+        The editor state fetches its node table through one method; wrapping it on this
+        instance keeps the state unaware of the timeline (no per-frame undo, no dirty file).
+        """
+        state, controller = self.state, self.controller
+        fetch_document_table = state._fetch_table
+
+        def fetch_table():
+            nodes = controller.shown_nodes()
+            return fetch_document_table() if nodes is None else nodes
+
+        state._fetch_table = fetch_table
+
+    def _on_frame_changed(self, stats) -> None:
+        self.state.set_overlay_settings()  # marks the overlay dirty; rebuilt once this turn
+        self._draw_bodies()
+
+    # ------------------------------------------------------------------ bodies
+    def _draw_bodies(self) -> None:
+        bodies = self.controller.shown_bodies()
+        if bodies is None:
+            ids, lo, hi, awake = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)),
+                                  np.empty(0, dtype=bool))
+        else:
+            ids, lo, hi, awake = bodies
+        self.bodies_drawn = len(ids)
+        for name, item in self.items2d.items():
+            u, v = self.window.views2d[name].axes
+            layers = []
+            for flags, rgb in ((~awake, ASLEEP_RGB), (awake, AWAKE_RGB)):
+                if flags.any():
+                    rects = np.column_stack([lo[flags, u], lo[flags, v], hi[flags, u], hi[flags, v]])
+                    layers.append((segments_path(rect_segments(rects)), cosmetic_pen(rgb, 1.0, 1.5), None))
+            item.set_layers(layers)
+        if self.item3d is not None:
+            if len(ids):
+                colours = np.where(awake[:, None], np.array(AWAKE_RGB + (1.0,)),
+                                   np.array(ASLEEP_RGB + (1.0,))).astype(np.float32)
+                self.item3d.setData(pos=box_lines(lo, hi), color=np.repeat(colours, 24, axis=0))
+            self.item3d.setVisible(bool(len(ids)))
+
+
+def frame_box(window, lo, hi) -> None:
+    """Point every view at the box ``lo``..``hi`` (with a margin)."""
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    pad = max(float((hi - lo).max()), 64.0) * 0.25
+    for view in window.views2d.values():
+        u, v = view.axes
+        view.vb.setRange(QRectF(lo[u] - pad, lo[v] - pad, hi[u] - lo[u] + 2 * pad,
+                                hi[v] - lo[v] + 2 * pad), padding=0)
+    view3d = window.view3d
+    if view3d is not None:
+        from PySide6.QtGui import QVector3D
+        centre = (lo + hi) / 2
+        radius = max(float(np.linalg.norm(hi - lo)) / 2, 64.0)
+        view3d.setCameraPosition(pos=QVector3D(*centre), distance=radius * 2.5)

@@ -1,0 +1,62 @@
+"""Live per-frame plots of the simulation (pyqtgraph): pairs, nodes, update time, awake objects."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+#: plot -> [(column, colour, legend)]
+PLOTS = {
+    "pairs": [("candidates", (90, 170, 255), "candidate pairs"),
+              ("overlapping", (255, 120, 80), "overlapping pairs")],
+    "nodes": [("nodes", (140, 220, 120), "nodes"), ("awake", (255, 200, 60), "awake objects")],
+    "time": [("update_ms", (220, 130, 255), "update ms")],
+}
+
+
+class LivePlots(QWidget):
+    """Three small plots sharing the frame axis, with a line at the displayed frame."""
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setObjectName("timeline_plots")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.widgets: dict[str, pg.PlotWidget] = {}
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.cursors = []
+        first = None
+        for name, series in PLOTS.items():
+            plot = pg.PlotWidget(background=(24, 26, 31))
+            plot.setMinimumHeight(60)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            plot.addLegend(offset=(4, 2), labelTextSize="7pt", verSpacing=-6)
+            if first is None:
+                first = plot
+            else:
+                plot.setXLink(first)
+            for column, colour, label in series:
+                self.curves[column] = plot.plot([], [], pen=pg.mkPen(colour, width=1.5), name=label)
+            cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen((255, 255, 255, 90)))
+            plot.addItem(cursor, ignoreBounds=True)
+            self.cursors.append(cursor)
+            self.widgets[name] = plot
+            layout.addWidget(plot)
+        self.widgets["time"].setLabel("bottom", "frame")
+        controller.frame_changed.connect(lambda stats: self.refresh())
+
+    def point_count(self, column: str = "candidates") -> int:
+        """Points drawn in a column's curve."""
+        x, _ = self.curves[column].getData()
+        return 0 if x is None else len(x)
+
+    def refresh(self) -> None:
+        cols = self.controller.plot_columns()
+        for column, curve in self.curves.items():
+            curve.setData(cols["frame"], cols[column])
+        frame = self.controller.frame
+        for cursor in self.cursors:
+            cursor.setVisible(frame >= 0)
+            cursor.setValue(max(frame, 0))

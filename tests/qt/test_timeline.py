@@ -1,0 +1,172 @@
+"""The simulation's GUI: timeline transport, scrubbing, live plots, heatmaps, hotspots."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from editor.model.commands import SetSelection
+
+
+@pytest.fixture
+def timeline_window(window):
+    if getattr(window, "timeline", None) is None:
+        from editor.qt.timeline import install_timeline
+        install_timeline(window)
+    return window
+
+
+def test_play_advances_frames_and_plots_one_point_per_frame(timeline_window, qtbot):
+    w = timeline_window
+    c = w.timeline
+    assert c.frame == -1 and not c.active
+    c.play()
+    qtbot.waitUntil(lambda: c.frame >= 12, timeout=10_000)
+    c.pause()
+    played = c.frame
+    assert c.play_state == "paused"
+    assert w.timeline_panel.plots.point_count("candidates") == played
+    assert w.timeline_panel.plots.point_count("update_ms") == played
+    assert f"frame {played} " in w.timeline_panel.frame_label.text()
+    cols = c.plot_columns()
+    assert cols["frame"].tolist() == list(range(1, played + 1))
+
+
+def test_step_adds_exactly_one_frame_and_pause_holds(timeline_window, qtbot):
+    c = timeline_window.timeline
+    c.step(5)
+    assert c.frame == 5 and c.play_state == "paused"
+    qtbot.wait(100)
+    assert c.frame == 5  # paused: the timer does not advance
+    timeline_window.timeline_panel.step_button.click()
+    assert c.frame == 6
+    assert timeline_window.timeline_panel.plots.point_count() == 6
+
+
+def test_scrubbing_back_replays_the_recorded_pairs(timeline_window, qtbot):
+    c = timeline_window.timeline
+    pairs_at, bodies_at = {}, {}
+    for _ in range(40):
+        c.step()
+        pairs_at[c.frame] = c.shown_pairs().pairs.copy()
+        bodies_at[c.frame] = c.shown_bodies()
+    slider = timeline_window.timeline_panel.slider
+    assert (slider.minimum(), slider.maximum()) == (0, 40)
+    for frame in (12, 27, 3):
+        slider.setValue(frame)
+        assert c.frame == frame and not c.live
+        np.testing.assert_array_equal(c.shown_pairs().pairs, pairs_at[frame])
+        ids, lo, hi, awake = c.shown_bodies()
+        np.testing.assert_array_equal(ids, bodies_at[frame][0])
+        np.testing.assert_array_equal(lo, bodies_at[frame][1])
+        np.testing.assert_array_equal(awake, bodies_at[frame][3])
+    # playing from behind the edge replays the recorded frames, then reaches the live edge
+    c.step(37)
+    assert c.frame == 40 and c.live
+    np.testing.assert_array_equal(c.shown_pairs().pairs, pairs_at[40])
+    c.step()
+    assert c.frame == 41 and c.live
+
+
+def test_overlay_follows_the_displayed_frame_once_per_frame(timeline_window, qtbot):
+    w = timeline_window
+    c, st = w.timeline, w.state
+    st.set_overlay_settings(metric="lifespan")
+    st.flush()
+    rebuilds = []
+    st.overlay_changed.connect(lambda geom: rebuilds.append(geom))
+    c.step(3)
+    c.step(4)
+    qtbot.waitUntil(lambda: len(rebuilds) >= 1)
+    qtbot.wait(50)
+    assert len(rebuilds) == 1  # two displayed frames in one event-loop turn: one rebuild
+    assert st.node_table is c.simulation.last_nodes
+    assert rebuilds[-1].metric == "lifespan"
+    np.testing.assert_array_equal(rebuilds[-1].values,
+                                  c.simulation.last_nodes.lifespan_left[rebuilds[-1].rows])
+    # the views draw the moving bodies of the frame
+    assert w.live_view.bodies_drawn == len(c.simulation.bodies_bounds()[0]) > 0
+    c.stop()
+    st.flush()
+    assert len(st.node_table) == len(w.document.index.nodes())
+    assert w.live_view.bodies_drawn == 0
+
+
+def test_hotspots_rank_cells_and_select_their_objects(timeline_window, qtbot):
+    w = timeline_window
+    c, doc = w.timeline, w.document
+    c.step(90)
+    panel = w.hotspot_panel
+    panel.refresh()
+    assert panel.tree.topLevelItemCount() > 0
+    tests = [int(panel.tree.topLevelItem(r).text(1)) for r in range(panel.tree.topLevelItemCount())]
+    assert tests == sorted(tests, reverse=True) and tests[0] > 0
+    row = next(r for r in range(panel.tree.topLevelItemCount())
+               if any(i in doc.scene for i in panel.tree.topLevelItem(r).data(0, 256)))
+    wanted = {i for i in panel.tree.topLevelItem(row).data(0, 256) if i in doc.scene}
+    assert panel.select_row(row)
+    assert set(doc.selection) == wanted
+    assert not doc.is_dirty()
+    assert isinstance(doc.stack.command(doc.stack.index - 1), SetSelection)
+    doc.stack.undo()
+    assert set(doc.selection) != wanted
+    # the cell is framed in the top view
+    spot = panel.hotspots[row]
+    xr, yr = w.views2d["Top"].vb.viewRange()
+    assert xr[0] <= spot.lo[0] and spot.hi[0] <= xr[1]
+
+
+def test_document_stays_clean_while_playing_and_stop_returns_to_the_edit(timeline_window, qtbot):
+    w = timeline_window
+    c, doc = w.timeline, w.document
+    history_before = (doc.stack.index, len(doc.stack))
+    entity_before = {oid: (doc.scene[oid].lo.copy()) for oid in doc.scene.point_entity_ids()}
+    c.play()
+    qtbot.waitUntil(lambda: c.frame >= 20, timeout=10_000)
+    assert not doc.is_dirty()
+    assert (doc.stack.index, len(doc.stack)) == history_before
+    assert "*" not in w.windowTitle()
+    c.stop()
+    assert c.frame == -1 and c.play_state == "stopped" and not c.active
+    for oid, lo in entity_before.items():
+        np.testing.assert_array_equal(doc.scene[oid].lo, lo)
+
+
+def test_an_edit_stops_the_simulation(timeline_window):
+    from editor.model.commands import SetProperties
+    c, doc = timeline_window.timeline, timeline_window.document
+    c.step(3)
+    oid = doc.scene.point_entity_ids()[0]
+    assert doc.push(SetProperties([oid], {"note": "edited"}))
+    assert not c.active and c.frame == -1
+
+
+def test_recording_saves_loads_and_plays_to_its_end(timeline_window, qtbot, tmp_path):
+    c = timeline_window.timeline
+    c.step(15)
+    path = str(tmp_path / "run.npz")
+    assert c.save_recording(path)
+    pairs_live = c.shown_pairs().pairs.copy()
+    assert c.load_recording(path)
+    assert c.simulation is None and c.frame_range() == (0, 15)
+    c.step(15)
+    assert c.frame == 15
+    np.testing.assert_array_equal(c.shown_pairs().pairs, pairs_live)
+    c.step()  # the end of a loaded recording without loop: stays on the last frame
+    assert c.frame == 15
+    c.set_loop(True)
+    c.step()
+    assert c.frame == 0
+
+
+def test_malformed_frame_lines_are_reported_and_nothing_changes(timeline_window, tmp_path):
+    w = timeline_window
+    c = w.timeline
+    c.step(2)
+    bad = tmp_path / "game.jsonl"
+    bad.write_text('{"frame": 0, "objects": [[1, 0, 0, 0, 1, 1, 1, true]]}\n'
+                   '{"frame": 1, "objects": [[1, 0, 0, 0, 1, 1]]}\n')
+    errors = []
+    c.error.connect(errors.append)
+    assert not c.load_recording(str(bad))
+    assert errors and ":2:" in errors[0]
+    assert c.simulation is not None and c.frame == 2 and c.loaded is None
