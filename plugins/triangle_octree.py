@@ -46,8 +46,9 @@ class TriangleOctreeParams:
                                help="A leaf holding more items than this splits in eight.")
     max_depth: int = param(12, lo=1, hi=24, unit="levels",
                            help="Deepest level a cube may be split to.")
-    min_size: float = param(1.0, lo=1e-6, hi=1e6, unit="units", scale="log",
-                            help="Cubes are not split below this side.")
+    min_size: float = param(1e-3, lo=1e-6, hi=1e6, unit="units", scale="log",
+                            help="Cubes are not split below this side (small: meshes come in "
+                                 "metres as often as in map units).")
 
 
 class TriangleOctree(SpatialIndex):
