@@ -1,110 +1,145 @@
-"""A read-only packed copy of every node's objects, sorted so queries need not scan whole lists.
+"""A read-only packed copy of every node's objects with a small bounding-volume tree per node.
 
-Upper nodes of a classic octree hold every object straddling their split planes — thousands in
-a large mixed-size level — and a query that reaches such a node would test them all. The packed
-copy (rebuilt lazily at the first query after an edit) stores each node's objects contiguously,
-with their boxes, split in three groups by the first split plane of the node they straddle, and
-each group sorted by ``lo`` along an axis on which it does not clump. A box query then binary
-searches each group for the entries that can reach it on that axis (``lo >= qlo - reach`` with
-``reach`` the group's largest extent there) and stops at the first entry starting beyond it.
+Upper nodes of a classic octree hold every object straddling their split planes — tens of
+thousands in a large mixed-size level — and a query that reaches such a node would test them
+all. The packed copy (rebuilt lazily at the first query after an edit) stores each node's
+objects contiguously, with their boxes, ordered as the leaves of a *node tree*: a binary tree of
+bounding boxes over that node's own objects only, split at the median centre along the widest
+axis until at most :data:`LEAF_SIZE` objects remain. Queries descend it like the octree itself,
+so a crowded node costs about the logarithm of its list, not the list.
+
+The node tree does not change where objects live — it is an index over each node's own list,
+which the octree's placement rule still decides. Its boxes are exact unions of the object
+boxes, so every predicate that accepts an object accepts each node-tree box above it (the
+rounding argument of :mod:`.query_kernels` applies unchanged).
+
+Layout of the tuple returned by :func:`pack`:
+
+* ``slots (n,)`` and ``boxes (n, 6)`` (lo xyz, hi xyz): the objects, node by node;
+* ``root_of (nodes,)``: the node-tree row of each octree node's list, ``-1`` when it is empty;
+* ``tree_box (m, 6)``: bounds of each node-tree row;
+* ``tree_int (m, 3)``: first and end entry (into ``slots``) and the right child's row; the left
+  child is the next row, and a right child of ``-1`` marks a leaf.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from .layout import CORE_HI, CORE_LO, COUNT, HEAD, NEXT
+from .layout import COUNT, HEAD, NEXT
+
+#: Objects per node-tree leaf: small, so a ray or box tests few objects it cannot meet.
+LEAF_SIZE = 4
+#: Node-tree rows a traversal may hold pending: median splits keep a tree of n objects about
+#: log2(n) deep, so 64 levels cover any list that fits in memory.
+TREE_STACK = 128
+
+FIRST = 0
+END = 1
+RIGHT = 2
 
 
-@numba.njit(cache=True, inline="always")
-def group_axis(group):
-    """Sort axis of a group: not the axis its objects straddle."""
-    return (group + 1) % 3
+@numba.njit(cache=True)
+def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack):
+    """Build the node tree over ``idx[:n]`` (object slots, reordered in place); returns rows used.
+
+    ``cen`` is scratch for the doubled centres; ``base`` is where the list starts in ``slots``.
+    """
+    for i in range(n):
+        s = idx[i]
+        for a in range(3):
+            cen[i, a] = lo[s, a] + hi[s, a]
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    stack[0, 2] = -1
+    top = 1
+    while top > 0:
+        top -= 1
+        s0 = stack[top, 0]
+        s1 = stack[top, 1]
+        parent = stack[top, 2]
+        k = used
+        used += 1
+        if parent >= 0:
+            tree_int[parent, RIGHT] = k
+        tree_int[k, FIRST] = base + s0
+        tree_int[k, END] = base + s1
+        tree_int[k, RIGHT] = -1
+        for a in range(3):
+            tree_box[k, a] = np.inf
+            tree_box[k, 3 + a] = -np.inf
+        cmin = np.full(3, np.inf)
+        cmax = np.full(3, -np.inf)
+        for i in range(s0, s1):
+            s = idx[i]
+            for a in range(3):
+                tree_box[k, a] = min(tree_box[k, a], lo[s, a])
+                tree_box[k, 3 + a] = max(tree_box[k, 3 + a], hi[s, a])
+                cmin[a] = min(cmin[a], cen[i, a])
+                cmax[a] = max(cmax[a], cen[i, a])
+        if s1 - s0 <= LEAF_SIZE:
+            continue
+        axis = 0
+        for a in range(1, 3):
+            if cmax[a] - cmin[a] > cmax[axis] - cmin[axis]:
+                axis = a
+        if cmax[axis] > cmin[axis]:
+            perm = np.argsort(cen[s0:s1, axis])
+            seg = idx[s0:s1].copy()
+            segc = cen[s0:s1].copy()
+            for i in range(s1 - s0):
+                idx[s0 + i] = seg[perm[i]]
+                for a in range(3):
+                    cen[s0 + i, a] = segc[perm[i], a]
+        mid = (s0 + s1) // 2
+        # the right half waits on the stack; the left half is popped next and gets row k + 1
+        stack[top, 0] = mid
+        stack[top, 1] = s1
+        stack[top, 2] = k
+        top += 1
+        stack[top, 0] = s0
+        stack[top, 1] = mid
+        stack[top, 2] = -1
+        top += 1
+    return used
 
 
 @numba.njit(cache=True)
 def pack(NI, NF, OB, lo, hi, order):
-    """Pack the objects of the nodes in ``order``.
-
-    Returns ``(slots, boxes (n, 6), group_start (nodes, 4), reach (nodes, 3))``: node ``v``'s
-    group ``g`` occupies ``group_start[v, g]:group_start[v, g + 1]``.
-    """
+    """Pack the objects of the nodes in ``order`` and build each node's tree (see module doc)."""
     total = 0
+    largest = 0
     for k in range(len(order)):
         total += NI[order[k], COUNT]
+        largest = max(largest, NI[order[k], COUNT])
     slots = np.empty(total, dtype=np.int64)
     boxes = np.empty((total, 6))
-    group_start = np.zeros((NI.shape[0], 4), dtype=np.int64)
-    reach = np.zeros((NI.shape[0], 3))
-    tmp = np.empty(64, dtype=np.int64)
-    cls = np.empty(64, dtype=np.int64)
+    root_of = np.full(NI.shape[0], -1, dtype=np.int64)
+    tree_box = np.empty((2 * total + 1, 6))
+    tree_int = np.empty((2 * total + 1, 3), dtype=np.int64)
+    idx = np.empty(largest, dtype=np.int64)
+    cen = np.empty((largest, 3))
+    stack = np.empty((TREE_STACK, 3), dtype=np.int64)
+    used = 0
     pos = 0
     for k in range(len(order)):
         node = order[k]
         n = NI[node, COUNT]
-        if n > tmp.shape[0]:
-            tmp = np.empty(2 * n, dtype=np.int64)
-            cls = np.empty(2 * n, dtype=np.int64)
-        counts = np.zeros(3, dtype=np.int64)
+        if n == 0:
+            continue
         s = NI[node, HEAD]
         i = 0
         while s >= 0:
-            tmp[i] = s
-            c = 2
-            for a in range(3):
-                mid = 0.5 * (NF[node, CORE_LO + a] + NF[node, CORE_HI + a])
-                if lo[s, a] < mid and hi[s, a] > mid:
-                    c = a
-                    break
-            cls[i] = c
-            counts[c] += 1
+            idx[i] = s
             i += 1
             s = OB[s, NEXT]
-        group_start[node, 0] = pos
-        for g in range(3):
-            group_start[node, g + 1] = group_start[node, g] + counts[g]
-        fill = group_start[node, :3].copy()
+        root_of[node] = used
+        used = _build_node_tree(lo, hi, idx, cen, n, pos, tree_box, tree_int, used, stack)
         for i in range(n):
-            slots[fill[cls[i]]] = tmp[i]
-            fill[cls[i]] += 1
-        for g in range(3):
-            g0 = group_start[node, g]
-            g1 = group_start[node, g + 1]
-            if g1 == g0:
-                continue
-            axis = group_axis(g)
-            keys = np.empty(g1 - g0)
-            for i in range(g0, g1):
-                keys[i - g0] = lo[slots[i], axis]
-            perm = np.argsort(keys, kind="mergesort")
-            seg = slots[g0:g1].copy()
-            widest = 0.0
-            for i in range(g1 - g0):
-                s = seg[perm[i]]
-                slots[g0 + i] = s
-                for a in range(3):
-                    boxes[g0 + i, a] = lo[s, a]
-                    boxes[g0 + i, 3 + a] = hi[s, a]
-                widest = max(widest, hi[s, axis] - lo[s, axis])
-            reach[node, g] = widest
+            s = idx[i]
+            slots[pos + i] = s
+            for a in range(3):
+                boxes[pos + i, a] = lo[s, a]
+                boxes[pos + i, 3 + a] = hi[s, a]
         pos += n
-    return slots, boxes, group_start, reach
-
-
-@numba.njit(cache=True, inline="always")
-def first_reaching(boxes, g0, g1, axis, qlo_axis, reach):
-    """First entry of a group (sorted by ``lo`` on ``axis``) that may reach ``qlo_axis``.
-
-    Entries before it end below ``qlo_axis``; the slack keeps the bound conservative under
-    rounding of ``hi - lo``.
-    """
-    key = qlo_axis - reach * (1.0 + 1e-9) - abs(qlo_axis) * 4e-16
-    a = g0
-    b = g1
-    while a < b:
-        mid = (a + b) // 2
-        if boxes[mid, axis] < key:
-            a = mid + 1
-        else:
-            b = mid
-    return a
+    return slots, boxes, root_of, tree_box[:used].copy(), tree_int[:used].copy()

@@ -6,9 +6,11 @@ the slab ray test, the positive-vertex frustum test); floating-point rounding is
 node that encloses an object is never rejected when the object itself would pass, and ray
 entry distances are bit-identical to the reference's.
 
-Queries read each node's objects from the packed copy of :mod:`.packed_kernels` (contiguous,
-grouped and sorted): box and sphere queries scan only the sorted range that can reach them,
-rays and frusta scan the node's entries in memory order.
+Queries read each node's objects from the packed copy of :mod:`.packed_kernels` and descend
+the node's own small tree of bounding boxes instead of scanning its whole list, so a node crowded
+with straddlers costs about the logarithm of its list. Closest-hit rays keep octree nodes and
+node-tree rows on one stack ordered by entry distance, so the nearest candidates are tested
+first and everything beyond the best hit so far is skipped.
 
 The root may be told to be always visited (``root_always``): under the ``keep_in_root`` policy
 it holds objects that stick out of its cell.
@@ -18,10 +20,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .layout import CHILD, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
-from .packed_kernels import first_reaching, group_axis
+from .layout import CHILD, LOOSE_HI, LOOSE_LO, NCHILD
+from .packed_kernels import END, FIRST, RIGHT, TREE_STACK
 
 STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
+#: A closest-hit ray's stack holds at most 8 pending items per octree level plus, for each
+#: octree node whose list is being descended, one pending row per node-tree level.
+RAY_STACK = 8 * 32 + 32 * TREE_STACK
 
 
 @numba.njit(cache=True)
@@ -116,13 +121,61 @@ def _frustum_box_rows(planes, lo, hi, s):
     return True
 
 
+@numba.njit(cache=True, inline="always")
+def _shape_meets(kind, box, row, qlo, qhi, centre, radius, planes):
+    """Row ``row`` of an ``(n, 6)`` box array meets the box (kind 0), sphere (1) or frustum (2)."""
+    if kind == 0:
+        for a in range(3):
+            if box[row, a] > qhi[a] or qlo[a] > box[row, 3 + a]:
+                return False
+        return True
+    if kind == 1:
+        return _sphere_meets(box[row, 0], box[row, 1], box[row, 2], box[row, 3], box[row, 4],
+                             box[row, 5], centre, radius)
+    return _frustum_keeps(planes, box, row, 0, 3)
+
+
+@numba.njit(cache=True)
+def _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack, out, m):
+    """Objects of ``node``'s own list meeting the shape, appended to ``out`` from ``m``.
+
+    Writes stop at ``out``'s capacity but counting goes on; returns ``(hits so far, tested)``
+    so the caller can grow ``out`` and scan again.
+    """
+    slots, boxes, root_of, tree_box, tree_int = packed
+    cap = out.shape[0]
+    tested = 0
+    root = root_of[node]
+    if root < 0:
+        return m, tested
+    tree_stack[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        k = tree_stack[top]
+        if not _shape_meets(kind, tree_box, k, qlo, qhi, centre, radius, planes):
+            continue
+        right = tree_int[k, RIGHT]
+        if right >= 0:
+            tree_stack[top] = right
+            tree_stack[top + 1] = k + 1
+            top += 2
+            continue
+        for e in range(tree_int[k, FIRST], tree_int[k, END]):
+            tested += 1
+            if _shape_meets(kind, boxes, e, qlo, qhi, centre, radius, planes):
+                if m < cap:
+                    out[m] = slots[e]
+                m += 1
+    return m, tested
+
+
 @numba.njit(cache=True)
 def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_always, trace):
     """Objects meeting a box (``kind`` 0), sphere (1) or frustum (2).
 
-    ``packed`` is the output of :func:`.packed_kernels.pack`; for a sphere, ``qlo``/``qhi`` is
-    (a slightly padded) bounding box of it, used to narrow the scan of each node's objects.
-    Returns ``(slots, nodes visited, objects tested, visited node ids, culled node ids)``.
+    ``packed`` is the output of :func:`.packed_kernels.pack`. Returns ``(slots, nodes visited,
+    objects tested, visited node ids, culled node ids)``.
     """
     out = np.empty(64, dtype=np.int64)
     m = 0
@@ -132,20 +185,14 @@ def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_alw
     nc = 0
     tested = 0
     stack = np.empty(STACK, dtype=np.int64)
+    tree_stack = np.empty(TREE_STACK, dtype=np.int64)
+    loose = NF[:, LOOSE_LO:LOOSE_HI + 3]  # lo xyz, hi xyz, like the object boxes
     stack[0] = 0
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if kind == 0:
-            meets = _node_meets_box(NF, node, qlo, qhi)
-        elif kind == 1:
-            meets = _sphere_meets(NF[node, LOOSE_LO], NF[node, LOOSE_LO + 1], NF[node, LOOSE_LO + 2],
-                                  NF[node, LOOSE_HI], NF[node, LOOSE_HI + 1], NF[node, LOOSE_HI + 2],
-                                  centre, radius)
-        else:
-            meets = _frustum_keeps(planes, NF, node, LOOSE_LO, LOOSE_HI)
-        if not meets and not (node == 0 and root_always):
+        if not _shape_meets(kind, loose, node, qlo, qhi, centre, radius, planes) and not (node == 0 and root_always):
             if trace:
                 if nc >= culled_ids.shape[0]:
                     culled_ids = _grow(culled_ids, nc + 1)
@@ -157,30 +204,13 @@ def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_alw
                 visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
-        slots, boxes, group_start, reach = packed
-        for g in range(3):
-            g0 = group_start[node, g]
-            g1 = group_start[node, g + 1]
-            if g0 == g1:
-                continue
-            axis = group_axis(g)
-            first = g0 if kind == 2 else first_reaching(boxes, g0, g1, axis, qlo[axis], reach[node, g])
-            for e in range(first, g1):
-                if kind != 2 and boxes[e, axis] > qhi[axis]:
-                    break
-                tested += 1
-                if kind == 0:
-                    hit = _packed_meets_box(boxes, e, qlo, qhi)
-                elif kind == 1:
-                    hit = _sphere_meets(boxes[e, 0], boxes[e, 1], boxes[e, 2], boxes[e, 3], boxes[e, 4],
-                                        boxes[e, 5], centre, radius)
-                else:
-                    hit = _frustum_keeps(planes, boxes, e, 0, 3)
-                if hit:
-                    if m >= out.shape[0]:
-                        out = _grow(out, m + 1)
-                    out[m] = slots[e]
-                    m += 1
+        m_new, t = _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack, out, m)
+        if m_new > out.shape[0]:
+            out = _grow(out, 2 * m_new)
+            m_new, t = _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack,
+                                  out, m)
+        m = m_new
+        tested += t
         if NI[node, NCHILD]:
             for c in range(7, -1, -1):
                 child = NI[node, CHILD + c]
@@ -193,6 +223,7 @@ def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_alw
 @numba.njit(cache=True)
 def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
     """Every object the ray meets within ``max_t``: ``(slots, t, visited, tested, visited ids)``."""
+    slots, boxes, root_of, tree_box, tree_int = packed
     inv, parallel = _ray_setup(direction)
     out = np.empty(64, dtype=np.int64)
     out_t = np.empty(64)
@@ -201,6 +232,7 @@ def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
     nv = 0
     tested = 0
     stack = np.empty(STACK, dtype=np.int64)
+    tree_stack = np.empty(TREE_STACK, dtype=np.int64)
     stack[0] = 0
     top = 1
     while top > 0:
@@ -214,18 +246,32 @@ def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
                 visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
-        slots, boxes, group_start, _ = packed
-        for e in range(group_start[node, 0], group_start[node, 3]):
-            tested += 1
-            hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
-            if hit and t <= max_t:
-                if m >= out.shape[0]:
-                    out = _grow(out, m + 1)
-                if m >= out_t.shape[0]:
-                    out_t = _grow(out_t, m + 1)
-                out[m] = slots[e]
-                out_t[m] = t
-                m += 1
+        tt = 0
+        if root_of[node] >= 0:
+            tree_stack[0] = root_of[node]
+            tt = 1
+        while tt > 0:
+            tt -= 1
+            k = tree_stack[tt]
+            hit, t = _slab(origin, inv, parallel, tree_box, k, 0, 3)
+            if not (hit and t <= max_t):
+                continue
+            right = tree_int[k, RIGHT]
+            if right >= 0:
+                tree_stack[tt] = right
+                tree_stack[tt + 1] = k + 1
+                tt += 2
+                continue
+            for e in range(tree_int[k, FIRST], tree_int[k, END]):
+                tested += 1
+                hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                if hit and t <= max_t:
+                    if m >= out.shape[0]:
+                        out = _grow(out, m + 1)
+                        out_t = _grow(out_t, m + 1)
+                    out[m] = slots[e]
+                    out_t[m] = t
+                    m += 1
         if NI[node, NCHILD]:
             for c in range(7, -1, -1):
                 child = NI[node, CHILD + c]
@@ -236,38 +282,25 @@ def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
 
 
 @numba.njit(cache=True)
-def _one_box(NI, NF, packed, qlo, qhi, root_always, stack, out, m):
+def _one_box(NI, NF, packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     """One box query writing hits into ``out`` from ``m`` up to its capacity.
 
     Returns ``(hits so far, nodes visited, objects tested)``; the caller grows ``out`` and
     repeats the query when the count exceeds the capacity (no growth inside the loop).
     """
-    slots, boxes, group_start, reach = packed
-    cap = out.shape[0]
     visited = 0
     tested = 0
     stack[0] = 0
     top = 1
+    planes = np.empty((0, 4))
     while top > 0:
         top -= 1
         node = stack[top]
         if not _node_meets_box(NF, node, qlo, qhi) and not (node == 0 and root_always):
             continue
         visited += 1
-        for g in range(3):
-            g0 = group_start[node, g]
-            g1 = group_start[node, g + 1]
-            if g0 == g1:
-                continue
-            axis = group_axis(g)
-            for e in range(first_reaching(boxes, g0, g1, axis, qlo[axis], reach[node, g]), g1):
-                if boxes[e, axis] > qhi[axis]:
-                    break
-                tested += 1
-                if _packed_meets_box(boxes, e, qlo, qhi):
-                    if m < cap:
-                        out[m] = slots[e]
-                    m += 1
+        m, t = _scan_list(packed, node, 0, qlo, qhi, qlo, 0.0, planes, tree_stack, out, m)
+        tested += t
         if NI[node, NCHILD]:
             for c in range(8):
                 child = NI[node, CHILD + c]
@@ -275,14 +308,6 @@ def _one_box(NI, NF, packed, qlo, qhi, root_always, stack, out, m):
                     stack[top] = child
                     top += 1
     return m, visited, tested
-
-
-@numba.njit(cache=True, inline="always")
-def _packed_meets_box(boxes, e, qlo, qhi):
-    for a in range(3):
-        if boxes[e, a] > qhi[a] or qlo[a] > boxes[e, 3 + a]:
-            return False
-    return True
 
 
 @numba.njit(cache=True)
@@ -294,36 +319,51 @@ def query_boxes(NI, NF, packed, qlo, qhi, root_always):
     visited = np.zeros(q, dtype=np.int64)
     tested = np.zeros(q, dtype=np.int64)
     stack = np.empty(STACK, dtype=np.int64)
+    tree_stack = np.empty(TREE_STACK, dtype=np.int64)
     m = 0
     for i in range(q):
         m_new, visited[i], tested[i] = _one_box(NI, NF, packed, qlo[i], qhi[i], root_always,
-                                                stack, out, m)
+                                                stack, tree_stack, out, m)
         if m_new > out.shape[0]:
             out = _grow(out, 2 * m_new)
             m_new, visited[i], tested[i] = _one_box(NI, NF, packed, qlo[i], qhi[i], root_always,
-                                                    stack, out, m)
+                                                    stack, tree_stack, out, m)
         m = m_new
         offsets[i + 1] = m
     return out[:m], offsets, visited, tested
 
 
+@numba.njit(cache=True, inline="always")
+def _push_sorted(cand, cand_t, k, item, t):
+    """Insert into the candidate list kept farthest first (so the nearest is popped first)."""
+    j = k
+    while j > 0 and cand_t[j - 1] < t:
+        cand[j] = cand[j - 1]
+        cand_t[j] = cand_t[j - 1]
+        j -= 1
+    cand[j] = item
+    cand_t[j] = t
+    return k + 1
+
+
 @numba.njit(cache=True)
 def query_rays_closest(NI, NF, packed, ids, origins, directions, max_t, root_always):
-    """Closest hit per ray (ties to the smaller id), children visited front to back.
+    """Closest hit per ray (ties to the smaller id), nearest candidates first.
 
-    A node is skipped once its entry distance exceeds the best hit so far, so a ray stops
-    descending as soon as nothing nearer can remain.
+    One stack holds octree nodes (ids ``>= 0``) and rows of the nodes' own trees (``-1 - row``)
+    with their entry distances; whatever enters beyond the best hit so far is skipped, so a ray
+    stops as soon as nothing nearer can remain. Only octree nodes count as visited.
     """
-    slots, boxes, group_start, _ = packed
+    slots, boxes, root_of, tree_box, tree_int = packed
     q = origins.shape[0]
     best_slot = np.full(q, -1, dtype=np.int64)
     best_t = np.full(q, np.inf)
     visited = np.zeros(q, dtype=np.int64)
     tested = np.zeros(q, dtype=np.int64)
-    stack = np.empty(STACK, dtype=np.int64)
-    stack_t = np.empty(STACK)
-    child_ids = np.empty(8, dtype=np.int64)
-    child_t = np.empty(8)
+    stack = np.empty(RAY_STACK, dtype=np.int64)
+    stack_t = np.empty(RAY_STACK)
+    cand = np.empty(9, dtype=np.int64)
+    cand_t = np.empty(9)
     for i in range(q):
         origin = origins[i]
         inv, parallel = _ray_setup(directions[i])
@@ -340,37 +380,43 @@ def query_rays_closest(NI, NF, packed, ids, origins, directions, max_t, root_alw
             top = 1
         while top > 0:
             top -= 1
-            node = stack[top]
+            item = stack[top]
             if stack_t[top] > limit:
                 continue
-            visited[i] += 1
-            for e in range(group_start[node, 0], group_start[node, 3]):
-                tested[i] += 1
-                hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
-                if hit and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
-                    limit = t
-                    best = slots[e]
-                    best_id = ids[best]
-            if NI[node, NCHILD] == 0:
-                continue
             k = 0
-            for c in range(8):
-                child = NI[node, CHILD + c]
-                if child >= 0:
-                    hit, t = _slab(origin, inv, parallel, NF, child, LOOSE_LO, LOOSE_HI)
+            if item >= 0:
+                visited[i] += 1
+                root = root_of[item]
+                if root >= 0:
+                    hit, t = _slab(origin, inv, parallel, tree_box, root, 0, 3)
                     if hit and t <= limit:
-                        # insertion sort, farthest first, so the nearest child is popped first
-                        j = k
-                        while j > 0 and child_t[j - 1] < t:
-                            child_ids[j] = child_ids[j - 1]
-                            child_t[j] = child_t[j - 1]
-                            j -= 1
-                        child_ids[j] = child
-                        child_t[j] = t
-                        k += 1
+                        k = _push_sorted(cand, cand_t, k, -1 - root, t)
+                if NI[item, NCHILD]:
+                    for c in range(8):
+                        child = NI[item, CHILD + c]
+                        if child >= 0:
+                            hit, t = _slab(origin, inv, parallel, NF, child, LOOSE_LO, LOOSE_HI)
+                            if hit and t <= limit:
+                                k = _push_sorted(cand, cand_t, k, child, t)
+            else:
+                row = -1 - item
+                right = tree_int[row, RIGHT]
+                if right < 0:
+                    for e in range(tree_int[row, FIRST], tree_int[row, END]):
+                        tested[i] += 1
+                        hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                        if hit and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
+                            limit = t
+                            best = slots[e]
+                            best_id = ids[best]
+                    continue
+                for child in (row + 1, right):
+                    hit, t = _slab(origin, inv, parallel, tree_box, child, 0, 3)
+                    if hit and t <= limit:
+                        k = _push_sorted(cand, cand_t, k, -1 - child, t)
             for j in range(k):
-                stack[top] = child_ids[j]
-                stack_t[top] = child_t[j]
+                stack[top] = cand[j]
+                stack_t[top] = cand_t[j]
                 top += 1
         best_slot[i] = best
         best_t[i] = limit if best >= 0 else np.inf
