@@ -1,0 +1,569 @@
+"""The Tune dialog: search the backend's parameters for the lowest per-frame cost, then apply or export.
+
+The search is :func:`spatial.tuner.tune` (or :func:`spatial.tuner.compare_backends` for every
+backend) on the workload :func:`editor.model.tuning.scene_workload` makes of the open scene. The
+workload is taken on the GUI thread when the search starts; the trials then run on a
+:class:`TuneWorker` thread and report back through queued signals, so the window stays live.
+Stop (or closing the dialog) sets the :class:`~spatial.tuner.CancelToken` and the search ends
+before its next trial or measurement stage.
+
+Nothing touches the scene until **Apply**, which pushes one undoable ``SetSettings`` with the
+chosen trial's backend and parameters (the document becomes dirty; undo restores the old ones).
+**Export…** writes the chosen trial through the registered ``kind="params"`` exporters (JSON,
+C header, Unreal ini, Godot settings).
+
+The scatter plots every measured trial, cost against memory estimate; the Pareto front (no
+other trial is both cheaper and smaller) is joined by a line, the defaults and the chosen trial
+are marked. The table lists the cheapest trials; selecting a row chooses what Apply and Export use.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDoubleSpinBox,
+                               QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout,
+                               QHeaderView, QLabel, QProgressBar, QPushButton, QSpinBox,
+                               QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from editor.model.commands import SetSettings
+from spatial.cost import CostWeights
+from spatial.tuner import CancelToken
+
+from ..workers import _Cancellable
+
+#: rows of the best-trials table
+TABLE_ROWS = 12
+ALL_BACKENDS = "*all*"
+#: tooltips of the cost weights (the formula is in spatial.cost)
+WEIGHT_HELP = {
+    "pair_test": "cost of one candidate pair test per frame (pairs 'active')",
+    "node_visit": "cost of visiting one node in a ray or frustum query",
+    "object_test": "cost of testing one object's box in a ray or frustum query",
+    "rays_per_frame": "ray casts a game makes per frame",
+    "frusta_per_frame": "frustum (visibility) queries per frame",
+    "node": "cost per node of the tree (size penalty)",
+    "memory_mb": "cost per MiB of the structure's memory estimate",
+    "update_ms": "cost per ms of incremental update per frame (wall clock: not reproducible)",
+    "build_ms": "cost per ms of a full build (wall clock: not reproducible)",
+}
+
+
+class TuneWorker(_Cancellable):
+    """Run one search on a worker thread.
+
+    ``job(cancel, on_trial, on_stage)`` does the search and returns its outcome. Signals:
+    ``stage(text)`` when a preparation step starts, ``trial(backend, TuneProgress)`` after every
+    trial, ``done(outcome)``, ``failed(message)``.
+    Cancelling sets the search's :class:`~spatial.tuner.CancelToken`; ``done`` still arrives,
+    with the trials measured so far.
+    """
+
+    stage = Signal(str)
+    trial = Signal(str, object)
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, job) -> None:
+        super().__init__()
+        self._job = job
+        self.token = CancelToken()
+
+    def cancel(self) -> None:
+        super().cancel()
+        self.token.cancel()
+
+    def run(self) -> None:
+        try:
+            outcome = self._job(self.token, lambda name, progress: self.trial.emit(name, progress),
+                                self.stage.emit)
+        except Exception as exc:  # a backend bug must reach the dialog, not kill the thread
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.done.emit(outcome)
+
+
+@dataclasses.dataclass
+class _Row:
+    """One measured trial with the backend it belongs to."""
+
+    backend: str
+    trial: object
+
+    @property
+    def memory_mib(self) -> float:
+        return self.trial.report["memory_bytes"] / 2**20
+
+
+def pareto_front(cost: np.ndarray, memory: np.ndarray) -> np.ndarray:
+    """Indices of the points no other point beats on both cost and memory, by memory."""
+    order = np.lexsort((cost, memory))
+    front, best = [], math.inf
+    for i in order:
+        if cost[i] < best:
+            front.append(i)
+            best = cost[i]
+    return np.array(front, dtype=np.int64)
+
+
+class TuneDialog(QDialog):
+    """Tune the open document's backend parameters.
+
+    Parameters
+    ----------
+    document : editor.qt.document.Document
+        The open level; only read until Apply.
+    parent : QWidget, optional
+    registry : spatial.registry.Registry, optional
+        Default: the process-wide registry.
+    """
+
+    def __init__(self, document, parent=None, registry=None) -> None:
+        super().__init__(parent)
+        from spatial.registry import default_registry
+        self.document = document
+        self.registry = registry or default_registry()
+        self.setObjectName("tune_dialog")
+        self.setWindowTitle(f"Tune parameters — {document.display_name()}")
+        self.worker: TuneWorker | None = None
+        self.rows: list[_Row] = []           # every measured trial, all backends
+        self.results: dict[str, object] = {}  # backend -> TuneResult of the finished search
+        self.defaults: dict[str, object] = {}  # backend -> its defaults trial
+        self.chosen: _Row | None = None
+        self.errors: list[str] = []
+        self.not_evaluated: dict[str, str] = {}
+        self._build()
+        self.resize(1180, 760)
+
+    # ------------------------------------------------------------------ construction
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        top = QHBoxLayout()
+        layout.addLayout(top)
+        top.addWidget(self._build_settings(), 0)
+        top.addWidget(self._build_weights(), 1)
+
+        run_row = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("tune_run")
+        self.run_button.setDefault(True)
+        self.run_button.clicked.connect(self.start)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("tune_stop")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("")
+        self.summary = QLabel("Set the budget and press Run. The scene is not changed until Apply.")
+        self.summary.setObjectName("tune_summary")
+        self.summary.setWordWrap(True)
+        run_row.addWidget(self.run_button)
+        run_row.addWidget(self.stop_button)
+        run_row.addWidget(self.progress, 1)
+        layout.addLayout(run_row)
+        layout.addWidget(self.summary)
+
+        split = QSplitter(Qt.Horizontal)
+        self.plot = pg.PlotWidget()
+        self.plot.setObjectName("tune_plot")
+        self.plot.setBackground("#1b1e23")
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.plot.setLabel("bottom", "memory estimate", units="MiB")
+        self.plot.setLabel("left", "cost per frame (work units)")
+        self.plot.setTitle("Trials: cost vs memory (lower left is better)", color="#ccd")
+        legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#ccd")
+        legend.setBrush(pg.mkBrush(27, 30, 35, 200))
+        self.trial_points = pg.ScatterPlotItem(size=7, pen=None, brush=pg.mkBrush(120, 160, 220, 150),
+                                               name="trial")
+        self.front_line = pg.PlotDataItem(pen=pg.mkPen("#ffb020", width=2), symbol="o", symbolSize=9,
+                                          symbolBrush="#ffb020", symbolPen=None, name="Pareto front")
+        self.default_points = pg.ScatterPlotItem(size=14, symbol="s", pen=pg.mkPen("#ffffff", width=2),
+                                                 brush=None, name="defaults")
+        self.chosen_point = pg.ScatterPlotItem(size=18, symbol="star", pen=pg.mkPen("#000", width=1),
+                                               brush=pg.mkBrush("#40e070"), name="chosen")
+        for item in (self.trial_points, self.front_line, self.default_points, self.chosen_point):
+            self.plot.addItem(item)
+        split.addWidget(self.plot)
+
+        self.table = QTableWidget(0, 6)
+        self.table.setObjectName("tune_table")
+        self.table.setHorizontalHeaderLabels(["#", "backend", "cost", "vs defaults", "MiB", "parameters"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        for c in range(5):
+            header.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(5, QHeaderView.Stretch)
+        self.table.setWordWrap(True)
+        self.table.itemSelectionChanged.connect(self._on_row_selected)
+        split.addWidget(self.table)
+        split.setSizes([520, 620])
+        layout.addWidget(split, 1)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(QLabel("Format"))
+        self.format_combo = QComboBox()
+        self.format_combo.setObjectName("tune_format")
+        from plugins.param_exporters import FORMATS
+        for fmt, exporter_name in FORMATS.items():
+            exporter = self.registry.exporters.get(exporter_name)
+            if exporter is not None:
+                self.format_combo.addItem(fmt, exporter_name)
+                self.format_combo.setItemData(self.format_combo.count() - 1, exporter.description,
+                                              Qt.ToolTipRole)
+        buttons.addWidget(self.format_combo)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setObjectName("tune_export")
+        self.export_button.setToolTip("Write the chosen trial's parameters in the chosen format")
+        self.export_button.clicked.connect(self.export_dialog)
+        buttons.addWidget(self.export_button)
+        buttons.addStretch(1)
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.setObjectName("tune_apply")
+        self.apply_button.setToolTip("Use the chosen trial's backend and parameters (one undo step)")
+        self.apply_button.clicked.connect(self.apply)
+        self.close_button = QPushButton("Close")
+        self.close_button.clicked.connect(self.reject)
+        buttons.addWidget(self.apply_button)
+        buttons.addWidget(self.close_button)
+        layout.addLayout(buttons)
+        self._update_buttons()
+
+    def _build_settings(self) -> QWidget:
+        box = QGroupBox("Search")
+        form = QFormLayout(box)
+        self.backend_combo = QComboBox()
+        self.backend_combo.setObjectName("tune_backend")
+        current = self.document.index.name
+        self.backend_combo.addItem(f"current ({current})", current)
+        for name in sorted(self.registry.backends):
+            if name not in (current, "brute"):
+                self.backend_combo.addItem(name, name)
+        self.backend_combo.addItem("all backends (ranked)", ALL_BACKENDS)
+        self.backend_combo.setToolTip("Backend whose parameters are searched; 'all backends' tunes "
+                                      "each (brute force excluded) in one shared budget")
+        form.addRow("Backend", self.backend_combo)
+        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin.setObjectName("tune_budget")
+        self.budget_spin.setRange(0.5, 3600.0)
+        self.budget_spin.setDecimals(1)
+        self.budget_spin.setValue(10.0)
+        self.budget_spin.setSuffix(" s")
+        self.budget_spin.setToolTip("Wall-clock budget of the search (compiling kernels the first "
+                                    "time comes on top)")
+        form.addRow("Budget", self.budget_spin)
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setObjectName("tune_seed")
+        self.seed_spin.setRange(0, 2**31 - 1)
+        self.seed_spin.setToolTip("Seed of the workload (motion, rays, frusta) and of the search")
+        form.addRow("Seed", self.seed_spin)
+        return box
+
+    def _build_weights(self) -> QWidget:
+        box = QGroupBox("Cost weights (cost = Σ weight × measured term, per frame)")
+        grid = QGridLayout(box)
+        self.weight_spins: dict[str, QDoubleSpinBox] = {}
+        defaults = CostWeights()
+        for k, f in enumerate(dataclasses.fields(CostWeights)):
+            spin = QDoubleSpinBox()
+            spin.setObjectName(f"weight_{f.name}")
+            spin.setRange(0.0, 1e6)
+            spin.setDecimals(3)
+            spin.setValue(getattr(defaults, f.name))
+            spin.setToolTip(WEIGHT_HELP.get(f.name, f.name))
+            label = QLabel(f.name.replace("_", " "))
+            label.setToolTip(spin.toolTip())
+            row, col = divmod(k, 3)
+            grid.addWidget(label, row, 2 * col)
+            grid.addWidget(spin, row, 2 * col + 1)
+            self.weight_spins[f.name] = spin
+        return box
+
+    # ------------------------------------------------------------------ reading the form
+    def weights(self) -> CostWeights:
+        return CostWeights(**{name: spin.value() for name, spin in self.weight_spins.items()})
+
+    def set_backend_choice(self, name: str) -> None:
+        """Choose a backend name, or :data:`ALL_BACKENDS`."""
+        self.backend_combo.setCurrentIndex(max(0, self.backend_combo.findData(name)))
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None
+
+    # ------------------------------------------------------------------ the search
+    def start(self) -> None:
+        """Start a search with the form's settings (the workload is taken here, on this thread)."""
+        if self.running:
+            return
+        from editor.model.tuning import scene_fixed_params, scene_workload
+        from spatial.tuner import compare_backends, tune, warm_up
+
+        scene = self.document.scene
+        seed = self.seed_spin.value()
+        budget = self.budget_spin.value()
+        weights = self.weights()
+        choice = self.backend_combo.currentData()
+        workload = scene_workload(scene, seed, source=self.document.display_name())
+        if choice == ALL_BACKENDS:
+            classes = [cls for name, cls in sorted(self.registry.backends.items()) if name != "brute"]
+
+            def job(cancel, on_trial, on_stage):
+                # compile every backend's kernels before the clock starts, as tune() does for
+                # one backend: otherwise the first trial of each pays for its compiler
+                for cls in classes:
+                    if cancel.cancelled:
+                        break
+                    on_stage(f"compiling {cls.name}…")
+                    warm_up(cls, workload)
+                return compare_backends(classes, workload, budget_s=budget, seed=seed, weights=weights,
+                                        cancel=cancel, on_trial=on_trial)
+        else:
+            cls = self.registry.backend(choice)
+            fixed = scene_fixed_params(scene, cls)
+
+            def job(cancel, on_trial, on_stage):
+                return tune(cls, workload, budget_s=budget, seed=seed, weights=weights, cancel=cancel,
+                            on_trial=lambda p: on_trial(cls.name, p), fixed=fixed)
+
+        self.rows, self.results, self.defaults, self.chosen = [], {}, {}, None
+        self.not_evaluated = {}
+        self._budget = budget
+        self._scene_info = {"source": self.document.path or "demo",
+                            "objects": int(len(workload.ids))}
+        self._refresh()
+        self.worker = TuneWorker(job)
+        self.worker.stage.connect(self.progress.setFormat)
+        self.worker.trial.connect(self._on_trial)
+        self.worker.done.connect(self._on_done)
+        self.worker.failed.connect(self._on_failed)
+        self.progress.setValue(0)
+        self.progress.setFormat("compiling and measuring the defaults…")
+        self.summary.setText(f"Workload: {workload.description}")
+        self.worker.start()
+        self._update_buttons()
+
+    def stop(self) -> None:
+        """Cancel the running search; the trials measured so far stay."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.progress.setFormat("stopping…")
+
+    def _on_trial(self, backend: str, progress) -> None:
+        if self.worker is None:
+            return
+        trial = progress.trial
+        if trial.phase == "default":
+            self.defaults[backend] = trial
+        if trial.ok:
+            self.rows.append(_Row(backend, trial))
+        fraction = min(progress.elapsed_s / max(progress.budget_s, 1e-9), 1.0)
+        if self.backend_combo.currentData() == ALL_BACKENDS:
+            self.progress.setFormat(f"{backend}: trial {trial.index}  —  {len(self.rows)} measured")
+        else:
+            fraction = min(progress.elapsed_s / self._budget, 1.0)
+            best = progress.best.cost if progress.best is not None else float("nan")
+            self.progress.setFormat(f"trial {trial.index}  —  best {best:,.1f}  —  %p%")
+        self.progress.setValue(int(fraction * 1000))
+        self._refresh()
+
+    def _on_done(self, outcome) -> None:
+        from spatial.tuner import Comparison
+        self.worker = None
+        if isinstance(outcome, Comparison):
+            self.results = {r.backend: r for r in outcome.results}
+            self.not_evaluated = dict(outcome.not_evaluated)
+        else:
+            self.results = {outcome.backend: outcome}
+        for result in self.results.values():  # the final records (timeouts included)
+            if result.defaults is not None:
+                self.defaults[result.backend] = result.defaults
+        self.rows = [_Row(r.backend, t) for r in self.results.values() for t in r.trials if t.ok]
+        self.chosen = min(self.rows, key=lambda row: row.trial.cost, default=None)
+        self.progress.setValue(1000)
+        self.progress.setFormat(f"done: {len(self.rows)} trials measured")
+        self._refresh()
+        self._update_summary(outcome)
+        self._update_buttons()
+
+    def _on_failed(self, message: str) -> None:
+        self.worker = None
+        self.errors.append(message)
+        self.progress.setFormat("failed")
+        self.summary.setText(f"The search failed: {message}")
+        self._update_buttons()
+
+    def _update_summary(self, outcome) -> None:
+        parts = []
+        stopped = any(r.cancelled for r in self.results.values())
+        if self.chosen is not None:
+            base = self.defaults.get(self.chosen.backend)
+            best = self.chosen.trial.cost
+            text = f"Best: {self.chosen.backend}, cost {best:,.1f}"
+            if base is not None and base.ok and base.cost:
+                text += f" vs defaults {base.cost:,.1f} ({(1 - best / base.cost) * 100:+.1f} % saved)"
+            parts.append(text)
+        else:
+            parts.append("No trial could be measured; raise the budget.")
+        if stopped:
+            parts.append("stopped before the budget ran out")
+        if self.not_evaluated:
+            parts.append("not evaluated: " + "; ".join(f"{k} ({v})" for k, v in self.not_evaluated.items()))
+        self.summary.setText(" — ".join(parts))
+
+    # ------------------------------------------------------------------ display
+    def _refresh(self) -> None:
+        rows = self.rows
+        if not rows:
+            for item in (self.trial_points, self.default_points, self.chosen_point):
+                item.setData([], [])
+            self.front_line.setData([], [])
+            self.table.setRowCount(0)
+            return
+        cost = np.array([r.trial.cost for r in rows])
+        memory = np.array([r.memory_mib for r in rows])
+        self.trial_points.setData(memory, cost)
+        front = pareto_front(cost, memory)
+        self.front_line.setData(memory[front], cost[front])
+        base = [r for r in rows if r.trial.phase == "default"]
+        self.default_points.setData([r.memory_mib for r in base], [r.trial.cost for r in base])
+        if self.chosen is not None:
+            self.chosen_point.setData([self.chosen.memory_mib], [self.chosen.trial.cost])
+        self._fill_table()
+
+    def best_rows(self) -> list[_Row]:
+        """The cheapest measured trials, best first (what the table shows)."""
+        return sorted(self.rows, key=lambda r: (r.trial.cost, r.backend, r.trial.index))[:TABLE_ROWS]
+
+    def _fill_table(self) -> None:
+        best = self.best_rows()
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(best))
+        selected = -1
+        for k, row in enumerate(best):
+            t = row.trial
+            base = self.defaults.get(row.backend)
+            versus = ""
+            if base is not None and base.ok and base.cost:
+                versus = "defaults" if t is base or t.phase == "default" else \
+                    f"{(t.cost / base.cost - 1) * 100:+.1f} %"
+            changed = {k2: v for k2, v in t.params.items()
+                       if base is None or base.params.get(k2) != v}
+            params = ", ".join(f"{k2}={_fmt(v)}" for k2, v in changed.items()) or "(defaults)"
+            cells = [str(t.index), row.backend, f"{t.cost:,.1f}", versus, f"{row.memory_mib:.3f}", params]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c in (0, 2, 3, 4):
+                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                if c == 5:
+                    item.setToolTip("\n".join(f"{k2} = {_fmt(v)}" for k2, v in t.params.items()))
+                self.table.setItem(k, c, item)
+            if self.chosen is not None and row.backend == self.chosen.backend and t is self.chosen.trial:
+                selected = k
+        if selected >= 0:
+            self.table.selectRow(selected)
+        self.table.resizeRowsToContents()
+        self.table.blockSignals(False)
+
+    def _on_row_selected(self) -> None:
+        picked = self.table.selectionModel().selectedRows()
+        if not picked or self.running:
+            return
+        best = self.best_rows()
+        if picked[0].row() < len(best):
+            self.chosen = best[picked[0].row()]
+            self.chosen_point.setData([self.chosen.memory_mib], [self.chosen.trial.cost])
+            self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        ready = not self.running and self.chosen is not None
+        self.run_button.setEnabled(not self.running)
+        self.stop_button.setEnabled(self.running)
+        self.apply_button.setEnabled(ready)
+        self.export_button.setEnabled(ready and self.format_combo.count() > 0)
+        for w in (self.backend_combo, self.budget_spin, self.seed_spin, *self.weight_spins.values()):
+            w.setEnabled(not self.running)
+
+    # ------------------------------------------------------------------ apply / export
+    def apply(self) -> bool:
+        """Push one undoable ``SetSettings`` with the chosen trial; True if anything changed."""
+        if self.chosen is None or self.running:
+            return False
+        row = self.chosen
+        command = SetSettings(backend=row.backend, params=dict(row.trial.params),
+                              text=f"Apply tuned {row.backend} parameters")
+        try:
+            changed = self.document.push(command)
+        except Exception as exc:
+            self.errors.append(str(exc))
+            self.summary.setText(f"Could not apply: {exc}")
+            return False
+        self.summary.setText(f"Applied {row.backend} trial {row.trial.index} (Edit → Undo restores "
+                             "the previous parameters)." if changed else
+                             "The document already uses these parameters.")
+        return changed
+
+    def export_document(self) -> dict:
+        """The params JSON document of the chosen trial (see :mod:`plugins.param_exporters`)."""
+        from editor.model.tuning import scene_content_hash
+        from plugins.param_exporters import tuned_params_document
+
+        row = self.chosen
+        result = dataclasses.replace(self.results[row.backend], best=row.trial)
+        comparison = None
+        if len(self.results) > 1:
+            comparison = {"ranking": [{"backend": r.backend, "cost": r.best.cost,
+                                       "default_cost": r.defaults.cost if r.defaults else None,
+                                       "params": r.best.params, "trials": len(r.trials)}
+                                      for r in sorted(self.results.values(), key=lambda r: r.best.cost)],
+                          "not_evaluated": self.not_evaluated}
+        scene = {**self._scene_info, "hash": scene_content_hash(self.document.scene)}
+        return tuned_params_document(result, scene, comparison)
+
+    def export_to(self, path: str, fmt: str | None = None) -> None:
+        """Write the chosen trial to ``path`` in ``fmt`` (default: the format combo's)."""
+        from plugins.param_exporters import FORMATS
+        name = FORMATS[fmt] if fmt else self.format_combo.currentData()
+        self.registry.exporters[name].save(self.export_document(), path)
+
+    def export_dialog(self) -> None:
+        if self.chosen is None:
+            return
+        exporter = self.registry.exporters[self.format_combo.currentData()]
+        patterns = " ".join(exporter.patterns)
+        suffix = exporter.patterns[0].lstrip("*")
+        path, _ = QFileDialog.getSaveFileName(self, "Export tuned parameters",
+                                              f"{self.chosen.backend}-params{suffix}",
+                                              f"{exporter.description} ({patterns})")
+        if not path:
+            return
+        try:
+            self.export_to(path)
+        except Exception as exc:
+            self.errors.append(str(exc))
+            self.summary.setText(f"Could not export: {exc}")
+            return
+        self.summary.setText(f"Exported {self.format_combo.currentText()} to {path}")
+
+    # ------------------------------------------------------------------ closing
+    def done(self, code: int) -> None:  # noqa: D401 - Qt override: closing cancels a search
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.cancel()
+            # its late results are dropped; workers.py keeps the thread alive until it ends
+            for signal in (worker.stage, worker.trial, worker.done, worker.failed):
+                signal.disconnect()
+        super().done(code)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
