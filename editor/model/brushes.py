@@ -8,6 +8,7 @@ computed once per value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -147,7 +148,9 @@ def build_solids(brushes, *, what: str = "brush", on_error: str = "raise") -> li
     positions, brushes = todo, [brushes[k] for k in todo]
     sb = _spatial_brush()
     counts = np.array([len(b.faces) for b in brushes], dtype=np.int64)
-    points = np.array([f.points for b in brushes for f in b.faces], dtype=np.float64).reshape(-1, 3, 3)
+    # A flat stream of numbers is several times faster to read than nested tuples.
+    flat = chain.from_iterable(chain.from_iterable(f.points for b in brushes for f in b.faces))
+    points = np.fromiter(flat, dtype=np.float64, count=9 * int(counts.sum())).reshape(-1, 3, 3)
     normals, dists = sb.planes_from_points(points, what=what)
     solids = sb.brushes_from_plane_arrays(normals, dists, counts, what=what, on_error=on_error)
     offsets = np.concatenate([[0], np.cumsum(counts)])

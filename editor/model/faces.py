@@ -81,10 +81,10 @@ class Face:
         number twice.
         """
         face = object.__new__(cls)
-        for name, value in (("points", points), ("texture", texture), ("offset", offset),
-                            ("rotation", rotation), ("scale", scale), ("u_axis", u_axis),
-                            ("v_axis", v_axis), ("extra", extra)):
-            object.__setattr__(face, name, value)
+        # One dict update instead of eight frozen-attribute writes: a big level makes tens of
+        # thousands of faces on import.
+        face.__dict__.update(points=points, texture=texture, offset=offset, rotation=rotation,
+                             scale=scale, u_axis=u_axis, v_axis=v_axis, extra=extra)
         return face
 
     def points_array(self) -> np.ndarray:

@@ -33,13 +33,29 @@ def brush_split_rows(brush: Brush) -> np.ndarray:
     """
     rows = brush._cache.get("split_rows")
     if rows is None:
-        normals, dists = brush.planes()
-        rows = np.round(np.column_stack([normals, -dists]), _PLANE_DECIMALS) + 0.0  # no -0.0
-        first = np.argmax(rows[:, :3] != 0, axis=1)
-        flip = rows[np.arange(len(rows)), first] < 0
-        rows[flip] = -rows[flip] + 0.0
+        rows = _canonical_rows(*brush.planes())
         brush._cache["split_rows"] = rows
     return rows
+
+
+def _canonical_rows(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
+    rows = np.round(np.column_stack([normals, -dists]), _PLANE_DECIMALS) + 0.0  # no -0.0
+    first = np.argmax(rows[:, :3] != 0, axis=1)
+    flip = rows[np.arange(len(rows)), first] < 0
+    rows[flip] = -rows[flip] + 0.0
+    return rows
+
+
+def _cache_split_rows(brushes: list[Brush]) -> None:
+    """Compute and cache the split rows of many brushes in one vectorised pass (a loaded level)."""
+    if not brushes:
+        return
+    planes = [b.planes() for b in brushes]
+    counts = [len(d) for _, d in planes]
+    rows = _canonical_rows(np.concatenate([n for n, _ in planes]),
+                           np.concatenate([d for _, d in planes]))
+    for brush, part in zip(brushes, np.split(rows, np.cumsum(counts)[:-1])):
+        brush._cache["split_rows"] = part
 
 
 def scene_split_planes(scene: Scene) -> np.ndarray:
@@ -49,7 +65,9 @@ def scene_split_planes(scene: Scene) -> np.ndarray:
     first non-zero normal component positive (two brushes sharing a wall give one candidate).
     Rows are sorted, so the same scene always offers the same planes in the same order.
     """
-    rows = [brush_split_rows(scene[oid]) for oid in scene.brush_ids()]
+    brushes = [scene[oid] for oid in scene.brush_ids()]
+    _cache_split_rows([b for b in brushes if "split_rows" not in b._cache])
+    rows = [b._cache["split_rows"] for b in brushes]
     if not rows:
         return np.empty((0, 4))
     planes = np.concatenate(rows)

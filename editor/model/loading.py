@@ -70,16 +70,17 @@ def document_source(scene: Scene, source: str):
     """What the ``stats``/``simulate`` commands need of a scene (an ``editor.cli.SceneSource``)."""
     from editor.cli import SceneSource  # the command line's own record type
 
-    counts = scene_counts(scene)
+    ids = scene.indexed_ids()
+    lo, hi = scene.bounds_of(ids)
+    counts = scene_counts(scene, indexed=(ids, lo, hi))
     counts = {"brushes": counts["brushes"], "entities": counts["entities"],
               "brush_entities": counts["brush_entities"], "faces": counts["faces"],
               "triangles": len(scene.triangle_ids()), "segments": len(scene.segment_ids()),
               "objects": counts["objects"],
               "bounds": counts["bounds"]}
-    ids = scene.indexed_ids()
-    lo, hi = scene.bounds_of(ids)
     # point entities move; brushes, wall segments and mesh triangles are static
-    dynamic = np.array([isinstance(scene[int(i)], Entity) for i in ids], dtype=bool)
+    objects = scene.objects
+    dynamic = np.array([isinstance(objects[i], Entity) for i in ids.tolist()], dtype=bool)
     settings = scene.settings
     return SceneSource(str(source), counts, ids, lo, hi, dynamic,
                        split_planes=scene_split_planes(scene), backend=settings.backend,

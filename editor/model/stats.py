@@ -1,11 +1,23 @@
 """Scene statistics for reports (the ``scene`` part of ``stats``)."""
 from __future__ import annotations
 
+import numpy as np
+
+from .brushes import Brush
+from .entities import Entity
 from .scene import Scene
 
 
-def scene_counts(scene: Scene) -> dict:
+def scene_counts(scene: Scene, *, indexed: tuple | None = None) -> dict:
     """Count what the scene holds.
+
+    Parameters
+    ----------
+    scene : Scene
+        The document.
+    indexed : (ids, lo, hi), optional
+        :meth:`Scene.indexed_ids` and their :meth:`Scene.bounds_of`, when the caller already
+        has them (they are the costly part on a big level).
 
     Returns
     -------
@@ -15,14 +27,30 @@ def scene_counts(scene: Scene) -> dict:
         brush face as written; ``objects`` what the spatial index holds (each brush and each
         point entity); ``bounds`` ``[[x, y, z], [x, y, z]]`` of those objects (zeros if none).
     """
-    brush_ids = scene.brush_ids()
-    entity_ids = scene.entity_ids()
-    lo, hi = scene.bounds()
+    brushes = entities = faces = 0
+    owners = set()
+    for obj in scene.objects.values():  # one pass: a level holds thousands of objects
+        if isinstance(obj, Brush):
+            brushes += 1
+            faces += len(obj.faces)
+            owners.add(obj.entity)
+        elif isinstance(obj, Entity):
+            entities += 1
+    if indexed is None:
+        ids = scene.indexed_ids()
+        lo, hi = scene.bounds_of(ids)
+    else:
+        ids, lo, hi = indexed
+    if len(ids):
+        lo, hi = lo.min(axis=0), hi.max(axis=0)
+    else:
+        lo = hi = np.zeros(3)
     return {
-        "brushes": len(brush_ids),
-        "entities": len(entity_ids),
-        "brush_entities": sum(1 for e in entity_ids if scene.brushes_of(e)),
-        "faces": sum(len(scene[b].faces) for b in brush_ids),
-        "objects": int(len(scene.indexed_ids())),
+        "brushes": brushes,
+        "entities": entities,
+        # a brush's owner is always an entity of the scene (Scene.apply checks it)
+        "brush_entities": len(owners),
+        "faces": faces,
+        "objects": int(len(ids)),
         "bounds": [[float(v) + 0.0 for v in lo], [float(v) + 0.0 for v in hi]],
     }

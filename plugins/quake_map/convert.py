@@ -22,7 +22,8 @@ from editor.model.faces import Face
 from editor.model.scene import Edit, Scene, Settings
 from spatial.errors import GeometryError, ParseError, PartitionStudioWarning
 
-from .syntax import FORMATS, STANDARD, VALVE220, MapBrush, MapEntity, MapFace, MapFile, read_map, save_map
+from .syntax import (FORMATS, STANDARD, VALVE220, MapBrush, MapEntity, MapFace, MapFile,
+                     _collector_paused, read_map, save_map)
 
 ON_BAD_BRUSH = ("raise", "skip")
 
@@ -47,6 +48,13 @@ def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = 
     """
     if on_bad_brush not in ON_BAD_BRUSH:
         raise ValueError(f"on_bad_brush must be one of {ON_BAD_BRUSH}, got {on_bad_brush!r}")
+    # Tens of thousands of faces and tuples, none in a reference cycle: the cyclic collector
+    # would otherwise walk the growing heap again and again (most of the import time).
+    with _collector_paused():
+        return _mapfile_to_scene(mapfile, path, on_bad_brush)
+
+
+def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
     scene = Scene()
     objects: dict[int, object] = {}
     brushes: list[tuple[int, Brush, MapBrush]] = []
@@ -87,19 +95,28 @@ def _bad(path: str, brush: MapBrush, reason: str, policy: str) -> None:
     if policy == "raise":
         raise ParseError(path, brush.line, brush.column, f"brush: {reason}")
     warnings.warn(f"{path}:{brush.line}:{brush.column}: brush skipped: {reason}",
-                  PartitionStudioWarning, stacklevel=3)
+                  PartitionStudioWarning, stacklevel=4)
+
+
+_trusted_face = Face.trusted
 
 
 def _face_from_map(face: MapFace) -> Face:
     # The syntax layer already rejected NaN, infinities and malformed parts; only the container
     # types are normalised here (a map file of 20,000 faces would otherwise check each number
     # twice).
-    points = tuple(tuple(map(float, p)) for p in face.points)
-    return Face.trusted(points, str(face.texture), tuple(map(float, face.offset)),
-                        float(face.rotation), tuple(map(float, face.scale)),
-                        None if face.u_axis is None else tuple(map(float, face.u_axis)),
-                        None if face.v_axis is None else tuple(map(float, face.v_axis)),
-                        tuple(map(str, face.extra)))
+    points = face.points
+    if len(points) == 3:  # unpacked rather than a generator: this runs once per face
+        p0, p1, p2 = points
+        points = (tuple(map(float, p0)), tuple(map(float, p1)), tuple(map(float, p2)))
+    else:
+        points = tuple(tuple(map(float, p)) for p in points)
+    u_axis, v_axis, extra = face.u_axis, face.v_axis, face.extra
+    return _trusted_face(points, str(face.texture), tuple(map(float, face.offset)),
+                         float(face.rotation), tuple(map(float, face.scale)),
+                         None if u_axis is None else tuple(map(float, u_axis)),
+                         None if v_axis is None else tuple(map(float, v_axis)),
+                         tuple(map(str, extra)) if extra else ())
 
 
 # --------------------------------------------------------------------------- export
