@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QToolBar
 
 from .controller import TimelineController
 from .hotspot_panel import HotspotPanel
@@ -48,6 +48,9 @@ def install_timeline(window) -> TimelineController:
     if "queries" in window.docks:
         window.tabifyDockWidget(window.docks["queries"], hotspot_dock)
         window.docks.get("stats", hotspot_dock).raise_()
+    # the dock opens with the first frame: until then the views keep the whole height
+    timeline_dock.hide()
+    controller.source_changed.connect(lambda: timeline_dock.show() if controller.active else None)
     controller.error.connect(window.report_error)
     _add_menu(window, controller, (timeline_dock, hotspot_dock))
     return controller
@@ -70,13 +73,18 @@ def _add_menu(window, controller, docks) -> None:
     menu = bar.addMenu("&Simulation")
     if help_action is not None:  # keep Help last
         bar.insertMenu(help_action, menu)
-    window.act_play = _action(window, "&Play / pause", lambda: controller.toggle(), "F9",
+    window.act_play = _action(window, "▶ &Play / pause", lambda: controller.toggle(), "F9",
                               "Run the moving entities (the level itself is not edited)")
     window.act_step = _action(window, "&Step one frame", lambda: controller.step(), "F10")
     window.act_stop = _action(window, "S&top (back to the edited level)", lambda: controller.stop(),
                               "Shift+F9")
     for act in (window.act_play, window.act_step, window.act_stop):
         menu.addAction(act)
+    toolbar = window.findChild(QToolBar, "toolbar_main")
+    if toolbar is not None:
+        toolbar.addSeparator()
+        for act in (window.act_play, window.act_step, window.act_stop):
+            toolbar.addAction(act)
     menu.addSeparator()
     loop = _action(window, "&Loop playback", controller.set_loop, checkable=True)
     loop.toggled.connect(lambda on: window.timeline_panel.loop_box.setChecked(on))
