@@ -5,9 +5,6 @@ from pathlib import Path
 
 from .timing import Cell, format_seconds
 
-BEGIN = "<!-- BEGIN generated: broadphase -->"
-END = "<!-- END generated: broadphase -->"
-
 OP_TITLES = {
     "build": "build", "pairs": "all pairs", "box": "box queries", "ray": "closest-hit rays",
     "update": "update 10 %", "rebuild": "rebuild", "frame": "frame",
@@ -110,14 +107,15 @@ def summary_table(scenes: list[dict], ops: list[str], ours: list[str], peers: li
     return lines
 
 
-def write_section(path: Path, body: list[str]) -> None:
-    """Replace the generated section of ``path`` (between the markers), keeping the rest."""
-    section = "\n".join([BEGIN, *body, END])
+def write_section(path: Path, body: list[str], name: str = "broadphase") -> None:
+    """Replace the generated section ``name`` of ``path`` (between its markers), keeping the rest."""
+    begin, end = f"<!-- BEGIN generated: {name} -->", f"<!-- END generated: {name} -->"
+    section = "\n".join([begin, *body, end])
     if path.exists():
         text = path.read_text()
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            tail = rest.split(END, 1)[1]
+        if begin in text and end in text:
+            head, rest = text.split(begin, 1)
+            tail = rest.split(end, 1)[1]
             text = head + section + tail
         else:
             text = text.rstrip("\n") + "\n\n" + section + "\n"

@@ -71,6 +71,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--layouts", default="uniform,clustered", help="scene layouts")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"),
                         help="Markdown file whose generated section is rewritten ('' for none)")
+    parser.add_argument("--section", default="broadphase",
+                        help="name of the generated section in --out (a separate run, e.g. one more "
+                             "scene, can keep its own section beside the main one)")
     parser.add_argument("--json", default="", help="also write all raw results to this JSON file")
     parser.add_argument("--time-limit", type=float, default=20.0,
                         help="seconds per cell: stop repeating once the runs took this long; "
@@ -442,7 +445,7 @@ def main(argv=None) -> int:
 def _write(results, args, ops, ours, peers, frame_rebuilds, out: Path | None) -> None:
     body = render(results, args, ops, ours, peers, frame_rebuilds)
     if out is not None:
-        report.write_section(out, body)
+        report.write_section(out, body, args.section)
     if args.json:
         serial = dict(results)
         serial["scenes"] = [{**s, "cells": {name: {op: c.to_json() for op, c in cells.items()}
