@@ -26,7 +26,10 @@ from .hotspot_panel import HotspotPanel
 from .live_view import LiveView
 from .timeline_panel import TimelinePanel
 
-__all__ = ["install_timeline", "TimelineController", "TimelinePanel", "HotspotPanel", "LiveView"]
+#: height of the timeline dock when it opens (pixels): room for the plots, not the views
+TIMELINE_HEIGHT = 210
+
+__all__ = ["install_timeline", "show_frames", "TimelineController", "TimelinePanel", "HotspotPanel", "LiveView"]
 
 
 def install_timeline(window) -> TimelineController:
@@ -50,10 +53,27 @@ def install_timeline(window) -> TimelineController:
         window.docks.get("stats", hotspot_dock).raise_()
     # the dock opens with the first frame: until then the views keep the whole height
     timeline_dock.hide()
-    controller.source_changed.connect(lambda: timeline_dock.show() if controller.active else None)
+    controller.source_changed.connect(lambda: _open_timeline(window, timeline_dock, controller))
     controller.error.connect(window.report_error)
     _add_menu(window, controller, (timeline_dock, hotspot_dock))
     return controller
+
+
+def _open_timeline(window, dock, controller) -> None:
+    if controller.active and dock.isHidden():
+        dock.show()
+        window.resizeDocks([dock], [TIMELINE_HEIGHT], Qt.Vertical)
+
+
+def show_frames(window, frames: int) -> None:
+    """Simulate ``frames`` frames and bring the timeline and hotspot docks to the front
+    (screenshot mode's ``--frames``)."""
+    controller = window.timeline
+    controller.step(int(frames))
+    _open_timeline(window, window.docks["timeline"], controller)
+    window.docks["hotspots"].raise_()
+    window.hotspot_panel.refresh()
+    window.state.flush()
 
 
 def _action(window, text, slot, shortcut=None, tip=None, checkable=False) -> QAction:

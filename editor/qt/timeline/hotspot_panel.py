@@ -44,8 +44,12 @@ class HotspotPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setObjectName("hotspot_tree")
         self.tree.setColumnCount(4)
-        self.tree.setHeaderLabels(["cell / object", "pair tests", "frames", "depth"])
-        self.tree.setColumnWidth(0, 190)
+        self.tree.setHeaderLabels(["cell / object", "tests", "frames", "depth"])
+        self.tree.setColumnWidth(0, 175)
+        for column in (1, 2, 3):
+            self.tree.setColumnWidth(column, 46)
+        self.tree.headerItem().setToolTip(1, "pair tests made in the cell over the window")
+        self.tree.headerItem().setToolTip(2, "frames of the window with tests in the cell")
         self.tree.itemClicked.connect(self._on_item_clicked)
         layout.addWidget(self.tree)
         self.hotspots = []
@@ -80,8 +84,8 @@ class HotspotPanel(QWidget):
             lo, hi = np.array(spot.lo), np.array(spot.hi)
             size = hi - lo
             ids = index.query_box(lo, hi).ids
-            item = QTreeWidgetItem([f"#{rank}  cell {size[0]:.0f}×{size[1]:.0f}×{size[2]:.0f} "
-                                    f"at {lo[0]:.0f} {lo[1]:.0f} {lo[2]:.0f}",
+            shape = f"{size[0]:.0f}³" if np.all(size == size[0]) else "×".join(f"{s:.0f}" for s in size)
+            item = QTreeWidgetItem([f"#{rank} {shape} @ {lo[0]:.0f},{lo[1]:.0f},{lo[2]:.0f}",
                                     str(spot.pair_tests), str(spot.frames), str(spot.depth)])
             item.setData(0, _IDS, [int(i) for i in ids])
             item.setData(0, _BOX, (lo.tolist(), hi.tolist()))

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+import numpy as np
+from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 #: plot -> [(column, colour, legend)]
 PLOTS = {
@@ -14,13 +15,13 @@ PLOTS = {
 
 
 class LivePlots(QWidget):
-    """Three small plots sharing the frame axis, with a line at the displayed frame."""
+    """Three small plots side by side sharing the frame axis, with a line at the displayed frame."""
 
     def __init__(self, controller, parent=None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setObjectName("timeline_plots")
-        layout = QVBoxLayout(self)
+        layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.widgets: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -28,7 +29,7 @@ class LivePlots(QWidget):
         first = None
         for name, series in PLOTS.items():
             plot = pg.PlotWidget(background=(24, 26, 31))
-            plot.setMinimumHeight(60)
+            plot.setMinimumSize(160, 90)
             plot.setMenuEnabled(False)
             plot.hideButtons()
             plot.showGrid(x=True, y=True, alpha=0.2)
@@ -44,7 +45,8 @@ class LivePlots(QWidget):
             self.cursors.append(cursor)
             self.widgets[name] = plot
             layout.addWidget(plot)
-        self.widgets["time"].setLabel("bottom", "frame")
+        for plot in self.widgets.values():
+            plot.setLabel("bottom", "frame")
         controller.frame_changed.connect(lambda stats: self.refresh())
 
     def point_count(self, column: str = "candidates") -> int:
@@ -56,6 +58,13 @@ class LivePlots(QWidget):
         cols = self.controller.plot_columns()
         for column, curve in self.curves.items():
             curve.setData(cols["frame"], cols[column])
+        times = cols["update_ms"]
+        if len(times) > 4:
+            # the first frames include compiling the kernels: keep the steady state readable
+            top = float(np.percentile(times, 98)) * 1.3
+            self.widgets["time"].setYRange(0, max(top, 1e-3), padding=0)
+        else:
+            self.widgets["time"].enableAutoRange(axis="y")
         frame = self.controller.frame
         for cursor in self.cursors:
             cursor.setVisible(frame >= 0)
