@@ -15,6 +15,8 @@ def _parse(argv: list[str]):
     p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS), help="overlay colour metric")
     p.add_argument("--size", metavar="WxH", default=None, help="window size, e.g. 1600x1000")
     p.add_argument("--no-gl", action="store_true", help="run without the OpenGL 3D view")
+    p.add_argument("--frames", metavar="N", type=int, default=0,
+                   help="simulate N frames before showing the window (timeline, heatmaps, hotspots)")
     return p.parse_args(argv)
 
 
@@ -98,6 +100,9 @@ def _screenshot(args, size, use_gl: bool, reason: str) -> int:
             return 2
         _apply_view_args(window, args)
         window.show()
+        if args.frames > 0:
+            from .timeline import show_frames
+            show_frames(window, args.frames)
         settle(10)
         window.frame_all()
         settle(10)
