@@ -14,6 +14,15 @@ def _top(window):
     return window.views2d["Top"]
 
 
+def _static_entity(doc, xy):
+    """The demo's point entity at ``xy`` that has no motion (simulated movers change place)."""
+    for i in doc.scene.point_entity_ids():
+        ent = doc.scene[i]
+        if np.allclose(ent.origin[:2], xy) and not any(k.startswith("_ps_") for k, _ in ent.properties):
+            return i
+    raise AssertionError(f"no static entity at {xy} in the demo level")
+
+
 def test_drag_in_top_view_creates_a_brush_and_undo_redo_round_trip(window, qtbot):
     doc = window.document
     window.state.set_tool("brush")
@@ -38,14 +47,14 @@ def test_drag_in_top_view_creates_a_brush_and_undo_redo_round_trip(window, qtbot
 def test_arrow_keys_move_the_selection_onto_the_grid(window, qtbot):
     doc = window.document
     top = _top(window)
-    ent = next(i for i in doc.scene.point_entity_ids() if doc.scene[i].classname == "monster_army")
+    ent = _static_entity(doc, (-384, 384))
     doc.push(SetSelection([ent]))
-    lo0 = doc.scene[ent].lo.copy()   # origin -192 0 24, hull from -16: lo.x = -208 (on the grid)
+    lo0 = doc.scene[ent].lo.copy()   # origin -384 384 24, hull from -16: lo.x = -400 (off the 32 grid)
     window.state.set_grid_size(32)
     top.setFocus()
     qtbot.keyClick(top, Qt.Key_Right)
     lo1 = doc.scene[ent].lo
-    assert lo1[0] == pytest.approx(-192.0)  # the next 32-unit grid line to the right of -208
+    assert lo1[0] == pytest.approx(-384.0)  # the next 32-unit grid line to the right of -400
     assert lo1[0] % 32 == 0
     qtbot.keyClick(top, Qt.Key_Up)
     lo2 = doc.scene[ent].lo
@@ -72,13 +81,15 @@ def test_box_select_then_drag_moves_snapped_as_one_undo_step(window):
     doc = window.document
     top = _top(window)
     window.state.set_tool("select")
-    dog = next(i for i in doc.scene.point_entity_ids() if doc.scene[i].classname == "monster_dog")
-    # monster_dog at (320, -160): a box around it selects only what lies fully inside
-    drag(top, (270, -210), (370, -110))
+    dog = _static_entity(doc, (384, -384))
+    # zoomed in, so the press at its centre is well away from the resize handles
+    top.vb.setRange(xRange=(284, 484), yRange=(-484, -284), padding=0)
+    # a player start at (384, -384): a box around it selects only what lies fully inside
+    drag(top, (334, -434), (434, -334))
     assert dog in doc.selection
     steps = doc.stack.index
     origin = doc.scene[dog].origin.copy()
-    drag(top, (320, -160), (357, -160))
+    drag(top, (384, -384), (421, -384))
     moved = doc.scene[dog].origin - origin
     assert moved[0] % 16 == 0 and moved[0] > 0 and moved[1] == 0 and moved[2] == 0
     assert doc.stack.index == steps + 1, "one drag is one undo step"
@@ -156,7 +167,7 @@ def test_edits_reach_the_index_and_the_overlay(window):
     doc, st = window.document, window.state
     window.params_panel.choose_backend("octree")
     st.flush()
-    ent = next(i for i in doc.scene.point_entity_ids() if doc.scene[i].classname == "monster_army")
+    ent = _static_entity(doc, (-384, 384))
     doc.push(SetSelection([ent]))
     for _ in range(4):
         window.tools.nudge((1, 0, 0))
