@@ -214,7 +214,7 @@ class Octree(SpatialIndex):
         reserve = _reserve(self.params.max_depth)
         start = 0
         while True:
-            self._ensure_nodes(max(reserve, len(slots) // 2 - start // 2))
+            self._ensure_nodes(max(reserve, len(slots) // 4 - start // 4))
             start = tree_kernels.place_batch(self._ni, self._nf, self._ob, self._meta, self._free,
                                              self._ci, self._cf, obj.lo, obj.hi, slots, start, reserve)
             if start == tree_kernels.DONE:
@@ -225,14 +225,7 @@ class Octree(SpatialIndex):
         """Order by the Morton code of the centres: neighbours are placed one after another."""
         if len(slots) < 2:
             return np.arange(len(slots))
-        centre = (self.objects.lo[slots] + self.objects.hi[slots]) * 0.5
-        origin = self._cf[L.CF_ORIGIN:L.CF_ORIGIN + 3]
-        scaled = (centre - origin) / self._cf[L.CF_SIDE] * 1024.0
-        q = np.clip(scaled, 0, 1023).astype(np.int64)
-        code = np.zeros(len(slots), dtype=np.int64)
-        for bit in range(10):
-            for axis in range(3):
-                code |= ((q[:, axis] >> bit) & 1) << (3 * bit + axis)
+        code = tree_kernels.morton_codes(self._cf, self.objects.lo, self.objects.hi, slots)
         return np.argsort(code, kind="stable")
 
     def _rebuild_all(self, origin: np.ndarray, side: float) -> None:

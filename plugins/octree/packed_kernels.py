@@ -40,6 +40,39 @@ RIGHT = 2
 
 
 @numba.njit(cache=True)
+def _select(idx, cen, s0, s1, kth, axis):
+    """Reorder ``[s0, s1)`` so entry ``kth`` has the kth centre on ``axis``, none smaller after it
+    and none larger before it (Hoare's selection: linear time, so a node tree builds in n log n)."""
+    left = s0
+    right = s1 - 1
+    while right > left:
+        pivot = cen[(left + right) // 2, axis]
+        i = left
+        j = right
+        while i <= j:
+            while cen[i, axis] < pivot:
+                i += 1
+            while cen[j, axis] > pivot:
+                j -= 1
+            if i <= j:
+                s = idx[i]
+                idx[i] = idx[j]
+                idx[j] = s
+                for a in range(3):
+                    c = cen[i, a]
+                    cen[i, a] = cen[j, a]
+                    cen[j, a] = c
+                i += 1
+                j -= 1
+        if kth <= j:
+            right = j
+        elif kth >= i:
+            left = i
+        else:
+            return
+
+
+@numba.njit(cache=True)
 def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack):
     """Build the node tree over ``idx[:n]`` (object slots, reordered in place); returns rows used.
 
@@ -65,33 +98,29 @@ def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack)
         tree_int[k, FIRST] = base + s0
         tree_int[k, END] = base + s1
         tree_int[k, RIGHT] = -1
+        widest = -1.0
+        axis = 0
         for a in range(3):
-            tree_box[k, a] = np.inf
-            tree_box[k, 3 + a] = -np.inf
-        cmin = np.full(3, np.inf)
-        cmax = np.full(3, -np.inf)
-        for i in range(s0, s1):
-            s = idx[i]
-            for a in range(3):
-                tree_box[k, a] = min(tree_box[k, a], lo[s, a])
-                tree_box[k, 3 + a] = max(tree_box[k, 3 + a], hi[s, a])
-                cmin[a] = min(cmin[a], cen[i, a])
-                cmax[a] = max(cmax[a], cen[i, a])
+            blo = np.inf
+            bhi = -np.inf
+            clo = np.inf
+            chi = -np.inf
+            for i in range(s0, s1):
+                s = idx[i]
+                blo = min(blo, lo[s, a])
+                bhi = max(bhi, hi[s, a])
+                clo = min(clo, cen[i, a])
+                chi = max(chi, cen[i, a])
+            tree_box[k, a] = blo
+            tree_box[k, 3 + a] = bhi
+            if chi - clo > widest:
+                widest = chi - clo
+                axis = a
         if s1 - s0 <= LEAF_SIZE:
             continue
-        axis = 0
-        for a in range(1, 3):
-            if cmax[a] - cmin[a] > cmax[axis] - cmin[axis]:
-                axis = a
-        if cmax[axis] > cmin[axis]:
-            perm = np.argsort(cen[s0:s1, axis])
-            seg = idx[s0:s1].copy()
-            segc = cen[s0:s1].copy()
-            for i in range(s1 - s0):
-                idx[s0 + i] = seg[perm[i]]
-                for a in range(3):
-                    cen[s0 + i, a] = segc[perm[i], a]
         mid = (s0 + s1) // 2
+        if widest > 0:
+            _select(idx, cen, s0, s1, mid, axis)
         # the right half waits on the stack; the left half is popped next and gets row k + 1
         stack[top, 0] = mid
         stack[top, 1] = s1
