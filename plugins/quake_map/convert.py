@@ -58,9 +58,11 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
     scene = Scene()
     objects: dict[int, object] = {}
     brushes: list[tuple[int, Brush, MapBrush]] = []
+    # file order: each entity, then its brushes (one id each, kept even by a skipped brush)
+    ids = iter(scene.allocate_ids(sum(1 + len(e.brushes) for e in mapfile.entities)))
     for entity in mapfile.entities:
         kind = BRUSH if _is_brush_entity(entity) else POINT
-        eid = scene.allocate_ids(1)[0]
+        eid = next(ids)
         if kind == POINT and entity.get("origin") is not None:
             try:
                 parse_vector(entity.get("origin"))
@@ -68,8 +70,8 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
                 raise ParseError(path, entity.line, entity.column, str(exc)) from None
         objects[eid] = Entity(kind, tuple(entity.properties))
         for map_brush in entity.brushes:
-            bid = scene.allocate_ids(1)[0]
-            faces = tuple(_face_from_map(f) for f in map_brush.faces)
+            bid = next(ids)
+            faces = tuple(map(_face_from_map, map_brush.faces))
             if len(faces) < 4:
                 _bad(path, map_brush, f"a brush needs at least 4 faces, got {len(faces)}", on_bad_brush)
                 continue

@@ -174,6 +174,7 @@ _COMMENT_RE = re.compile(r"//[^\n]*")
 _MARKER_RE = re.compile(r"//\s*(?:entity|brush|patch)\s+\d+\s*\Z")
 _FORMAT_HEADER_RE = re.compile(r"//\s*Format\s*:\s*(.*?)\s*\Z", re.IGNORECASE)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20), 0x7f])
 _TOKEN_RE = re.compile(r'"[^"\n]*"?|[(){}\[\]]|(?:[^\s"(){}\[\]/]|/(?!/))+')
 _BLOCK_RE = re.compile(r"([A-Za-z_]\w*)" + _SEP + r"\{")
 _NOT_A_NUMBER_RE = re.compile(r"[-+]?(?:nan|inf|infinity|\d*\.?\d*#\w*)\Z", re.IGNORECASE)
@@ -541,6 +542,11 @@ def _collector_paused():
     try:
         yield
     finally:
+        # The objects made meanwhile still count as young: the first collection after this would
+        # walk them all at once. Freezing and unfreezing moves every tracked object to the oldest
+        # generation in constant time, so they are walked only by the next full collection.
+        gc.freeze()
+        gc.unfreeze()
         if enabled:
             gc.enable()
 
@@ -577,12 +583,17 @@ def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
     spatial.errors.ParseError
         At the line and column of the first problem; see the module docstring for the rules.
     """
+    may_hold_control = True
     if isinstance(text, (bytes, bytearray, memoryview)):
-        text = _decode(bytes(text), path)
+        data = bytes(text)
+        text = _decode(data, path)
+        # Control characters are ASCII, so the same bytes; deleting them is a quick C pass
+        # that tells whether the slower search for the first one's position is needed.
+        may_hold_control = len(data.translate(None, _CONTROL_BYTES)) != len(data)
     if text.startswith("\ufeff"):
         text = text[1:]
     parser = _Parser(text, path)
-    control = _CONTROL_RE.search(text)
+    control = _CONTROL_RE.search(text) if may_hold_control else None
     if control is not None:
         raise parser.error(control.start(), f"control character U+{ord(control.group()):04X} is "
                                             "not allowed in a .map file (is this a binary file?)")
