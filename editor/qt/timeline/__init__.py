@@ -63,6 +63,9 @@ def _open_timeline(window, dock, controller) -> None:
     if controller.active and dock.isHidden():
         dock.show()
         window.resizeDocks([dock], [TIMELINE_HEIGHT], Qt.Vertical)
+        # the hotspots are what a running simulation is about; the statistics tab behind them
+        # then skips its per-frame pair finding over the edited level
+        window.docks["hotspots"].raise_()
 
 
 def show_frames(window, frames: int) -> None:

@@ -58,6 +58,7 @@ class HotspotPanel(QWidget):
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
         controller.frame_changed.connect(self._on_frame_changed)
+        controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
 
     def _on_frame_changed(self, stats) -> None:
         if stats is None or self.controller.play_state != self.controller.PLAYING:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import numpy as np
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 #: plot -> [(column, colour, legend)]
@@ -12,6 +13,9 @@ PLOTS = {
     "nodes": [("nodes", (140, 220, 120), "nodes"), ("awake", (255, 200, 60), "awake objects")],
     "time": [("update_ms", (220, 130, 255), "update ms")],
 }
+
+#: plots redraw at most this often while playing (ms)
+REFRESH_MS = 100
 
 
 class LivePlots(QWidget):
@@ -47,7 +51,20 @@ class LivePlots(QWidget):
             layout.addWidget(plot)
         for plot in self.widgets.values():
             plot.setLabel("bottom", "frame")
-        controller.frame_changed.connect(lambda stats: self.refresh())
+        # while playing, redraw at most every REFRESH_MS: repainting three plots and their
+        # axes every frame would cost more than the frame itself
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
+        controller.frame_changed.connect(self._on_frame_changed)
+        controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
+
+    def _on_frame_changed(self, stats) -> None:
+        if self.controller.play_state != self.controller.PLAYING:
+            self.refresh()  # a step, a seek, a stop: at once
+        elif not self._timer.isActive():
+            self._timer.start()
 
     def point_count(self, column: str = "candidates") -> int:
         """Points drawn in a column's curve."""
@@ -55,6 +72,7 @@ class LivePlots(QWidget):
         return 0 if x is None else len(x)
 
     def refresh(self) -> None:
+        self._timer.stop()
         cols = self.controller.plot_columns()
         for column, curve in self.curves.items():
             curve.setData(cols["frame"], cols[column])
