@@ -6,20 +6,26 @@ Every object is one leaf whose box is *fattened* by a margin, so small moves nee
 largest edge per side (``margin_mode="relative"``, the default; a point-sized object then gets
 no margin).
 
-Insertion picks the sibling with the branch-and-bound surface-area cost of Bittner et al. and
-Box2D (the new parent's area plus the growth of every ancestor, pruned by a lower bound), then
-walks
-up refitting boxes and rotating nodes whose children's heights differ by more than one (the
-AVL-style rotations of ``b2DynamicTree::Balance``), which keeps the height near ``log2 N``.
+Insertion picks the sibling by the surface-area cost of Bittner et al. and Box2D (the new
+parent's area plus the growth of every ancestor), descending greedily along the child with the
+smaller lower bound as Box2D v3 does, then walks up refitting boxes and rotating nodes whose
+children's heights differ by more than one (the AVL-style rotations of
+``b2DynamicTree::Balance``), which keeps the height near ``log2 N``.
 ``build`` either builds the whole tree top-down with binned SAH on the centroids
-(``build_method="binned_sah"``, the default: on 100k mixed-size boxes it builds about ten times
-faster than inserting one by one, with a slightly better tree) or inserts every object as above
+(``build_method="binned_sah"``, the default: a tree with less overlap than inserting one by
+one gives) or inserts every object as above
 (``"incremental"``); later edits are always incremental, and
 :meth:`~spatial.contract.SpatialIndex.rebuild` rebuilds with the chosen method.
 
-``pairs`` descends the tree against itself (each unordered pair of subtrees once); in ``active``
-mode a subtree pair is skipped unless one side holds an active object. Pair tests are counted on
-the node where the two subtrees that met split apart (their lowest common ancestor).
+Queries and pairs read a depth-first copy of the tree (rebuilt lazily after an edit) whose
+boxes are refitted around the objects' own boxes: the fat boxes exist so that small moves need
+no tree work, but pruning with them would test every pair of fat boxes that touch. ``nodes()``
+shows the fat boxes as ``lo/hi`` and the tight ones as ``core_lo/core_hi``.
+
+``pairs`` descends the tree against itself (each unordered pair of subtrees once, splitting the
+larger box); in ``active`` mode a subtree pair is skipped unless one side holds an active
+object. Pair tests are counted on the node where the two subtrees that met split apart (their
+lowest common ancestor).
 All node storage is pooled arrays with a free list; no recursion anywhere.
 """
 from __future__ import annotations
@@ -58,14 +64,6 @@ def _area(lo, hi):
     dx = hi[0] - lo[0]
     dy = hi[1] - lo[1]
     dz = hi[2] - lo[2]
-    return 2.0 * (dx * dy + dy * dz + dz * dx)
-
-
-@numba.njit(cache=True, inline="always")
-def _union_area(alo, ahi, blo, bhi):
-    dx = max(ahi[0], bhi[0]) - min(alo[0], blo[0])
-    dy = max(ahi[1], bhi[1]) - min(alo[1], blo[1])
-    dz = max(ahi[2], bhi[2]) - min(alo[2], blo[2])
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 
 
@@ -163,46 +161,75 @@ def _refit_up(n, root, lo, hi, parent, c1, c2, height):
     return root
 
 
+@numba.njit(cache=True, inline="always")
+def _union_area_row(lo, hi, n, l0, l1, l2, h0, h1, h2):
+    """Area of node ``n``'s box joined with the box ``(l, h)``, read by index (no views)."""
+    dx = max(hi[n, 0], h0) - min(lo[n, 0], l0)
+    dy = max(hi[n, 1], h1) - min(lo[n, 1], l1)
+    dz = max(hi[n, 2], h2) - min(lo[n, 2], l2)
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@numba.njit(cache=True, inline="always")
+def _area_row(lo, hi, n):
+    dx = hi[n, 0] - lo[n, 0]
+    dy = hi[n, 1] - lo[n, 1]
+    dz = hi[n, 2] - lo[n, 2]
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
 @numba.njit(cache=True)
 def _find_best_sibling(leaf, root, lo, hi, c1, c2):
-    """Sibling of least surface-area cost, by branch and bound (Bittner et al., Box2D).
+    """Sibling of low surface-area cost, by a greedy descent (Box2D v3 ``b2FindBestSibling``).
 
     The cost of pairing the new leaf with node ``n`` is the area of their union plus the area
-    every ancestor of ``n`` grows by (the *inherited* cost). Below a node no choice can cost
-    less than the inherited cost plus the leaf's own area, so a subtree is skipped once that
-    bound cannot beat the best cost found. The child whose union with the leaf is smaller is
-    explored first, which lowers the best cost early and prunes more.
+    every ancestor of ``n`` grows by (the *inherited* cost). From each node the descent goes
+    into the child with the smaller lower bound on the cost below it and stops once neither
+    child can beat the best cost found. One root-to-leaf path at most: a full branch-and-bound
+    search visits a large part of the tree when big objects make the boxes overlap a lot.
     """
-    leaf_area = _area(lo[leaf], hi[leaf])
+    l0, l1, l2 = lo[leaf, 0], lo[leaf, 1], lo[leaf, 2]
+    h0, h1, h2 = hi[leaf, 0], hi[leaf, 1], hi[leaf, 2]
+    leaf_area = _area_row(lo, hi, leaf)
+    area_root = _area_row(lo, hi, root)
+    direct = _union_area_row(lo, hi, root, l0, l1, l2, h0, h1, h2)
+    inherited = 0.0
     best = root
-    best_cost = _union_area(lo[leaf], hi[leaf], lo[root], hi[root])
-    stack = np.empty(64, dtype=np.int64)
-    inherited = np.empty(64)
-    sp = 0
-    stack, _ = K.push(stack, sp, root)
-    inherited, sp = K.push_f(inherited, sp, 0.0)
-    while sp > 0:
-        sp -= 1
-        n = stack[sp]
-        inh = inherited[sp]
-        direct = _union_area(lo[leaf], hi[leaf], lo[n], hi[n])
-        cost = direct + inh
+    best_cost = direct
+    n = root
+    while c1[n] >= 0:
+        a = c1[n]
+        b = c2[n]
+        # cost of a new parent here, then what every child choice inherits
+        cost = direct + inherited
         if cost < best_cost:
             best_cost = cost
             best = n
-        if c1[n] >= 0:
-            inh_child = inh + direct - _area(lo[n], hi[n])
-            if leaf_area + inh_child < best_cost:
-                a = c1[n]
-                b = c2[n]
-                if (_union_area(lo[leaf], hi[leaf], lo[a], hi[a])
-                        < _union_area(lo[leaf], hi[leaf], lo[b], hi[b])):
-                    a, b = b, a
-                # push the worse child first so the better one is explored next
-                stack, _ = K.push(stack, sp, a)
-                inherited, sp = K.push_f(inherited, sp, inh_child)
-                stack, _ = K.push(stack, sp, b)
-                inherited, sp = K.push_f(inherited, sp, inh_child)
+        inherited += direct - area_root
+        direct_a = _union_area_row(lo, hi, a, l0, l1, l2, h0, h1, h2)
+        direct_b = _union_area_row(lo, hi, b, l0, l1, l2, h0, h1, h2)
+        area_a = _area_row(lo, hi, a)
+        area_b = _area_row(lo, hi, b)
+        lower_a = np.inf
+        lower_b = np.inf
+        if c1[a] < 0:
+            if direct_a + inherited < best_cost:
+                best_cost = direct_a + inherited
+                best = a
+        else:
+            lower_a = inherited + direct_a + min(leaf_area - area_a, 0.0)
+        if c1[b] < 0:
+            if direct_b + inherited < best_cost:
+                best_cost = direct_b + inherited
+                best = b
+        else:
+            lower_b = inherited + direct_b + min(leaf_area - area_b, 0.0)
+        if best_cost <= lower_a and best_cost <= lower_b:
+            break
+        if lower_a <= lower_b:
+            n, direct, area_root = a, direct_a, area_a
+        else:
+            n, direct, area_root = b, direct_b, area_b
     return best
 
 
@@ -472,16 +499,106 @@ def build_binned_sah(slots, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node
 
 
 @numba.njit(cache=True)
-def subtree_flags(order, parent_rows, node_slot, c1, active):
-    """Per row of ``order``: subtree leaf count and whether it holds an active object."""
-    m = len(order)
+def pack_tree(root, c1, c2, node_slot, obj_lo, obj_hi, n_nodes):
+    """Depth-first copy of the tree with *tight* boxes, for queries and pair finding.
+
+    Rows are in preorder, so a node's left child is the next row and a subtree is one run of
+    memory. Leaf boxes are the objects' own boxes and inner boxes are refitted around them:
+    the fat margins only decide when ``update`` reinserts a leaf, and pruning with the tight
+    boxes tests far fewer subtree pairs. Returns ``(order, parent_rows, depths, left_rows,
+    right_rows, row_slots, row_items, tight_lo, tight_hi, box, area, complete)``:
+    ``left_rows`` is ``-1`` at a leaf, ``row_slots`` the leaf's object slot (``-1`` inside),
+    ``row_items`` 1 at a leaf and 0 inside, ``box`` the tight boxes again as ``(m, 6)`` rows
+    ``lo, hi`` (one cache line per node for the pair traversal), and ``complete`` false when
+    more than ``n_nodes`` nodes were reachable (a corrupt tree; the copy then stops there).
+    """
+    cap = max(n_nodes, 1)
+    order = np.empty(cap, dtype=np.int64)
+    parents = np.empty(cap, dtype=np.int64)
+    depths = np.empty(cap, dtype=np.int64)
+    left = np.full(cap, -1, dtype=np.int64)
+    right = np.full(cap, -1, dtype=np.int64)
+    stack = np.empty((64, 3), dtype=np.int64)  # node, parent row, depth
+    m = 0
+    sp = 0
+    complete = True
+    if root >= 0:
+        stack[0, 0] = root
+        stack[0, 1] = -1
+        stack[0, 2] = 0
+        sp = 1
+    while sp > 0:
+        sp -= 1
+        n = stack[sp, 0]
+        p = stack[sp, 1]
+        d = stack[sp, 2]
+        if m == cap:  # a corrupt tree reaches more nodes than are in use
+            complete = False
+            break
+        order[m] = n
+        parents[m] = p
+        depths[m] = d
+        row = m
+        m += 1
+        if p >= 0:
+            if c1[order[p]] == n:
+                left[p] = row
+            else:
+                right[p] = row
+        if c1[n] >= 0:
+            if sp + 2 > stack.shape[0]:
+                grown = np.empty((2 * stack.shape[0], 3), dtype=np.int64)
+                grown[:sp] = stack[:sp]
+                stack = grown
+            stack[sp, 0] = c2[n]
+            stack[sp, 1] = row
+            stack[sp, 2] = d + 1
+            stack[sp + 1, 0] = c1[n]
+            stack[sp + 1, 1] = row
+            stack[sp + 1, 2] = d + 1
+            sp += 2
+    slots = np.full(m, -1, dtype=np.int64)
+    items = np.zeros(m, dtype=np.int64)
+    tight_lo = np.empty((m, 3))
+    tight_hi = np.empty((m, 3))
+    box = np.empty((m, 6))  # the same, one row per node, for the pair traversal
+    area = np.empty(m)
+    for r in range(m - 1, -1, -1):  # children come after their parents
+        n = order[r]
+        if left[r] < 0:
+            s = node_slot[n]
+            slots[r] = s
+            items[r] = 1
+            for k in range(3):
+                tight_lo[r, k] = obj_lo[s, k]
+                tight_hi[r, k] = obj_hi[s, k]
+        else:
+            a = left[r]
+            b = right[r]
+            for k in range(3):
+                tight_lo[r, k] = min(tight_lo[a, k], tight_lo[b, k])
+                tight_hi[r, k] = max(tight_hi[a, k], tight_hi[b, k])
+        for k in range(3):
+            box[r, k] = tight_lo[r, k]
+            box[r, 3 + k] = tight_hi[r, k]
+        dx = tight_hi[r, 0] - tight_lo[r, 0]
+        dy = tight_hi[r, 1] - tight_lo[r, 1]
+        dz = tight_hi[r, 2] - tight_lo[r, 2]
+        area[r] = 2.0 * (dx * dy + dy * dz + dz * dx)
+    return (order[:m], parents[:m], depths[:m], left[:m], right[:m], slots, items, tight_lo,
+            tight_hi, box, area, complete)
+
+
+@numba.njit(cache=True)
+def subtree_flags(parent_rows, left_rows, row_slots, active):
+    """Per row: subtree leaf count and whether the subtree holds an active object."""
+    m = len(parent_rows)
     count = np.zeros(m, dtype=np.int64)
     awake = np.zeros(m, dtype=np.bool_)
     for r in range(m - 1, -1, -1):
-        n = order[r]
-        if c1[n] < 0:
+        if left_rows[r] < 0:
             count[r] += 1
-            if active[node_slot[n]]:
+            if active[row_slots[r]]:
                 awake[r] = True
         p = parent_rows[r]
         if p >= 0:
@@ -491,63 +608,96 @@ def subtree_flags(order, parent_rows, node_slot, c1, active):
     return count, awake
 
 
+@numba.njit(cache=True, inline="always")
+def _rows_overlap(box, a, b):
+    """Closed overlap of rows ``a`` and ``b`` of a ``(m, 6)`` lo-hi box array, read by index:
+    array views would cost a reference-count update each in the hot loop."""
+    return (box[a, 0] <= box[b, 3] and box[b, 0] <= box[a, 3] and box[a, 1] <= box[b, 4]
+            and box[b, 1] <= box[a, 4] and box[a, 2] <= box[b, 5] and box[b, 2] <= box[a, 5])
+
+
 @numba.njit(cache=True)
-def self_pairs(root, lo, hi, c1, c2, node_slot, node_awake, node_row, obj_lo, obj_hi, active,
-               only_active, n_rows):
-    """Every overlapping leaf pair, descending the tree against itself without recursion."""
-    out = np.empty((1024, 2), dtype=np.int64)
+def self_pairs(box, left, right, row_slots, area, awake, only_active):
+    """Every overlapping leaf pair, descending the packed tree against itself.
+
+    Each unordered pair of subtrees meets once: every inner node pairs its two children, and
+    a pair of overlapping subtrees splits the one with the larger box (a leaf never), as in
+    Box2D and FCL. Only overlapping (and, in ``only_active`` mode, awake) subtree pairs are
+    pushed, so the stack holds no dead entries. ``box`` holds each row's tight ``lo, hi``.
+    Returns ``(slot pairs, leaf tests, per-row tests)``; a test is counted on the row where
+    the two subtrees split apart (their lowest common ancestor).
+    """
+    n_rows = len(left)
+    node_tests = np.zeros(n_rows, dtype=np.int64)
+    out = np.empty((max(1024, n_rows), 2), dtype=np.int64)
     m = 0
     tests = 0
-    node_tests = np.zeros(n_rows, dtype=np.int64)
-    if root < 0 or c1[root] < 0:
-        return out[:0], tests, node_tests
-    st = np.empty((64, 3), dtype=np.int64)
-    st[0, 0] = root
-    st[0, 1] = root
-    st[0, 2] = node_row[root]
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        a, b, origin = st[sp, 0], st[sp, 1], st[sp, 2]
-        if sp + 3 > st.shape[0]:
-            grown = np.empty((2 * st.shape[0], 3), dtype=np.int64)
-            grown[:sp] = st[:sp]
-            st = grown
-        if a == b:
-            if c1[a] < 0 or (only_active and not node_awake[a]):
-                continue
-            x = c1[a]
-            y = c2[a]
-            st[sp, 0], st[sp, 1], st[sp, 2] = x, x, node_row[x]
-            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2] = y, y, node_row[y]
-            st[sp + 2, 0], st[sp + 2, 1], st[sp + 2, 2] = x, y, node_row[a]
-            sp += 3
+    st = np.empty((64, 2), dtype=np.int64)
+    for origin in range(n_rows):
+        x = left[origin]
+        if x < 0 or (only_active and not awake[origin]):
             continue
-        if only_active and not (node_awake[a] or node_awake[b]):
+        y = right[origin]
+        if not _rows_overlap(box, x, y):
             continue
-        if not K.overlap(lo[a], hi[a], lo[b], hi[b]):
-            continue
-        leaf_a = c1[a] < 0
-        leaf_b = c1[b] < 0
-        if leaf_a and leaf_b:
-            sa = node_slot[a]
-            sb = node_slot[b]
-            tests += 1
-            node_tests[origin] += 1
-            if K.overlap(obj_lo[sa], obj_hi[sa], obj_lo[sb], obj_hi[sb]):
+        st[0, 0] = x
+        st[0, 1] = y
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            a = st[sp, 0]
+            b = st[sp, 1]
+            leaf_a = left[a] < 0
+            leaf_b = left[b] < 0
+            if leaf_a and leaf_b:
+                tests += 1
+                node_tests[origin] += 1
+                sa = row_slots[a]
+                sb = row_slots[b]
                 out, m = K.push_pair(out, m, min(sa, sb), max(sa, sb))
-        elif leaf_b or (not leaf_a and _area(lo[a], hi[a]) >= _area(lo[b], hi[b])):
-            st[sp, 0], st[sp, 1], st[sp, 2] = c1[a], b, origin
-            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2] = c2[a], b, origin
-            sp += 2
-        else:
-            st[sp, 0], st[sp, 1], st[sp, 2] = a, c1[b], origin
-            st[sp + 1, 0], st[sp + 1, 1], st[sp + 1, 2] = a, c2[b], origin
-            sp += 2
+                continue
+            if leaf_b or (not leaf_a and area[a] >= area[b]):
+                c, d, other = left[a], right[a], b
+            else:
+                c, d, other = left[b], right[b], a
+            if sp + 2 > st.shape[0]:
+                grown = np.empty((2 * st.shape[0], 2), dtype=np.int64)
+                grown[:sp] = st[:sp]
+                st = grown
+            wake = not only_active or awake[other]
+            if (wake or awake[c]) and _rows_overlap(box, c, other):
+                st[sp, 0] = c
+                st[sp, 1] = other
+                sp += 1
+            if (wake or awake[d]) and _rows_overlap(box, d, other):
+                st[sp, 0] = d
+                st[sp, 1] = other
+                sp += 1
     return out[:m], tests, node_tests
 
 
 # --------------------------------------------------------------------------- backend
+@dataclass
+class _Packed:
+    """Arrays of :func:`pack_tree`, one row per node in preorder (see there)."""
+
+    order: np.ndarray
+    parents: np.ndarray
+    depths: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    slots: np.ndarray
+    items: np.ndarray
+    tight_lo: np.ndarray
+    tight_hi: np.ndarray
+    box: np.ndarray
+    area: np.ndarray
+    complete: bool
+    #: ``item_start`` of the query kernels: a leaf row keeps its one slot at its own row
+    row_index: np.ndarray
+    row_of: np.ndarray | None = None
+
+
 class DynamicBvh(SpatialIndex):
     """Dynamic AABB tree with fat leaves, SAH sibling choice and height-balancing rotations."""
 
@@ -570,7 +720,6 @@ class DynamicBvh(SpatialIndex):
         self._height = np.empty(0, dtype=np.int64)
         self._node_slot = np.empty(0, dtype=np.int64)
         self._item_count = np.empty(0, dtype=np.int64)
-        self._item_start = np.empty(0, dtype=np.int64)
         self._free_next = np.empty(0, dtype=np.int64)
         self._free_head = -1
         self._free_count = 0
@@ -601,7 +750,6 @@ class DynamicBvh(SpatialIndex):
         self._height = grow(self._height, 0)
         self._node_slot = grow(self._node_slot, -1)
         self._item_count = grow(self._item_count, 0)
-        self._item_start = np.arange(cap, dtype=np.int64)
         self._free_next = grow(self._free_next, -1)
         # chain the new nodes in front of the existing free list
         self._free_next[old:cap - 1] = np.arange(old + 1, cap)
@@ -672,42 +820,49 @@ class DynamicBvh(SpatialIndex):
         self._edited(free)
 
     # ---------------------------------------------------------------- queries
-    def _tree(self):
-        return (self._root, self._lo, self._hi, self._c1, self._c2, self._item_start,
-                self._item_count, self._node_slot, self.objects.lo, self.objects.hi)
-
-    def _order(self):
-        """Preorder rows, parent rows, depths and the node-id → row map (cached until an edit)."""
+    def _packed(self) -> _Packed:
+        """The depth-first tight copy of the tree (cached until the next edit)."""
         if self._order_cache is None:
-            order, parents, depths = K.preorder(self._root, self._c1, self._c2)
-            row_of = np.full(max(self._cap, 1), -1, dtype=np.int64)
-            row_of[order] = np.arange(len(order))
-            self._order_cache = (order, parents, depths, row_of)
+            n_nodes = self._cap - self._free_count if self._root >= 0 else 0
+            parts = pack_tree(self._root, self._c1, self._c2, self._node_slot, self.objects.lo,
+                              self.objects.hi, n_nodes)
+            self._order_cache = _Packed(*parts, row_index=np.arange(len(parts[0])))
         return self._order_cache
 
-    def _rows(self, node_ids, trace):
-        if not trace:
-            return None
-        return self._order()[3][np.asarray(node_ids, dtype=np.int64)]
+    def _order(self):
+        """Preorder node ids, parent rows, depths and the node-id → row map."""
+        packed = self._packed()
+        if packed.row_of is None:
+            row_of = np.full(max(self._cap, 1), -1, dtype=np.int64)
+            row_of[packed.order] = np.arange(len(packed.order))
+            packed.row_of = row_of
+        return packed.order, packed.parents, packed.depths, packed.row_of
+
+    def _tree(self):
+        """Query kernels' view of the packed copy: node ids there are rows of :meth:`nodes`."""
+        p = self._packed()
+        root = 0 if len(p.order) else -1
+        return (root, p.tight_lo, p.tight_hi, p.left, p.right, p.row_index, p.items, p.slots,
+                self.objects.lo, self.objects.hi)
 
     def _query_box(self, lo, hi, trace):
         empty = np.empty((0, 3))
         slots, visited, tested, rows = K.tree_query_box(*self._tree(), lo, hi, False, empty, empty,
                                                         trace)
-        return slots, visited, tested, self._rows(rows, trace)
+        return slots, visited, tested, rows if trace else None
 
     def _query_sphere(self, center, radius, trace):
         slots, visited, tested, rows = K.tree_query_sphere(*self._tree(), center, radius, trace)
-        return slots, visited, tested, self._rows(rows, trace)
+        return slots, visited, tested, rows if trace else None
 
     def _query_ray(self, origin, direction, max_t, trace):
         slots, t, visited, tested, rows = K.tree_query_ray(*self._tree(), origin, direction,
                                                            max_t, trace)
-        return slots, t, visited, tested, self._rows(rows, trace)
+        return slots, t, visited, tested, rows if trace else None
 
     def _query_frustum(self, planes, trace):
         slots, visited, tested, rows, culled = K.tree_query_frustum(*self._tree(), planes, trace)
-        return slots, visited, tested, self._rows(rows, trace), self._rows(culled, trace)
+        return slots, visited, tested, (rows if trace else None), (culled if trace else None)
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         empty = np.empty((0, 3))
@@ -722,37 +877,34 @@ class DynamicBvh(SpatialIndex):
 
     # ---------------------------------------------------------------- pairs
     def _flags(self):
-        order, parents, _, row_of = self._order()
+        """Per row of :meth:`nodes`: subtree object count and whether it holds an active one."""
+        p = self._packed()
         active = np.zeros(max(len(self.objects.lo), 1), dtype=bool)
         active[: self.objects.slot_limit] = self.objects.active_mask()
-        count, awake = subtree_flags(order, parents, self._node_slot, self._c1, active)
-        return order, parents, row_of, active, count, awake
+        return subtree_flags(p.parents, p.left, p.slots, active)
 
     def _pairs(self, mode):
-        order, _, row_of, active, _, awake_rows = self._flags()
-        node_awake = np.zeros(max(self._cap, 1), dtype=bool)
-        node_awake[order] = awake_rows
-        pairs, tests, node_tests = self_pairs(self._root, self._lo, self._hi, self._c1, self._c2,
-                                              self._node_slot, node_awake, row_of,
-                                              self.objects.lo, self.objects.hi, active,
-                                              mode == "active", len(order))
-        return pairs, tests, node_tests
+        p = self._packed()
+        only_active = mode == "active"
+        if only_active:
+            awake = self._flags()[1]
+        else:
+            awake = np.zeros(len(p.order), dtype=bool)
+        return self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, only_active)
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:
-        order, parents, row_of, _, count, awake = self._flags()
+        order, parents, depths, _ = self._order()
         if len(order) == 0:
             return NodeTable.empty(0)
-        _, _, depths, _ = self._order()
-        is_leaf = self._c1[order] < 0
-        lo, hi = self._lo[order], self._hi[order]
-        core_lo, core_hi = lo.copy(), hi.copy()
-        leaf_slots = self._node_slot[order[is_leaf]]
-        core_lo[is_leaf] = self.objects.lo[leaf_slots]
-        core_hi[is_leaf] = self.objects.hi[leaf_slots]
+        count, awake = self._flags()
+        p = self._packed()
+        is_leaf = p.left < 0
+        # lo/hi show the stored (fat) boxes; core_lo/core_hi the tight ones queries prune with
         return NodeTable.from_columns(
-            lo=lo, hi=hi, core_lo=core_lo, core_hi=core_hi, depth=depths, parent=parents,
-            is_leaf=is_leaf, own_count=is_leaf.astype(np.int32), subtree_count=count, awake=awake)
+            lo=self._lo[order], hi=self._hi[order], core_lo=p.tight_lo.copy(),
+            core_hi=p.tight_hi.copy(), depth=depths, parent=parents, is_leaf=is_leaf,
+            own_count=is_leaf.astype(np.int32), subtree_count=count, awake=awake)
 
     def _node_objects(self, row):
         order = self._order()[0]
@@ -768,6 +920,8 @@ class DynamicBvh(SpatialIndex):
         alive = self.objects.alive_slots()
         order, _, _, _ = self._order()
         in_use = self._cap - self._free_count
+        if not self._packed().complete:
+            fail(f"more nodes reachable from the root than the {in_use} in use")
         if len(order) != in_use:
             fail(f"{len(order)} nodes reachable from the root but {in_use} in use")
         if len(alive) == 0:
@@ -801,8 +955,13 @@ class DynamicBvh(SpatialIndex):
 
     def _memory_bytes(self) -> int:
         arrays = (self._lo, self._hi, self._parent, self._c1, self._c2, self._height,
-                  self._node_slot, self._item_count, self._item_start, self._free_next,
+                  self._node_slot, self._item_count, self._free_next,
                   self._leaf_of)
+        packed = self._order_cache
+        if packed is not None:  # the depth-first copy queries and pairs read
+            arrays += (packed.order, packed.parents, packed.depths, packed.left, packed.right,
+                       packed.slots, packed.items, packed.tight_lo, packed.tight_hi, packed.box,
+                       packed.area, packed.row_index)
         return int(sum(a.nbytes for a in arrays))
 
     def area_ratio(self) -> float:

@@ -121,3 +121,42 @@ def test_validate_catches_an_object_outside_its_fat_box():
     tree.objects.hi[slot] += 1.0  # behind the tree's back
     with pytest.raises(IndexInvariantError, match="fat box"):
         tree.validate()
+
+
+def test_pair_work_does_not_grow_with_the_fat_margin():
+    # the traversal prunes with boxes refitted around the objects, so fat margins cost no tests
+    ids, lo, hi = random_boxes(3000, seed=8, world=300.0)
+    tight = DynamicBvh(margin=0.0)
+    tight.build(ids, lo, hi)
+    fat = DynamicBvh(margin=1.0)  # every fat box is three times its object's largest edge
+    fat.build(ids, lo, hi)
+    oracle = BruteForce()
+    oracle.build(ids, lo, hi)
+    expect = oracle.pairs().pairs
+    for tree in (tight, fat):
+        result = tree.pairs()
+        np.testing.assert_array_equal(result.pairs, expect)
+        assert result.tests == len(expect)  # only leaf pairs whose objects overlap are tested
+    box = ([100.0, 100.0, 100.0], [120.0, 120.0, 120.0])
+    fat_hit, tight_hit = fat.query_box(*box), tight.query_box(*box)
+    np.testing.assert_array_equal(fat_hit.ids, oracle.query_box(*box).ids)
+    np.testing.assert_array_equal(fat_hit.ids, tight_hit.ids)
+    assert fat_hit.objects_tested <= 2 * tight_hit.objects_tested + 5
+
+
+def test_core_boxes_are_refitted_around_the_objects_after_moves():
+    ids, lo, hi = random_boxes(2000, seed=9, world=200.0)
+    tree = DynamicBvh(margin=0.5)
+    tree.build(ids, lo, hi)
+    tree.update(ids[:500], lo[:500] + 3.0, hi[:500] + 3.0)
+    table = tree.nodes()
+    inner = np.flatnonzero(~table.is_leaf)
+    first_child = inner + 1  # rows are depth-first: a node's left child follows it
+    children = [np.flatnonzero(table.parent == row) for row in inner]
+    for row, kids in zip(inner, children):
+        assert kids[0] == row + 1 and len(kids) == 2
+        np.testing.assert_array_equal(table.core_lo[row], table.core_lo[kids].min(axis=0))
+        np.testing.assert_array_equal(table.core_hi[row], table.core_hi[kids].max(axis=0))
+    assert (table.core_lo >= table.lo).all() and (table.core_hi <= table.hi).all()
+    assert len(first_child) == len(inner)
+    tree.validate()
