@@ -53,7 +53,7 @@ def test_tune_finds_no_worse_parameters_and_apply_is_one_undo_step(qtbot, window
 
     assert len(dialog.rows) >= 2
     assert dialog.table.rowCount() >= 2
-    assert len(dialog.trial_points.data) == len(dialog.rows)
+    assert len(dialog.trial_points.getData()[0]) == len(dialog.rows)
     defaults = dialog.defaults[doc.index.name]
     assert defaults.ok and defaults.params == before_params
     best = dialog.chosen

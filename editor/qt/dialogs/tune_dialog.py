@@ -35,6 +35,9 @@ from spatial.tuner import CancelToken
 
 from ..workers import _Cancellable
 
+#: colours of the trials of each backend (in name order) when several are compared
+BACKEND_COLOURS = [(120, 160, 220), (230, 110, 110), (110, 210, 130), (200, 140, 230),
+                   (230, 190, 90), (90, 210, 210), (240, 140, 190), (170, 170, 170)]
 #: rows of the best-trials table
 TABLE_ROWS = 12
 ALL_BACKENDS = "*all*"
@@ -94,8 +97,8 @@ class _Row:
     trial: object
 
     @property
-    def memory_mib(self) -> float:
-        return self.trial.report["memory_bytes"] / 2**20
+    def memory_bytes(self) -> int:
+        return int(self.trial.report["memory_bytes"])
 
 
 def pareto_front(cost: np.ndarray, memory: np.ndarray) -> np.ndarray:
@@ -173,26 +176,33 @@ class TuneDialog(QDialog):
         self.plot.setObjectName("tune_plot")
         self.plot.setBackground("#1b1e23")
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.setLabel("bottom", "memory estimate", units="MiB")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self._memory_unit = (1024, "KiB")
+        self.plot.setLabel("bottom", "memory estimate (KiB)")
         self.plot.setLabel("left", "cost per frame (work units)")
         self.plot.setTitle("Trials: cost vs memory (lower left is better)", color="#ccd")
-        legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#ccd")
+        self.legend = legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#ccd")
         legend.setBrush(pg.mkBrush(27, 30, 35, 200))
-        self.trial_points = pg.ScatterPlotItem(size=7, pen=None, brush=pg.mkBrush(120, 160, 220, 150),
-                                               name="trial")
-        self.front_line = pg.PlotDataItem(pen=pg.mkPen("#ffb020", width=2), symbol="o", symbolSize=9,
-                                          symbolBrush="#ffb020", symbolPen=None, name="Pareto front")
-        self.default_points = pg.ScatterPlotItem(size=14, symbol="s", pen=pg.mkPen("#ffffff", width=2),
-                                                 brush=None, name="defaults")
-        self.chosen_point = pg.ScatterPlotItem(size=18, symbol="star", pen=pg.mkPen("#000", width=1),
-                                               brush=pg.mkBrush("#40e070"), name="chosen")
+        self._legend_backends: list[str] = []
+        # PlotDataItems (not bare scatter items) so that the log axes below apply to them
+        self.trial_points = pg.PlotDataItem(pen=None, symbol="o", symbolSize=7, symbolPen=None,
+                                            symbolBrush=pg.mkBrush(120, 160, 220, 150), name="trial")
+        # rings, so the front stays visible around the chosen star when they coincide
+        self.front_line = pg.PlotDataItem(pen=pg.mkPen("#ffb020", width=2), symbol="o", symbolSize=15,
+                                          symbolBrush=None, symbolPen=pg.mkPen("#ffb020", width=2),
+                                          name="Pareto front")
+        self.default_points = pg.PlotDataItem(pen=None, symbol="s", symbolSize=14, symbolBrush=None,
+                                              symbolPen=pg.mkPen("#ffffff", width=2), name="defaults")
+        self.chosen_point = pg.PlotDataItem(pen=None, symbol="star", symbolSize=13,
+                                            symbolPen=pg.mkPen("#000", width=1),
+                                            symbolBrush=pg.mkBrush("#40e070"), name="chosen")
         for item in (self.trial_points, self.front_line, self.default_points, self.chosen_point):
             self.plot.addItem(item)
         split.addWidget(self.plot)
 
         self.table = QTableWidget(0, 6)
         self.table.setObjectName("tune_table")
-        self.table.setHorizontalHeaderLabels(["#", "backend", "cost", "vs defaults", "MiB", "parameters"])
+        self.table.setHorizontalHeaderLabels(["#", "backend", "cost", "vs defaults", "KiB", "parameters"])
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
@@ -408,7 +418,9 @@ class TuneDialog(QDialog):
             best = self.chosen.trial.cost
             text = f"Best: {self.chosen.backend}, cost {best:,.1f}"
             if base is not None and base.ok and base.cost:
-                text += f" vs defaults {base.cost:,.1f} ({(1 - best / base.cost) * 100:+.1f} % saved)"
+                saved = (1 - best / base.cost) * 100
+                text += f" against the defaults' {base.cost:,.1f} " + \
+                    (f"({saved:.1f} % cheaper)" if saved > 0 else "(the defaults are the best found)")
             parts.append(text)
         else:
             parts.append("No trial could be measured; raise the budget.")
@@ -422,21 +434,53 @@ class TuneDialog(QDialog):
     def _refresh(self) -> None:
         rows = self.rows
         if not rows:
-            for item in (self.trial_points, self.default_points, self.chosen_point):
+            for item in (self.trial_points, self.front_line, self.default_points, self.chosen_point):
                 item.setData([], [])
-            self.front_line.setData([], [])
             self.table.setRowCount(0)
             return
         cost = np.array([r.trial.cost for r in rows])
-        memory = np.array([r.memory_mib for r in rows])
-        self.trial_points.setData(memory, cost)
+        self._choose_memory_unit(max(r.memory_bytes for r in rows))
+        memory = np.array([self._memory(r) for r in rows])
+        backends = sorted({r.backend for r in rows})
+        brushes = {b: pg.mkBrush(*BACKEND_COLOURS[k % len(BACKEND_COLOURS)], 170)
+                   for k, b in enumerate(backends)}
+        self.trial_points.setData(memory, cost, symbolBrush=[brushes[r.backend] for r in rows])
+        self._update_backend_legend(backends if len(backends) > 1 else [], brushes)
+        # a few pathological trials can cost 100x the rest: log axes keep the good ones apart
+        self.plot.setLogMode(x=_wide(memory), y=_wide(cost))
+        self.table.horizontalHeaderItem(3).setText("vs its defaults" if len(backends) > 1 else "vs defaults")
         front = pareto_front(cost, memory)
         self.front_line.setData(memory[front], cost[front])
         base = [r for r in rows if r.trial.phase == "default"]
-        self.default_points.setData([r.memory_mib for r in base], [r.trial.cost for r in base])
+        self.default_points.setData([self._memory(r) for r in base], [r.trial.cost for r in base])
         if self.chosen is not None:
-            self.chosen_point.setData([self.chosen.memory_mib], [self.chosen.trial.cost])
+            self.chosen_point.setData([self._memory(self.chosen)], [self.chosen.trial.cost])
         self._fill_table()
+
+    def _update_backend_legend(self, backends: list[str], brushes: dict) -> None:
+        """One legend entry per backend when several share the plot."""
+        if backends == self._legend_backends:
+            return
+        for name in self._legend_backends:
+            self.legend.removeItem(name)
+        if backends and not self._legend_backends:
+            self.legend.removeItem(self.trial_points)  # the colours below name the backends
+        elif self._legend_backends and not backends:
+            self.legend.addItem(self.trial_points, "trial")
+        for name in backends:
+            self.legend.addItem(pg.ScatterPlotItem(size=7, pen=None, brush=brushes[name]), name)
+        self.legend.setColumnCount(2 if len(backends) > 3 else 1)
+        self._legend_backends = list(backends)
+
+    def _choose_memory_unit(self, largest_bytes: int) -> None:
+        unit = (1024, "KiB") if largest_bytes < 4 * 2**20 else (2**20, "MiB")
+        if unit != self._memory_unit:
+            self._memory_unit = unit
+            self.plot.setLabel("bottom", f"memory estimate ({unit[1]})")
+            self.table.horizontalHeaderItem(4).setText(unit[1])
+
+    def _memory(self, row: _Row) -> float:
+        return row.memory_bytes / self._memory_unit[0]
 
     def best_rows(self) -> list[_Row]:
         """The cheapest measured trials, best first (what the table shows)."""
@@ -457,7 +501,7 @@ class TuneDialog(QDialog):
             changed = {k2: v for k2, v in t.params.items()
                        if base is None or base.params.get(k2) != v}
             params = ", ".join(f"{k2}={_fmt(v)}" for k2, v in changed.items()) or "(defaults)"
-            cells = [str(t.index), row.backend, f"{t.cost:,.1f}", versus, f"{row.memory_mib:.3f}", params]
+            cells = [str(t.index), row.backend, f"{t.cost:,.1f}", versus, f"{self._memory(row):,.1f}", params]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c in (0, 2, 3, 4):
@@ -479,7 +523,7 @@ class TuneDialog(QDialog):
         best = self.best_rows()
         if picked[0].row() < len(best):
             self.chosen = best[picked[0].row()]
-            self.chosen_point.setData([self.chosen.memory_mib], [self.chosen.trial.cost])
+            self.chosen_point.setData([self._memory(self.chosen)], [self.chosen.trial.cost])
             self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -561,6 +605,11 @@ class TuneDialog(QDialog):
             for signal in (worker.stage, worker.trial, worker.done, worker.failed):
                 signal.disconnect()
         super().done(code)
+
+
+def _wide(values: np.ndarray) -> bool:
+    """True when positive ``values`` span enough to read better on a log axis."""
+    return bool(len(values) > 1 and values.min() > 0 and values.max() / values.min() > 10)
 
 
 def _fmt(value) -> str:
