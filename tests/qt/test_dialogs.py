@@ -29,13 +29,19 @@ def _run(qtbot, dialog):
 
 
 def test_menu_actions_open_the_dialogs(qtbot, window):
+    from shiboken6 import isValid
+
     menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
     assert window.act_tune in menus["Tools"].actions()
     assert window.act_plugins in menus["Help"].actions()
     window.act_tune.trigger()
     assert window.tune_dialog.isVisible()
     assert window.tune_dialog.backend_combo.currentData() == window.document.index.name
-    window.tune_dialog.close()
+    dialog = window.tune_dialog
+    window.act_tune.trigger()
+    assert window.tune_dialog is dialog  # one Tune dialog per document, raised again
+    window.open_file(None, background=False)  # a new document closes it
+    assert not isValid(dialog) or not dialog.isVisible()
     window.act_plugins.trigger()
     assert window.plugins_dialog.isVisible() and window.plugins_dialog.rows()
     window.plugins_dialog.close()

@@ -32,13 +32,25 @@ def reload_backend_chooser(panel) -> None:
         panel._sync_from_model()
 
 
+def _alive(widget) -> bool:
+    from shiboken6 import isValid
+    return isValid(widget)
+
+
 def open_tune_dialog(window):
     """Show the Tune dialog for the window's document (modeless); returns it (None: no document)."""
     from .tune_dialog import TuneDialog
     if window.document is None:
         return None
+    current = getattr(window, "tune_dialog", None)
+    if current is not None and _alive(current) and current.isVisible() and current.document is window.document:
+        current.raise_()
+        current.activateWindow()
+        return current
     dialog = TuneDialog(window.document, window)
     dialog.setAttribute(Qt.WA_DeleteOnClose)
+    # results of one document must not be applied to the next: a new document closes it
+    window.state.document_replaced.connect(dialog.reject)
     window.tune_dialog = dialog
     dialog.show()
     return dialog
