@@ -40,12 +40,15 @@ def _grow(arr, needed):
 
 
 @numba.njit(cache=True, nogil=True)
-def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, min_size):
+def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, min_size,
+          reference_budget):
     """Build breadth-first; a node splits while it holds more than ``max_items`` items.
 
     A node splits only when its cell can halve (``size / 2 >= min_size``, ``depth <
-    max_depth``) and the split makes progress (some child holds fewer items than the node);
-    children whose cell no item meets are not created. Returns ``cell_lo (K, 3)``, ``size``,
+    max_depth``), the split makes progress (some child holds fewer items than the node) and
+    the item lists built so far stay within ``reference_budget`` entries (large items are
+    copied into every cell they meet, so without it a few big boxes among many small ones
+    would multiply down to ``max_depth``); children whose cell no item meets are not created. Returns ``cell_lo (K, 3)``, ``size``,
     ``depth``, ``parent``, ``child (K, 8)`` (-1: none), the leaves' items as CSR
     ``(leaf_start, leaf_count, items)``, and the cull boxes.
     """
@@ -70,7 +73,8 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
     while node < n_nodes:
         c = count[node]
         half = size[node] * 0.5
-        if c <= max_items or depth[node] >= max_depth or half < min_size:
+        if (c <= max_items or depth[node] >= max_depth or half < min_size
+                or used + 8 * c > reference_budget):
             node += 1
             continue
         s0 = start[node]

@@ -38,6 +38,12 @@ from spatial.params import param
 from . import _tri_octree_kernels as kernels
 
 
+#: The build stops splitting once its item lists hold this many entries per item: items are
+#: copied into every cell they meet, and big ones among many small ones would otherwise be
+#: copied into ever more cells down to ``max_depth``.
+REFERENCE_BUDGET_PER_ITEM = 64
+
+
 @dataclass(frozen=True)
 class TriangleOctreeParams:
     """Parameters of :class:`TriangleOctree`."""
@@ -110,7 +116,7 @@ class TriangleOctree(SpatialIndex):
          self._leaf_count, self._items, self._cull_lo, self._cull_hi) = kernels.build(
             np.ascontiguousarray(slots, dtype=np.int64), lo, hi, self._is_tri, self._tri,
             np.ascontiguousarray(root_lo, dtype=np.float64), float(side), p.max_triangles,
-            p.max_depth, float(p.min_size))
+            p.max_depth, float(p.min_size), REFERENCE_BUDGET_PER_ITEM * max(len(slots), 1))
         self._dirty = False
 
     def _build(self, slots) -> None:
