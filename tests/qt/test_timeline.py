@@ -170,3 +170,36 @@ def test_malformed_frame_lines_are_reported_and_nothing_changes(timeline_window,
     assert not c.load_recording(str(bad))
     assert errors and ":2:" in errors[0]
     assert c.simulation is not None and c.frame == 2 and c.loaded is None
+
+
+def test_frame_lines_from_a_game_replay_the_same_pairs(timeline_window, tmp_path):
+    from editor.model.frame_format import write_frame_lines
+    c = timeline_window.timeline
+    pairs_at = {}
+    for _ in range(12):
+        c.step()
+        pairs_at[c.frame] = c.shown_pairs().pairs.copy()
+    path = tmp_path / "game.jsonl"
+    write_frame_lines(c.recording, path)
+    assert c.load_recording(str(path))
+    assert c.frame_range() == (0, 12) and c.frame == 0
+    c.step(6)
+    assert c.frame == 6
+    np.testing.assert_array_equal(c.shown_pairs().pairs, pairs_at[6])
+    timeline_window.timeline_panel.slider.setValue(11)
+    np.testing.assert_array_equal(c.shown_pairs().pairs, pairs_at[11])
+    c.stop()
+    assert not c.active and c.loaded is not None  # stop shows the level; the file stays loaded
+
+
+def test_simulation_menu_drives_the_timeline_and_opens_its_dock(timeline_window):
+    w = timeline_window
+    menus = {a.text().replace("&", ""): a.menu() for a in w.menuBar().actions()}
+    assert w.act_play in menus["Simulation"].actions()
+    assert w.docks["timeline"].isHidden()  # the views keep their height until a frame is shown
+    w.act_play.trigger()
+    assert w.timeline.play_state == "playing" and not w.docks["timeline"].isHidden()
+    w.act_play.trigger()
+    assert w.timeline.play_state == "paused"
+    w.act_stop.trigger()
+    assert w.timeline.play_state == "stopped" and not w.timeline.active
