@@ -441,9 +441,19 @@ class Octree(SpatialIndex):
             zeros = np.zeros(q, dtype=np.int64)
             return BatchResult(np.zeros(0, dtype=np.int64), np.zeros(q + 1, dtype=np.int64), zeros, zeros.copy())
         o = self.objects
+        perm = self._locality_order(lo, hi)
         slots, offsets, visited, tested = query_kernels.query_boxes(
-            self._ni, self._nf, self._packed(), lo, hi, self._root_always)
-        return BatchResult(o.ids[slots], offsets, visited, tested)
+            self._ni, self._nf, self._packed(), np.ascontiguousarray(lo[perm]),
+            np.ascontiguousarray(hi[perm]), self._root_always)
+        # back to the caller's query order
+        counts = np.diff(offsets)
+        back = np.empty(q, dtype=np.int64)
+        back[perm] = np.arange(q)
+        new_offsets = np.zeros(q + 1, dtype=np.int64)
+        np.cumsum(counts[back], out=new_offsets[1:])
+        shift = offsets[:-1][back] - new_offsets[:-1]
+        gather = np.repeat(shift, counts[back]) + np.arange(new_offsets[-1])
+        return BatchResult(o.ids[slots[gather]], new_offsets, visited[back], tested[back])
 
     def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
         q = len(origins)
@@ -451,10 +461,22 @@ class Octree(SpatialIndex):
             zeros = np.zeros(q, dtype=np.int64)
             return RayBatchResult(np.full(q, -1, dtype=np.int64), np.full(q, np.inf), zeros, zeros.copy())
         o = self.objects
+        perm = self._locality_order(origins, origins)
         slots, t, visited, tested = query_kernels.query_rays_closest(
-            self._ni, self._nf, self._packed(), o.ids, origins, directions, max_t, self._root_always)
+            self._ni, self._nf, self._packed(), o.ids, np.ascontiguousarray(origins[perm]),
+            np.ascontiguousarray(directions[perm]), max_t, self._root_always)
+        back = np.empty(q, dtype=np.int64)
+        back[perm] = np.arange(q)
+        slots, t, visited, tested = slots[back], t[back], visited[back], tested[back]
         ids = np.where(slots >= 0, o.ids[np.maximum(slots, 0)], -1)
         return RayBatchResult(ids, t, visited, tested)
+
+    def _locality_order(self, lo, hi):
+        """Batch queries in Morton order of their centres: neighbouring queries run one after
+        another and find the nodes and objects they read still in cache (the answers do not
+        depend on the order)."""
+        return np.argsort(tree_kernels.morton_codes(self._cf, lo, hi, np.arange(len(lo))),
+                          kind="stable")
 
     # ------------------------------------------------------------------ pairs
     def _node_awake(self):
