@@ -17,6 +17,7 @@ from spatial.contract import SpatialIndex
 from spatial.errors import PluginError
 from spatial.params import parse_params
 
+from .level_geometry import offer_exact_geometry
 from .brushes import Brush
 from .entities import Entity
 from .events import ChangeKind, Signal
@@ -173,6 +174,9 @@ class IndexSync:
         ids = self.scene.indexed_ids()
         lo, hi = self.scene.bounds_of(ids)
         dynamic = np.array([isinstance(self.scene[i], Entity) for i in ids], dtype=bool)
+        # exact wall segments and mesh triangles let the Doom-style BSP and the triangle
+        # octree partition the real geometry instead of its boxes
+        offer_exact_geometry(self.index, self.scene)
         self.index.build(ids, lo, hi, dynamic=dynamic, awake=True)
         self._offer_planes()
         self.changed.emit(frozenset(ids.tolist()), ChangeKind.ADDED)

@@ -181,3 +181,20 @@ def test_a_backend_failing_mid_edit_is_rebuilt_in_step():
     stack.push(Transform([ids["ogre"]], delta=(40, 0, 0)))
     assert [str(e) for e in errors] == ["backend bug"] and stack.index == 1
     assert_index_matches(sync)  # rebuilt from the scene
+
+
+def test_sync_offers_exact_wall_segments_to_the_convex_bsp():
+    """The Doom-style BSP in the editor cuts real walls, as it does on the command line."""
+    from pathlib import Path
+
+    from editor.model.loading import load_document
+
+    wad = Path("/usr/share/games/doom/freedoom1.wad")
+    if not wad.exists():
+        pytest.skip(f"{wad} is absent (Debian package freedoom)")
+    scene = load_document(f"{wad}:E1M1")
+    sync = IndexSync(scene, backend="bsp", params={"space": "2d", "leaf": "convex", "max_depth": 64})
+    stats = sync.index.stats()
+    assert stats["segments"] >= len(scene.segment_ids()) > 0  # two-sided walls count each way
+    assert stats["splits"] > 0 and stats["nonconvex_leaves"] == 0
+    sync.index.validate()
