@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from plugins.brute import BruteForce
+from plugins import bvh as bvh_module
 from plugins.bvh import DynamicBvh
 from spatial.errors import IndexInvariantError
 from spatial.scenegen import random_boxes
@@ -160,3 +161,24 @@ def test_core_boxes_are_refitted_around_the_objects_after_moves():
     assert (table.core_lo >= table.lo).all() and (table.core_hi <= table.hi).all()
     assert len(first_child) == len(inner)
     tree.validate()
+
+
+@pytest.mark.parametrize("n_awake", [20, 1500])
+def test_active_pairs_per_leaf_queries_and_traversal_agree(n_awake, monkeypatch):
+    ids, lo, hi = random_boxes(3000, seed=10, world=300.0)
+    awake = np.zeros(len(ids), dtype=bool)
+    awake[np.random.default_rng(0).choice(len(ids), n_awake, replace=False)] = True
+    tree = DynamicBvh()
+    tree.build(ids, lo, hi, dynamic=awake)  # the others are static
+    oracle = BruteForce()
+    oracle.build(ids, lo, hi, dynamic=awake)
+    expect = oracle.pairs("active").pairs
+    found = {}
+    for way, fraction in (("queries", 1.0), ("traversal", 0.0)):
+        monkeypatch.setattr(bvh_module, "ACTIVE_QUERY_FRACTION", fraction)
+        found[way] = tree.pairs("active")
+        np.testing.assert_array_equal(found[way].pairs, expect)
+        assert found[way].tests == len(expect) == found[way].node_tests.sum()
+    # both count every test on the lowest common ancestor of the two leaves
+    np.testing.assert_array_equal(found["queries"].node_tests, found["traversal"].node_tests)
+    assert (found["queries"].node_tests[~tree.nodes().awake] == 0).all()
