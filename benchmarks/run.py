@@ -90,6 +90,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-memory", action="store_true", help="skip the memory probes")
     parser.add_argument("--memory-budget", type=float, default=300.0,
                         help="seconds for all memory probes (each builds once more in a fresh process)")
+    parser.add_argument("--memory-limit", type=float, default=0.0,
+                        help="GiB of data memory for this process (RLIMIT_DATA): an implementation "
+                             "that needs more fails its cell with MemoryError instead of the kernel "
+                             "killing the whole run (0: no limit)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -371,6 +375,10 @@ def main(argv=None) -> int:
     unknown = set(_split(args.ops)) - set(ALL_OPS)
     if unknown:
         raise SystemExit(f"unknown operations: {', '.join(sorted(unknown))} (known: {', '.join(ALL_OPS)})")
+    if args.memory_limit:
+        import resource
+        limit = int(args.memory_limit * 2**30)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     sizes = [int(s) for s in _split(args.sizes)]
     layouts = _split(args.layouts)
     threads = _thread_limits()
