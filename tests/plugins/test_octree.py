@@ -515,3 +515,76 @@ def test_box_queries_scan_only_the_reachable_part_of_crowded_nodes():
     assert index.query_point([2000.5, 2000.5, 2000.5]).ids.tolist() == [ids[0]]
     index.remove([ids[1]])
     assert ids[1] not in index.query_box(lo[1], hi[1]).ids
+
+
+def test_rays_descend_crowded_node_lists_instead_of_scanning_them():
+    ids, lo, hi = random_boxes(20000, seed=3)
+    index, oracle = Octree(), BruteForce()
+    index.build(ids, lo, hi)
+    oracle.build(ids, lo, hi)
+    table = index.nodes()
+    assert table.own_count[0] > 500, "mixed sizes crowd the root with straddlers"
+    rng = np.random.default_rng(4)
+    origins = rng.uniform(0, 1000, (200, 3))
+    dirs = rng.normal(size=(200, 3))
+    dirs[:20, 1] = 0.0  # rays parallel to a slab take the other branch of the slab test
+    closest = index.query_rays(origins, dirs)
+    expected = oracle.query_rays(origins, dirs)
+    np.testing.assert_array_equal(closest.ids, expected.ids)
+    np.testing.assert_array_equal(closest.t, expected.t)
+    # every ray passes the root; scanning its list would test all of it
+    assert closest.objects_tested.max() < table.own_count[0] / 10
+    for i in range(10):
+        got = index.query_ray(origins[i], dirs[i], trace=True)
+        want = oracle.query_ray(origins[i], dirs[i])
+        np.testing.assert_array_equal(got.ids, want.ids)
+        np.testing.assert_array_equal(got.t, want.t)
+        assert got.objects_tested < int(table.own_count[got.visited].sum()) / 4
+
+
+def test_batch_box_queries_answer_in_the_callers_order():
+    ids, lo, hi = random_boxes(3000, seed=6, world=300.0)
+    index = Octree()
+    index.build(ids, lo, hi)
+    rng = np.random.default_rng(2)
+    qlo = rng.uniform(0, 300, (120, 3))
+    qhi = qlo + rng.uniform(0, 40, (120, 3))
+    batch = index.query_boxes(qlo, qhi)
+    for q in range(120):
+        single = index.query_box(qlo[q], qhi[q])
+        part = batch.ids[batch.offsets[q]:batch.offsets[q + 1]]
+        np.testing.assert_array_equal(np.sort(part), single.ids)
+        assert batch.objects_tested[q] == single.objects_tested
+    rays = index.query_rays(qlo, qhi - qlo)
+    for q in range(0, 120, 7):
+        single = index.query_ray(qlo[q], qhi[q] - qlo[q])
+        assert rays.ids[q] == (single.ids[0] if len(single.ids) else -1)
+
+
+@pytest.mark.parametrize("looseness", [1.0, 2.0])
+def test_batch_placement_matches_placing_one_object_at_a_time(looseness):
+    ids, lo, hi = random_boxes(2000, seed=8, world=256.0)
+
+    def holder_bounds(index):
+        table = index.nodes()
+        where = {}
+        for row in range(len(table)):
+            for ident in index.node_objects(row).tolist():
+                where[ident] = (tuple(table.lo[row]), tuple(table.hi[row]))
+        return where
+
+    # one object per flush (each sinks from the root on its own) against one batch of the same
+    # objects; a pin box spanning every object fixes the same root cube for both
+    pin, pin_lo, pin_hi = int(ids.max()) + 1, lo.min(axis=0)[None], hi.max(axis=0)[None]
+    chosen = np.random.default_rng(3).permutation(len(ids))[:300]
+    batch = Octree(looseness=looseness)
+    batch.build(np.concatenate([[pin], ids[chosen]]), np.vstack([pin_lo, lo[chosen]]),
+                np.vstack([pin_hi, hi[chosen]]))
+    single = Octree(looseness=looseness)
+    single.build([pin], pin_lo, pin_hi)
+    for k in chosen:
+        single.insert([ids[k]], lo[k:k + 1], hi[k:k + 1])
+        single.query_point(lo[k])
+    assert single.flushes == len(chosen)
+    single.validate()
+    assert holder_bounds(single) == holder_bounds(batch)
