@@ -750,7 +750,6 @@ class _Packed:
     complete: bool
     #: ``item_start`` of the query kernels: a leaf row keeps its one slot at its own row
     row_index: np.ndarray
-    row_of: np.ndarray | None = None
 
 
 class DynamicBvh(SpatialIndex):
@@ -885,13 +884,9 @@ class DynamicBvh(SpatialIndex):
         return self._order_cache
 
     def _order(self):
-        """Preorder node ids, parent rows, depths and the node-id → row map."""
+        """Preorder node ids, parent rows and depths of the rows of :meth:`nodes`."""
         packed = self._packed()
-        if packed.row_of is None:
-            row_of = np.full(max(self._cap, 1), -1, dtype=np.int64)
-            row_of[packed.order] = np.arange(len(packed.order))
-            packed.row_of = row_of
-        return packed.order, packed.parents, packed.depths, packed.row_of
+        return packed.order, packed.parents, packed.depths
 
     def _tree(self):
         """Query kernels' view of the packed copy: node ids there are rows of :meth:`nodes`."""
@@ -957,7 +952,7 @@ class DynamicBvh(SpatialIndex):
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:
-        order, parents, depths, _ = self._order()
+        order, parents, depths = self._order()
         if len(order) == 0:
             return NodeTable.empty(0)
         count, awake = self._flags()
@@ -981,7 +976,7 @@ class DynamicBvh(SpatialIndex):
             raise IndexInvariantError("bvh: " + message)
 
         alive = self.objects.alive_slots()
-        order, _, _, _ = self._order()
+        order = self._order()[0]
         in_use = self._cap - self._free_count
         if not self._packed().complete:
             fail(f"more nodes reachable from the root than the {in_use} in use")
