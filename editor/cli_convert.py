@@ -1,0 +1,57 @@
+"""``convert IN OUT``: convert a level between formats by file extension.
+
+``.json`` is the native format; any other output extension goes through a registered scene
+exporter (``.map`` for Quake maps). The input is read like ``stats`` reads it (native, or any
+registered importer, including ``FILE.wad:MAP``). The output is written atomically: a failed
+conversion never leaves a half-written or truncated file, and an existing file is kept.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from spatial.errors import PluginError
+
+from .cli import CliError, subcommand
+
+
+def _configure(p) -> None:
+    p.add_argument("input", help="level to read (.json, .map, .wad:MAP, mesh...)")
+    p.add_argument("output", help="file to write; its extension picks the format (.json, .map)")
+    p.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists")
+
+
+def _show(report: dict) -> None:
+    print(f"wrote {report['output']} ({report['format']}): {report['brushes']} brushes, "
+          f"{report['entities']} entities")
+
+
+@subcommand("convert", "convert a level between formats by file extension", _configure, _show)
+def cmd_convert(args) -> dict:
+    """Read ``args.input`` and write it to ``args.output`` in the format of its extension."""
+    from editor.model.loading import load_document
+    from editor.model.stats import scene_counts
+    from spatial.registry import default_registry
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise CliError(f"{out}: exists (pass --force to overwrite)")
+    if os.path.abspath(args.input) == os.path.abspath(out):
+        raise CliError(f"{out}: output must differ from the input")
+    scene = load_document(args.input)
+    if out.suffix.lower() == ".json":
+        from editor.model.native import save_scene
+
+        save_scene(scene, out)
+        fmt = "native"
+    else:
+        exporter = default_registry().exporter_for(out, kind="scene")
+        if exporter is None:
+            known = sorted({p for e in default_registry().exporters.values() if e.kind == "scene"
+                            for p in e.patterns} | {"*.json"})
+            raise PluginError(f"{out}: no exporter writes this kind of file (known: {', '.join(known)})")
+        exporter.save(scene, out)
+        fmt = exporter.name
+    counts = scene_counts(scene)
+    return {"input": str(args.input), "output": str(out), "format": fmt,
+            "brushes": counts["brushes"], "entities": counts["entities"], "faces": counts["faces"]}
