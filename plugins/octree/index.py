@@ -85,6 +85,16 @@ CHECK_MESSAGES = {
     18: "slot {slot} is removed or pending but still linked into node {node}",
 }
 
+def _stable_order(code: np.ndarray) -> np.ndarray:
+    """``np.argsort(code, kind="stable")`` for 30-bit Morton codes, about twice as fast: the
+    position rides in the low bits of each key, so a plain sort of values keeps ties in order."""
+    if len(code) >= 1 << 33:
+        return np.argsort(code, kind="stable")
+    low = np.int64(33)
+    keys = np.sort((code << low) | np.arange(len(code), dtype=np.int64))
+    return keys & np.int64((1 << 33) - 1)
+
+
 def _reserve(max_depth: int) -> int:
     """Node rows one placement may create: its own path plus one pushed-down occupant's."""
     return 2 * (max_depth + 2)
@@ -226,7 +236,7 @@ class Octree(SpatialIndex):
         if len(slots) < 2:
             return np.arange(len(slots))
         code = tree_kernels.morton_codes(self._cf, self.objects.lo, self.objects.hi, slots)
-        return np.argsort(code, kind="stable")
+        return _stable_order(code)
 
     def _rebuild_all(self, origin: np.ndarray, side: float) -> None:
         """Re-place every held object into a fresh root cube (pending ones included)."""
@@ -475,8 +485,7 @@ class Octree(SpatialIndex):
         """Batch queries in Morton order of their centres: neighbouring queries run one after
         another and find the nodes and objects they read still in cache (the answers do not
         depend on the order)."""
-        return np.argsort(tree_kernels.morton_codes(self._cf, lo, hi, np.arange(len(lo))),
-                          kind="stable")
+        return _stable_order(tree_kernels.morton_codes(self._cf, lo, hi, np.arange(len(lo))))
 
     # ------------------------------------------------------------------ pairs
     def _node_awake(self):
