@@ -66,7 +66,9 @@ class TriangleOctree(SpatialIndex):
     description = ("Triangle octree: each triangle in every leaf cube it truly intersects "
                    "(triangle-box test), split above a threshold; exact triangle queries.")
     Params = TriangleOctreeParams
-    param_variants = [{"max_triangles": 1}, {"max_triangles": 4, "max_depth": 3}]
+    # tiny buckets stay shallow: box objects straddle many cubes, and splitting dense
+    # overlapping boxes to the full depth multiplies references without bound
+    param_variants = [{"max_triangles": 1, "max_depth": 5}, {"max_triangles": 4, "max_depth": 3}]
 
     # ---------------------------------------------------------------- structure
     def _setup(self) -> None:
