@@ -31,6 +31,7 @@ from .panels.stats_panel import StatsPanel
 from .settings import add_recent_file, default_settings, recent_files
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
+from .dialogs import install_dialogs
 from .timeline import install_timeline
 from .views.view2d import View2D
 from .workers import LoadWorker
@@ -83,6 +84,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
+        install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
 
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
