@@ -19,13 +19,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.report import write_section  # noqa: E402
 from editor.model.level_geometry import offer_exact_geometry  # noqa: E402
 from editor.model.loading import document_source, load_document  # noqa: E402
 from plugins.bsp import BSPTree  # noqa: E402
 from plugins.doom_wad.shipped_bsp import load_shipped_bsp  # noqa: E402
 
-BEGIN = "<!-- BEGIN generated: doom-bsp -->"
-END = "<!-- END generated: doom-bsp -->"
 WADS = Path("/usr/share/games/doom")
 DEFAULT_MAPS = ("freedoom1.wad:E1M1 freedoom1.wad:E1M2 freedoom1.wad:E1M3 freedoom1.wad:E2M1 "
                 "freedoom2.wad:MAP01 freedoom2.wad:MAP02 freedoom2.wad:MAP10")
@@ -82,18 +81,6 @@ def table(results: list[dict], max_depth: int) -> list[str]:
     return lines
 
 
-def write_section(path: Path, body: list[str]) -> None:
-    """Replace the doom-bsp section of ``path`` between its markers, keeping the rest."""
-    section = "\n".join([BEGIN, *body, END])
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## Doom BSP: ours against the shipped nodes\n\n" + section + "\n"
-    path.write_text(text)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--maps", default=DEFAULT_MAPS,
@@ -108,7 +95,8 @@ def main(argv=None) -> int:
         print(f"{spec}: shipped {r['shipped']}, ours nodes {r['convex']['nodes']} splits "
               f"{r['convex']['splits']} depth {r['convex']['max_depth']}", flush=True)
         results.append(r)
-    write_section(Path(args.out), table(results, args.max_depth))
+    write_section(Path(args.out), table(results, args.max_depth), "doom-bsp",
+                  heading="## Doom BSP: ours against the shipped nodes")
     return 0
 
 

@@ -33,12 +33,11 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks.report import write_section  # noqa: E402
 from editor.model.frame_step import FrameDelta, apply_delta, settle_frame  # noqa: E402
 from spatial.registry import default_registry  # noqa: E402
 from spatial.scenegen import random_boxes  # noqa: E402
 
-BEGIN = "<!-- BEGIN generated: frame-budget -->"
-END = "<!-- END generated: frame-budget -->"
 WORLD = 1000.0
 BUDGET_MS = 16.0
 
@@ -129,18 +128,6 @@ def render(results: list[dict], args, machine: str) -> list[str]:
     return lines
 
 
-def write_section(path: Path, body: list[str]) -> None:
-    """Replace the frame-budget section of ``path`` between its markers, keeping the rest."""
-    section = "\n".join([BEGIN, *body, END])
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## Frame budget\n\n" + section + "\n"
-    path.write_text(text)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--static", type=int, default=20_000)
@@ -170,7 +157,8 @@ def main(argv=None) -> int:
         results.append(measure(name, static, moving, args.warmup, args.frames, args.seed, args.give_up * 1e3))
         r = results[-1]
         print(f"  {r.get('frame_ms') if 'skipped' not in r else r['skipped']}", file=sys.stderr, flush=True)
-        write_section(Path(args.out), render(results, args, machine))
+        write_section(Path(args.out), render(results, args, machine), "frame-budget",
+                      heading="## Frame budget")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": info, "results": results}, indent=1))
     print("\n".join(render(results, args, machine)))

@@ -32,9 +32,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
 
-BEGIN = "<!-- BEGIN generated: import -->"
-END = "<!-- END generated: import -->"
 DEFAULT_MAP = REPO.parent / "shared" / "data" / "quake" / "librequake_e3m4_valve220.map"
 
 
@@ -111,7 +110,8 @@ def main(argv=None) -> int:
     body = "\n".join(lines)
     print(body)
     if not args.no_write:
-        write_section(Path(args.out), body)
+        write_section(Path(args.out), ["## Level import and build, by phase", "", *body.splitlines()],
+                      "import")
     return 0
 
 
@@ -120,20 +120,6 @@ def machine_line() -> str:
     return (f"Machine: {m['cpu']}, {m['usable_cores']} usable cores, {m['ram_gib']} GiB, "
             f"Python {m['python']}, load average at the end {m['load_average']}, {m['date']}, "
             f"git {m['git']}.")
-
-
-def write_section(out: Path, body: str) -> None:
-    text = out.read_text(encoding="utf-8") if out.exists() else "# Benchmark results\n"
-    block = f"{BEGIN}\n## Level import and build, by phase\n\n{body}\n{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + block + tail
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    tmp = out.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
 
 
 if __name__ == "__main__":
