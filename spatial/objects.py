@@ -148,12 +148,14 @@ class ObjectTable:
             slots[reuse:] = np.arange(self._high_water, self._high_water + fresh)
             self._high_water += fresh
         self._grow_map(int(ids.max()))
-        self.lo[slots] = lo
-        self.hi[slots] = hi
-        self.ids[slots] = ids
-        self.dynamic[slots] = dyn
-        self.awake[slots] = awk
-        self.alive[slots] = True
+        # fresh slots are one run: slice assignment copies without gathering indices
+        rows = slice(int(slots[0]), int(slots[0]) + n) if not reuse else slots
+        self.lo[rows] = lo
+        self.hi[rows] = hi
+        self.ids[rows] = ids
+        self.dynamic[rows] = dyn
+        self.awake[rows] = awk
+        self.alive[rows] = True
         self._slot_by_id[ids] = slots
         self.count += n
         return slots

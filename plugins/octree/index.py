@@ -39,7 +39,7 @@ from spatial.geometry import as_boxes
 from spatial.params import param
 
 from . import layout as L
-from . import packed_kernels, pair_kernels, query_kernels, tree_kernels
+from . import build_kernels, packed_kernels, pair_kernels, query_kernels, tree_kernels
 
 OUT_OF_BOUNDS_POLICIES = ("grow", "keep_in_root", "error")
 
@@ -175,11 +175,10 @@ class Octree(SpatialIndex):
         self._last_node_tests = None
 
     # ------------------------------------------------------------------ root
-    @staticmethod
-    def _root_cube(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, float]:
-        """Origin and power-of-two side of a cube enclosing the boxes (side 1 for a point)."""
-        world_lo = lo.min(axis=0)
-        world_hi = hi.max(axis=0)
+    def _root_cube(self, slots: np.ndarray) -> tuple[np.ndarray, float]:
+        """Origin and power-of-two side of a cube enclosing the slots' boxes (side 1 for a
+        point)."""
+        world_lo, world_hi = tree_kernels.bounds_of(self.objects.lo, self.objects.hi, slots)
         extent = float((world_hi - world_lo).max())
         side = 2.0 ** math.ceil(math.log2(extent)) if extent > 0 else 1.0
         while True:
@@ -231,6 +230,18 @@ class Octree(SpatialIndex):
                 break
         self._edited()
 
+    def _place_fresh(self, slots: np.ndarray) -> None:
+        """Place ``slots`` into a tree holding only its root, in one top-down partition (the
+        same tree as :meth:`_place` builds; see :mod:`.build_kernels`)."""
+        if len(slots) == 0:
+            return
+        obj = self.objects
+        slots = slots[self._morton_order(slots)]
+        self._ni, self._nf, self._free = build_kernels.build_tree(
+            self._ni, self._nf, self._ob, self._meta, self._free, self._ci, self._cf,
+            obj.lo, obj.hi, slots)
+        self._edited()
+
     def _morton_order(self, slots: np.ndarray) -> np.ndarray:
         """Order by the Morton code of the centres: neighbours are placed one after another."""
         if len(slots) < 2:
@@ -244,7 +255,7 @@ class Octree(SpatialIndex):
         self._pending_mask[:] = False
         self._pending.clear()
         self._reset_tree(origin, side)
-        self._place(slots)
+        self._place_fresh(slots)
 
     def _handle_outside(self, slots: np.ndarray) -> np.ndarray:
         """Apply the out-of-bounds policy; returns the slots still to place normally."""
@@ -278,9 +289,9 @@ class Octree(SpatialIndex):
             self._reset_tree(np.zeros(3), 1.0)
             self._has_root = False  # the first flushed batch fits the root to its objects
             return
-        origin, side = self._root_cube(self.objects.lo[slots], self.objects.hi[slots])
+        origin, side = self._root_cube(np.asarray(slots, dtype=np.int64))
         self._reset_tree(origin, side)
-        self._place(np.asarray(slots, dtype=np.int64))
+        self._place_fresh(np.asarray(slots, dtype=np.int64))
         self._meta[L.LEVELS_MOVED] = 0
         self._meta[L.MAX_LEVELS_MOVED] = 0
 
@@ -302,7 +313,7 @@ class Octree(SpatialIndex):
         if not self._has_root or not self._tree_holds_objects():
             # nothing placed yet: the root is fitted to everything held
             alive = self.objects.alive_slots()
-            origin, side = self._root_cube(self.objects.lo[alive], self.objects.hi[alive])
+            origin, side = self._root_cube(alive)
             self._rebuild_all(origin, side)
             return
         slots = self._handle_outside(slots)

@@ -154,14 +154,14 @@ def create_child(NI, NF, META, FREE, ci, cf, parent, octant):
     NI[node, COUNT] = 0
     NI[node, LIFE_MAX] = ci[CI_LIFE_INITIAL]
     NI[node, ALIVE] = 1
-    _entered(NI, ci, parent)
+    entered(NI, ci, parent)
     NI[parent, CHILD + octant] = node
     NI[parent, NCHILD] += 1
     return node
 
 
 @numba.njit(cache=True, inline="always")
-def _entered(NI, ci, node):
+def entered(NI, ci, node):
     """Something entered a node: a running countdown stops and the node's lifespan doubles."""
     if NI[node, LIFE_LEFT] >= 0:
         NI[node, LIFE_LEFT] = -1
@@ -179,7 +179,7 @@ def attach(NI, OB, ci, obj, node):
         OB[head, PREV] = obj
     NI[node, HEAD] = obj
     NI[node, COUNT] += 1
-    _entered(NI, ci, node)
+    entered(NI, ci, node)
 
 
 @numba.njit(cache=True)
@@ -372,6 +372,19 @@ def remove_batch(NI, OB, slots):
             continue
         node = detach(NI, OB, obj)
         maybe_start_countdown(NI, node)
+
+
+@numba.njit(cache=True)
+def bounds_of(lo, hi, slots):
+    """Bounding box ``(lo, hi)`` of the slots' boxes (one pass; slots must not be empty)."""
+    world_lo = lo[slots[0]].copy()
+    world_hi = hi[slots[0]].copy()
+    for i in range(1, len(slots)):
+        s = slots[i]
+        for a in range(3):
+            world_lo[a] = min(world_lo[a], lo[s, a])
+            world_hi[a] = max(world_hi[a], hi[s, a])
+    return world_lo, world_hi
 
 
 @numba.njit(cache=True)

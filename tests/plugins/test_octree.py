@@ -561,9 +561,17 @@ def test_batch_box_queries_answer_in_the_callers_order():
         assert rays.ids[q] == (single.ids[0] if len(single.ids) else -1)
 
 
-@pytest.mark.parametrize("looseness", [1.0, 2.0])
-def test_batch_placement_matches_placing_one_object_at_a_time(looseness):
+@pytest.mark.parametrize("params", [{"looseness": 1.0}, {"looseness": 2.0}, {"max_depth": 3},
+                                    {"min_size": 16.0}])
+def test_bulk_build_matches_placing_one_object_at_a_time(params):
+    """The build partitions all objects top-down at once; the tree must be the one sinking
+    them one by one makes (same nodes, every object in the same node)."""
     ids, lo, hi = random_boxes(2000, seed=8, world=256.0)
+
+    def node_cells(index):
+        table = index.nodes()
+        return sorted(zip(table.depth.tolist(), map(tuple, table.lo.tolist()),
+                          table.own_count.tolist()))
 
     def holder_bounds(index):
         table = index.nodes()
@@ -577,10 +585,11 @@ def test_batch_placement_matches_placing_one_object_at_a_time(looseness):
     # objects; a pin box spanning every object fixes the same root cube for both
     pin, pin_lo, pin_hi = int(ids.max()) + 1, lo.min(axis=0)[None], hi.max(axis=0)[None]
     chosen = np.random.default_rng(3).permutation(len(ids))[:300]
-    batch = Octree(looseness=looseness)
+    batch = Octree(**params)
     batch.build(np.concatenate([[pin], ids[chosen]]), np.vstack([pin_lo, lo[chosen]]),
                 np.vstack([pin_hi, hi[chosen]]))
-    single = Octree(looseness=looseness)
+    batch.validate()
+    single = Octree(**params)
     single.build([pin], pin_lo, pin_hi)
     for k in chosen:
         single.insert([ids[k]], lo[k:k + 1], hi[k:k + 1])
@@ -588,3 +597,4 @@ def test_batch_placement_matches_placing_one_object_at_a_time(looseness):
     assert single.flushes == len(chosen)
     single.validate()
     assert holder_bounds(single) == holder_bounds(batch)
+    assert node_cells(single) == node_cells(batch)
