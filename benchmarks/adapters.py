@@ -9,6 +9,7 @@ Operations (see ``benchmarks/README.md``):
 
 ``build``   construct the structure from ``ids, lo, hi`` arrays
 ``pairs``   every overlapping pair once (closed overlap), ``(M, 2)`` with ``a < b``
+``oneshot`` build a fresh structure from arrays and report every pair, as one call
 ``box``     batch box queries, CSR ``(ids, counts)``
 ``ray``     closest hit of each ray, ``(ids, t)`` with ``-1``/``inf`` on a miss
 ``update``  move some objects incrementally
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-OPERATIONS = ("build", "pairs", "box", "ray", "update", "rebuild", "frame")
+OPERATIONS = ("build", "pairs", "oneshot", "box", "ray", "update", "rebuild", "frame")
 
 
 class NotSupported(Exception):
@@ -44,6 +45,18 @@ class Adapter:
 
     def pairs(self) -> np.ndarray:
         raise NotSupported("no pair query")
+
+    def oneshot(self, ids: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Every overlapping pair of a scene given as arrays, from a fresh structure.
+
+        What a build pipeline does once. The default builds and then asks for the pairs. An
+        override may take a cheaper path but must leave the adapter as ``build(ids, lo, hi)``
+        would: the runner goes on with box and ray queries on it.
+        """
+        if type(self).pairs is Adapter.pairs:
+            raise NotSupported("no pair query")  # before building: do not time a useless build
+        self.build(ids, lo, hi)
+        return self.pairs()
 
     def query_boxes(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotSupported("no box query")

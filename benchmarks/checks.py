@@ -1,8 +1,9 @@
 """Cross-checks: every exact implementation must give the same answers on the same scene.
 
 A benchmark that compares fast wrong answers with slow right ones is worthless, so the runner
-compares the pair sets, box-query hits and closest ray hits of all implementations and reports
-every disagreement as a line containing ``MISMATCH`` (printed loudly and kept in the report).
+compares the pair sets (of ``pairs``, ``oneshot`` and ``frame``), box-query hits and closest ray
+hits of all implementations and reports every disagreement as a line containing ``MISMATCH``
+(printed loudly and kept in the report).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def check_scene(scene: dict, w: Workload, adapters: list[Adapter], sides: dict[s
                 and "error" not in cells[name][op].check}
 
     lines += _agreement("pairs", ok_checks("pairs"), ("count", "checksum"))
+    lines += _agreement("build + pairs", ok_checks("oneshot"), ("count", "checksum"))
     lines += _agreement("box queries (total hits)", ok_checks("box"), ("hits", "checksum"))
     frames = ok_checks("frame")
     for parity in (0, 1):

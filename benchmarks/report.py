@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .timing import Cell, format_seconds
 
 OP_TITLES = {
-    "build": "build", "pairs": "all pairs", "box": "box queries", "ray": "closest-hit rays",
+    "build": "build", "pairs": "all pairs", "oneshot": "build + pairs", "box": "box queries", "ray": "closest-hit rays",
     "update": "update 10 %", "rebuild": "rebuild", "frame": "frame",
 }
 
@@ -88,6 +89,172 @@ def scene_table(scene: dict, ops: list[str], ours: list[str], peers: list[str], 
         b = best_peer(cells, peers, op)
         best.append(f"{b[0]} {format_seconds(b[1])}" if b else "none")
     lines.append("| " + " | ".join(best) + " |")
+    if notes.items:
+        lines += [""] + notes.render()
+    return lines
+
+
+@dataclass(frozen=True)
+class Target:
+    """A speed goal for our fastest backend at ``op``: its median ≤ ``bound`` × ``peer``'s.
+
+    ``peer`` None means the fastest peer of the scene. ``beats_own`` names another operation
+    of the same backend that ``op`` must also be faster than (an incremental update is only
+    worth having when it beats rebuilding).
+    """
+
+    op: str
+    sizes: tuple[int, ...]
+    bound: float
+    peer: str | None
+    beats_own: str | None = None
+
+
+#: The goals the "Targets" table reports against, one per (operation, sizes). Every backend's
+#: ratios are in the scene tables; these state what "fast enough" means for the best of ours.
+TARGETS = (
+    Target("frame", (100_000,), 1.0, "fcl"),
+    Target("oneshot", (1_000_000,), 1.0, None),
+    Target("box", (100_000, 1_000_000), 1.5, "boostree"),
+    Target("ray", (100_000, 1_000_000), 2.0, "open3d"),
+    Target("update", (100_000, 1_000_000), 1.0, "fcl", beats_own="rebuild"),
+    Target("build", (1_000_000,), 1.0, "boostree"),
+)
+
+MET, NOT_MET, NOT_MEASURED = "met", "not met", "not measured"
+
+
+@dataclass
+class TargetOutcome:
+    """How one target fared in one scene (``status`` is ``MET``, ``NOT_MET`` or ``NOT_MEASURED``).
+
+    ``reason`` says why a target was not measured or not met; ``note`` is a skipped or failed
+    cell's own explanation (shown as a footnote).
+    """
+
+    target: Target
+    layout: str
+    n: int
+    status: str
+    reason: str = ""
+    note: str = ""
+    backend: str | None = None
+    ours: float | None = None
+    own: float | None = None
+    peer: str | None = None
+    peer_time: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.ours is None or not self.peer_time:
+            return None
+        return self.ours / self.peer_time
+
+
+def _status_word(cell: Cell) -> str:
+    return {"na": "n/a", "skip": "skipped", "error": "failed"}.get(cell.status, cell.status)
+
+
+def _evaluate(target: Target, layout: str, n: int, scene: dict | None, ops: list[str],
+              ours: list[str], peers: list[str], unavailable: dict[str, str]) -> TargetOutcome:
+    outcome = TargetOutcome(target, layout, n, NOT_MEASURED)
+    op = target.op
+    if op not in ops or (target.beats_own and target.beats_own not in ops):
+        missing = op if op not in ops else target.beats_own
+        outcome.reason = f"`{missing}` not in --ops"
+        return outcome
+    if scene is None:
+        outcome.reason = "scene not in this run"
+        return outcome
+    cells = scene["cells"]
+    done = [(cells[name][op].median, name) for name in ours
+            if op in cells.get(name, {}) and cells[name][op].status == "ok"]
+    if done:
+        outcome.ours, outcome.backend = min(done)
+    if target.peer is None:
+        best = best_peer(cells, peers, op)
+        if best is not None:
+            outcome.peer, outcome.peer_time = best
+    else:
+        outcome.peer = target.peer
+        peer_cell = cells.get(target.peer, {}).get(op)
+        if target.peer not in peers:
+            why = unavailable.get(target.peer)
+            outcome.reason = f"{target.peer} unavailable" if why else f"{target.peer} not in --peers"
+            outcome.note = why or ""
+            return outcome
+        if peer_cell is None:
+            outcome.reason = f"{target.peer} did not run"
+            return outcome
+        if peer_cell.status != "ok":
+            outcome.reason = f"{target.peer} {_status_word(peer_cell)}"
+            outcome.note = peer_cell.note
+            return outcome
+        outcome.peer_time = peer_cell.median
+    if outcome.backend is None:
+        outcome.reason = "no backend of ours completed it"
+        return outcome
+    if outcome.peer_time is None:
+        outcome.reason = "no peer completed it"
+        return outcome
+    if target.beats_own:
+        own = cells[outcome.backend].get(target.beats_own)
+        if own is None or own.status != "ok":
+            outcome.reason = f"{outcome.backend} {target.beats_own} " + (
+                _status_word(own) if own is not None else "did not run")
+            outcome.note = own.note if own is not None else ""
+            return outcome
+        outcome.own = own.median
+    failed = []
+    if outcome.ours > target.bound * outcome.peer_time:
+        failed.append(f"{outcome.ratio:.2f}× > {target.bound:g}×")
+    if outcome.own is not None and not outcome.ours < outcome.own:
+        failed.append(f"{target.op} not faster than its {target.beats_own}")
+    outcome.status = NOT_MET if failed else MET
+    outcome.reason = "; ".join(failed)
+    return outcome
+
+
+def evaluate_targets(scenes: list[dict], ops: list[str], ours: list[str], peers: list[str],
+                     layouts: list[str], unavailable: dict[str, str] | None = None,
+                     targets: tuple[Target, ...] = TARGETS) -> list[TargetOutcome]:
+    """One outcome per (target, layout, target size), in ``targets`` order.
+
+    A scene of the wanted (layout, N) missing from ``scenes`` (not requested, or the run has
+    not reached it yet) is ``NOT_MEASURED``, as is a skipped or failed cell it needs.
+    """
+    by_key = {(s["layout"], s["n"]): s for s in scenes}
+    return [_evaluate(t, layout, n, by_key.get((layout, n)), ops, ours, peers, unavailable or {})
+            for t in targets for layout in layouts for n in t.sizes]
+
+
+def targets_table(scenes: list[dict], ops: list[str], ours: list[str], peers: list[str],
+                  layouts: list[str], unavailable: dict[str, str] | None = None,
+                  targets: tuple[Target, ...] = TARGETS) -> list[str]:
+    """Markdown table of ``evaluate_targets``: our fastest backend against each target's peer."""
+    notes = Notes()
+    lines = ["| operation | layout | N | target | our best | ratio to that peer | peer | result |",
+             "|---|---|---|---|---|---|---|---|"]
+    for o in evaluate_targets(scenes, ops, ours, peers, layouts, unavailable, targets):
+        t = o.target
+        goal = f"≤ {t.bound:.1f} × " + (t.peer or "best peer")
+        if t.beats_own:
+            goal += f", and faster than its own {t.beats_own}"
+        best = f"{o.backend} {format_seconds(o.ours)}" if o.backend else "–"
+        if o.own is not None:
+            best += f" ({t.beats_own} {format_seconds(o.own)})"
+        peer = f"{o.peer} {format_seconds(o.peer_time)}" if o.peer_time is not None else (o.peer or "–")
+        ratio_text = f"{o.ratio:.2f}×" if o.ratio is not None else "–"
+        result = o.status
+        if o.status == NOT_MEASURED:
+            result += f" ({o.reason}{' ' + notes.mark(o.note) if o.note else ''})"
+        elif o.status == NOT_MET:
+            result = f"**{result}** ({o.reason})"
+        lines.append(f"| {OP_TITLES[t.op]} | {o.layout} | {o.n:,} | {goal} | {best} | {ratio_text} "
+                     f"| {peer} | {result} |")
+    lines += ["", "Our fastest backend per operation and scene against the peer each target names "
+                  "(not necessarily the fastest peer); every backend's ratios are in the tables "
+                  "below. The targets are `TARGETS` in `benchmarks/report.py`."]
     if notes.items:
         lines += [""] + notes.render()
     return lines

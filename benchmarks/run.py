@@ -39,10 +39,13 @@ from benchmarks.checks import check_scene  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.peers import PEERS, peer_adapters  # noqa: E402
 from benchmarks.timing import Cell, format_seconds, time_op  # noqa: E402
-from benchmarks.workload import Workload, csr_checksum, make_workload, pair_checksum  # noqa: E402
+from benchmarks.workload import (REFERENCE_N, REFERENCE_WORLD, Workload, csr_checksum,  # noqa: E402
+                                 make_workload, pair_checksum, parse_world, world_side)
 
-ALL_OPS = ("build", "pairs", "box", "ray", "update", "rebuild", "frame")
-PAIR_OPS = ("pairs", "frame")
+ALL_OPS = ("build", "pairs", "oneshot", "box", "ray", "update", "rebuild", "frame")
+PAIR_OPS = ("pairs", "oneshot", "frame")
+#: Batches of a fixed number of queries: their cost follows the depth and the hits per query.
+QUERY_OPS = ("box", "ray")
 #: A cell is skipped when its predicted single run exceeds this many time limits.
 SKIP_FACTOR = 3.0
 
@@ -59,6 +62,13 @@ def _thread_limits() -> str:
     return text + "; Open3D nthreads=1; cKDTree workers=1 (its default)"
 
 
+def _world_option(text: str) -> str | float:
+    try:
+        return parse_world(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -69,6 +79,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--backends", default="", help="our backends (default: every registered one)")
     parser.add_argument("--peers", default=",".join(PEERS), help="peer libraries")
     parser.add_argument("--layouts", default="uniform,clustered", help="scene layouts")
+    parser.add_argument("--world", type=_world_option, default="scaled",
+                        help="side of the world cube the objects are placed in: 'scaled' = "
+                             "1000 * (N / 100000)^(1/3), the same object density at every N; "
+                             "'fixed' = 1000 for every N (density grows with N); or a number "
+                             "(that side for every N)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"),
                         help="Markdown file whose generated section is rewritten ('' for none)")
     parser.add_argument("--section", default="broadphase",
@@ -122,11 +137,14 @@ def select_implementations(args) -> tuple[list[Adapter], list[Adapter], dict[str
 class Predictor:
     """Predicts a cell's single-run time from the same implementation at the previous N.
 
-    Work grows at least like ``N log N``; pair operations also grow with the number of pairs,
-    which in a fixed world grows like ``N^2``. That bound is pessimistic for implementations
-    whose cost is search rather than output, so a cell is skipped only when the prediction
-    exceeds ``SKIP_FACTOR`` times the time limit (hopeless, not merely slow); the skip note
-    states the prediction.
+    Work over the objects grows at least like ``N log N``; pair operations also grow with the
+    number of pairs. A batch of queries (a fixed count at every N) grows like ``log N`` times
+    the growth of the object density (pairs per object), which sets the hits per query. Pair
+    counts are the scenes' own estimates, so this follows ``--world``: the density is constant
+    in a scaled world and grows like ``N`` in a fixed one. These bounds are pessimistic for
+    implementations whose cost is search rather than output, so a cell is skipped only when
+    the prediction exceeds ``SKIP_FACTOR`` times the time limit (hopeless, not merely slow);
+    the skip note states the prediction.
     """
 
     def __init__(self):
@@ -142,7 +160,11 @@ class Predictor:
         n0, pairs0, seconds = self.seen[(name, layout, op)]
         if n <= n0:
             return None
-        growth = (n / n0) * math.log(max(n, 2)) / math.log(max(n0, 2))
+        depth = math.log(max(n, 2)) / math.log(max(n0, 2))
+        if op in QUERY_OPS:
+            density = (pairs / n) / (pairs0 / n0) if pairs0 > 0 else 1.0
+            return seconds * depth * max(1.0, density), n0
+        growth = (n / n0) * depth
         if op in PAIR_OPS and pairs0 > 0:
             growth = max(growth, pairs / pairs0)
         return seconds * growth, n0
@@ -199,6 +221,19 @@ def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, pred
         side["memory_reported"] = None
     if "pairs" in ops:
         measure("pairs", lambda _r: adapter.pairs(), pairs_summary)
+    if "oneshot" in ops:
+        measure("oneshot", lambda _r: adapter.oneshot(w.ids, w.lo, w.hi), pairs_summary)
+        if cells["oneshot"].status == "error":
+            # A failed run may have left a half-built structure; the later operations expect
+            # the one from the build cell. A completed run rebuilt exactly that (same arrays),
+            # so only a failure needs this untimed rebuild.
+            try:
+                adapter.build(w.ids, w.lo, w.hi)
+            except Exception as exc:
+                for op in ops[ops.index("oneshot") + 1:]:
+                    cells[op] = Cell("skip", note=f"rebuild after the failed build + pairs failed: "
+                                                  f"{type(exc).__name__}")
+                return cells, side
     if "box" in ops:
         measure("box", lambda _r: adapter.query_boxes(w.query_lo, w.query_hi),
                 lambda ans: {"hits": int(np.sum(ans[1])), "checksum": csr_checksum(ans[0], ans[1], w.n)})
@@ -230,18 +265,23 @@ WARM_UP_BATCH = 200
 
 
 def warm_up(adapters: list[Adapter], predictor: "Predictor | None" = None,
-            layouts: tuple[str, ...] = ("uniform",), queries: int = 10_000, rays: int = 10_000) -> None:
+            layouts: tuple[str, ...] = ("uniform",), queries: int = 10_000, rays: int = 10_000,
+            world: str | float = "fixed") -> None:
     """Run every operation on small scenes so JIT compilation and lazy imports are not timed.
 
     A second, timed pass (compilation already done) seeds ``predictor`` with each operation's
     cost on a small scene of each layout, scaled to the full batch sizes, so a hopeless cell is
-    skipped even at the first N instead of running once for minutes.
+    skipped even at the first N instead of running once for minutes. The small scene follows
+    the run's ``world`` so its pair density is the timed scenes' one: the predictor scales pair
+    operations by the growth of the pair count, which a sparser warm-up scene would inflate.
     """
     batch_scale = {"box": queries / WARM_UP_BATCH, "ray": rays / WARM_UP_BATCH}
     for layout in layouts:
-        w = make_workload(WARM_UP_N, layout, queries=WARM_UP_BATCH, rays=WARM_UP_BATCH)
+        w = make_workload(WARM_UP_N, layout, queries=WARM_UP_BATCH, rays=WARM_UP_BATCH,
+                          world=world_side(WARM_UP_N, world))
         for adapter in adapters:
             calls = {"build": lambda: adapter.build(w.ids, w.lo, w.hi), "pairs": adapter.pairs,
+                     "oneshot": lambda: adapter.oneshot(w.ids, w.lo, w.hi),
                      "box": lambda: adapter.query_boxes(w.query_lo, w.query_hi),
                      "ray": lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
                      "update": lambda: adapter.update(*w.move(0)), "rebuild": adapter.rebuild,
@@ -272,7 +312,7 @@ def memory_probe(args) -> None:
     adapter.build(small.ids, small.lo, small.hi)  # compile and import outside the measurement
     adapter.close()
     n, layout = int(_split(args.sizes)[0]), _split(args.layouts)[0]
-    w = make_workload(n, layout, queries=1, rays=1, seed=args.seed)
+    w = make_workload(n, layout, queries=1, rays=1, seed=args.seed, world=world_side(n, args.world))
     gc.collect()
     before = _rss_bytes()
     adapter.build(w.ids, w.lo, w.hi)
@@ -281,11 +321,12 @@ def memory_probe(args) -> None:
 
 
 def probe_memory(targets: list[tuple[str, int, float]], layout: str, seed: int,
-                 allowance: float) -> dict[str, dict]:
+                 allowance: float, world: str | float = "scaled") -> dict[str, dict]:
     """Resident-memory growth of building each implementation, each in a fresh process.
 
     ``targets`` are ``(name, N, build seconds)``; each probe may take a few builds' time plus
-    start-up, and probes stop once ``allowance`` seconds are spent.
+    start-up, and probes stop once ``allowance`` seconds are spent. ``world`` is the run's
+    ``--world``, passed on so the probe builds the very scene that was timed.
     """
     out = {}
     stop = time.monotonic() + allowance
@@ -296,7 +337,7 @@ def probe_memory(targets: list[tuple[str, int, float]], layout: str, seed: int,
             continue
         timeout = min(remaining, 120.0 + 5.0 * build_seconds)  # start-up may compile
         cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-probe", name,
-               "--sizes", str(n), "--layouts", layout, "--seed", str(seed)]
+               "--sizes", str(n), "--layouts", layout, "--seed", str(seed), "--world", str(world)]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
@@ -307,6 +348,17 @@ def probe_memory(targets: list[tuple[str, int, float]], layout: str, seed: int,
         out[name]["n"] = n
         print(f"    memory {name:>10}: {out[name]}", flush=True)
     return out
+
+
+def _world_text(world: str | float) -> str:
+    """How the world side was chosen, for the report header."""
+    if world == "scaled":
+        return (f"`--world scaled`: objects in a cube of side {REFERENCE_WORLD:g} · "
+                f"(N / {REFERENCE_N:,})^(1/3), so every N has the object density of the "
+                f"{REFERENCE_N:,} scene (a bigger level, not a more crowded one)")
+    if world == "fixed":
+        return f"`--world fixed`: objects in a {REFERENCE_WORLD:g}³ cube at every N (density grows with N)"
+    return f"`--world {world:g}`: objects in a {world:g}³ cube at every N"
 
 
 def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str],
@@ -326,6 +378,7 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
         f"- Medians of {args.repeats} runs per cell; a cell stops repeating once its runs took "
         f"{args.time_limit:g} s (run count shown when lower). Times are wall-clock per batch "
         f"({args.queries:,} box queries, {args.rays:,} rays, 10 % of objects moved).",
+        f"- Scenes: {_world_text(args.world)}",
         "- **Ratio** (bold, our rows) = our median ÷ the fastest peer's median for that operation "
         "in the same scene and run (below 1 = we are faster); `rebuild` is compared with the peers' "
         "build. Peers in *italics*.",
@@ -337,10 +390,13 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
     if mismatches:
         lines += ["", f"**{mismatches} answer MISMATCH(ES): implementations disagree, see "
                       "\"Answer checks\" below. Their times compare different work.**"]
+    lines += ["", "### Targets", "",
+              *report.targets_table(scenes, ops, ours, peers, _split(args.layouts),
+                                    results["unavailable"])]
     if scenes:
         lines += ["", "### Ratio to the best peer", "", *report.summary_table(scenes, ops, ours, peers)]
     for scene in scenes:
-        lines += ["", f"### {scene['layout']}, N = {scene['n']:,} "
+        lines += ["", f"### {scene['layout']}, N = {scene['n']:,}, world {scene['world']:.0f}³ "
                       f"(≈{scene['estimated_pairs']:.3g} overlapping pairs)", "",
                   *report.scene_table(scene, ops, ours, peers, args.repeats, frame_rebuilds)]
     checks = [c for scene in scenes for c in scene["checks"]]
@@ -388,7 +444,7 @@ def main(argv=None) -> int:
         print(f"  not measured: {name}: {why}", flush=True)
     print("warming up (JIT compilation, lazy imports)...", flush=True)
     predictor = Predictor()
-    warm_up(ours + peers, predictor, tuple(layouts), args.queries, args.rays)
+    warm_up(ours + peers, predictor, tuple(layouts), args.queries, args.rays, args.world)
 
     results = {"command": "python " + " ".join(shlex.quote(a) for a in [
                    os.path.relpath(sys.argv[0], REPO) if argv is None else "benchmarks/run.py",
@@ -403,9 +459,11 @@ def main(argv=None) -> int:
 
     for n in sizes:  # size outer: every layout at small N finishes before any big scene
         for layout in layouts:
-            print(f"== {layout}, N = {n:,}", flush=True)
-            w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed)
-            scene = {"layout": layout, "n": n, "estimated_pairs": w.estimated_pairs, "cells": {},
+            print(f"== {layout}, N = {n:,}, world {world_side(n, args.world):.0f}", flush=True)
+            w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed,
+                              world=world_side(n, args.world))
+            scene = {"layout": layout, "n": n, "world": w.world,
+                     "estimated_pairs": w.estimated_pairs, "cells": {},
                      "checks": [], "memory_reported": {}}
             sides = {}
             for adapter in ours + peers:
@@ -441,7 +499,7 @@ def main(argv=None) -> int:
                 reported[name] = next(s["memory_reported"].get(name) for s in results["scenes"]
                                       if s["layout"] == layout and s["n"] == max(built)[0])
         print(f"== memory probes ({layout})", flush=True)
-        probes = probe_memory(targets, layout, args.seed, args.memory_budget)
+        probes = probe_memory(targets, layout, args.seed, args.memory_budget, args.world)
         for name, probe in probes.items():
             # The timed run's own figure stands when the probe could not finish.
             probe["reported"] = probe.get("reported") or reported.get(name)

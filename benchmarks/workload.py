@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatial.errors import ParamError
 from spatial.scenegen import random_boxes
 
 #: Largest displacement of a moved object per axis and frame, in world units. Small against the
@@ -16,6 +17,47 @@ from spatial.scenegen import random_boxes
 MAX_STEP = 5.0
 #: How far query boxes and ray origins may sit from the object they are drawn near, per axis.
 QUERY_JITTER = 50.0
+#: The scene whose world side is ``REFERENCE_WORLD`` under every ``--world`` mode: ``scaled``
+#: grows the side with ``N^(1/3)`` from here, so the object density of this scene is kept.
+REFERENCE_N = 100_000
+#: ``spatial.scenegen.random_boxes``' own default world side.
+REFERENCE_WORLD = 1000.0
+#: The named ``--world`` modes (a positive number is accepted too: one fixed side for every N).
+WORLD_MODES = ("scaled", "fixed")
+
+
+def parse_world(text: str) -> str | float:
+    """``'scaled'``, ``'fixed'`` or a positive finite side, from the ``--world`` option text.
+
+    Raises ``spatial.errors.ParamError`` (a ``ValueError``) naming the field otherwise.
+    """
+    text = str(text).strip().lower()
+    if text in WORLD_MODES:
+        return text
+    try:
+        side = float(text)
+    except ValueError:
+        side = float("nan")
+    if not (np.isfinite(side) and side > 0):
+        raise ParamError("world", f"expected {', '.join(WORLD_MODES)} or a positive number of "
+                                  f"world units, got {text!r}")
+    return side
+
+
+def world_side(n: int, world: str | float) -> float:
+    """The world cube's side for a scene of ``n`` objects under ``world`` (see ``parse_world``).
+
+    ``scaled`` is ``REFERENCE_WORLD * (n / REFERENCE_N) ** (1/3)``: the volume grows with N, so
+    the object density, and with it the number of overlapping pairs per object, stays what it
+    is at ``REFERENCE_N`` (a bigger level, not a more crowded one). ``fixed`` is
+    ``REFERENCE_WORLD`` for every N; a number is that side for every N.
+    """
+    world = parse_world(world) if isinstance(world, str) else float(world)
+    if world == "scaled":
+        return REFERENCE_WORLD * (max(n, 1) / REFERENCE_N) ** (1.0 / 3.0)
+    if world == "fixed":
+        return REFERENCE_WORLD
+    return world
 
 
 @dataclass
@@ -29,6 +71,7 @@ class Workload:
 
     layout: str
     n: int
+    world: float
     ids: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
@@ -57,15 +100,19 @@ class Workload:
 
 
 def make_workload(n: int, layout: str, queries: int = 10_000, rays: int = 10_000,
-                  moved_fraction: float = 0.1, seed: int = 0) -> Workload:
+                  moved_fraction: float = 0.1, seed: int = 0,
+                  world: float = REFERENCE_WORLD) -> Workload:
     """Generate the scene (``spatial.scenegen.random_boxes``) and everything run against it.
+
+    ``world`` is the side of the cube the objects are placed in (``world_side`` turns the
+    ``--world`` option into it for each N).
 
     Query boxes and ray origins sit near randomly chosen objects (their centre plus up to
     ``QUERY_JITTER`` per axis), so they probe where the objects are in both layouts, not the
     empty space between clusters. Query boxes have mixed sizes 1–100 like the objects; rays have
     uniformly random unit directions (picking from a camera inside the level).
     """
-    ids, lo, hi = random_boxes(n, seed=seed, layout=layout)
+    ids, lo, hi = random_boxes(n, seed=seed, layout=layout, world=float(world))
     rng = np.random.default_rng(seed + 2)
     world_lo, world_hi = lo.min(axis=0), hi.max(axis=0)
     centres = (lo + hi) * 0.5
@@ -81,7 +128,7 @@ def make_workload(n: int, layout: str, queries: int = 10_000, rays: int = 10_000
     # root, which is a different operation from the incremental update measured here.
     new_lo, new_hi = lo[moved] + step, hi[moved] + step
     step += np.maximum(world_lo - new_lo, 0.0) - np.maximum(new_hi - world_hi, 0.0)
-    return Workload(layout, n, ids, lo, hi, query_lo, query_hi, ray_origins, directions,
+    return Workload(layout, n, float(world), ids, lo, hi, query_lo, query_hi, ray_origins, directions,
                     moved, lo[moved] + step, hi[moved] + step, estimate_pairs(lo, hi, seed))
 
 
