@@ -238,6 +238,16 @@ def test_format_from_mapversion_when_there_are_no_faces():
     assert parse_map('{\n"classname" "worldspawn"\n}\n').format == "standard"
 
 
+def test_positions_count_characters_after_non_ascii_text():
+    text = ('{\n"message" "caf\u00e9 \u00e0 la cr\u00e8me"\n{\n' + GOOD_FACE + "\n\t  " + GOOD_FACE
+            + "\n}\n}\n")
+    entity = parse_map(text).entities[0]
+    brush = entity.brushes[0]
+    assert (entity.line, entity.column) == (1, 1)
+    assert (brush.line, brush.column) == (3, 1)
+    assert [(f.line, f.column) for f in brush.faces] == [(4, 1), (5, 4)]
+
+
 def test_bytes_with_byte_order_mark():
     m = parse_map(b'\xef\xbb\xbf{\n"message" "caf\xc3\xa9"\n}\n')
     assert m.entities[0].get("message") == "caf\u00e9"
@@ -288,6 +298,19 @@ MALFORMED = [
      "'// Format:' header"),
     ("two format headers", "// Format: Valve\n// Game: Quake\n// Format: Standard\n", 3, 1,
      "contradicts"),
+    # Faces are decoded after the scan: a face's own error still wins over a later one.
+    ("overflow before a stray token", "{\n{\n( 0 0 0 ) ( 1 0 0 ) ( 0 1 0 ) T 0 0 0 1 1e999\n}\n"
+     "  oops\n}\n", 3, 41, "finite"),
+    ("mixed forms before a stray token", "{\n{\n" + GOOD_FACE + "\n( 0 0 0 ) ( 1 0 0 ) ( 0 1 0 ) "
+     "T [ 1 0 0 0 ] [ 0 1 0 0 ] 0 1 1\n}\n}\nbar", 4, 1, "one face format"),
+    ("header contradiction before an overflow", "// Format: Valve\n{\n{\n" + GOOD_FACE + "\n"
+     "( 0 0 0 ) ( 1 0 0 ) ( 0 1 0 ) T 0 0 0 1 1e999\n}\n}\n", 4, 1, "'// Format:' header"),
+    ("overflow before mixed forms", "{\n{\n" + GOOD_FACE + "\n( 0 0 0 ) ( 1 0 0 ) ( 0 1 0 ) T 0 0 "
+     "0 1 1e999\n( 0 0 0 ) ( 1 0 0 ) ( 0 1 0 ) T [ 1 0 0 0 ] [ 0 1 0 0 ] 0 1 1\n}\n}\n", 4, 41,
+     "finite"),
+    ("stray token after non-ASCII text", '{\n"message" "caf\u00e9 \u00e0 la cr\u00e8me"\n{\n'
+     + GOOD_FACE + "\n\u00e9 ( 0 0 0 ) ( 1 1 1 ) ( 2 2 2 ) T 0 0 0 1 1\n}\n}\n", 5, 1,
+     "expected '(' starting a brush face"),
     ("missing entity brace", '{\n"classname" "worldspawn"\n{\n' + GOOD_FACE + '\n}\n{\n"classname" '
      '"light"\n}\n', 7, 1, "missing?"),
 ]
