@@ -400,10 +400,10 @@ class Octree(SpatialIndex):
             self._order_cache = (order, row_of)
         return self._order_cache
 
-    def _rows(self, node_ids, trace):
-        if not trace:
-            return None
-        return self._order()[1][node_ids]
+    @staticmethod
+    def _rows(rows, trace):
+        """Traced node rows as the query kernels report them (rows of :meth:`nodes`)."""
+        return rows if trace else None
 
     @property
     def _root_always(self) -> bool:
@@ -416,7 +416,8 @@ class Octree(SpatialIndex):
         return (empty, 0, 0, rows, rows) if frustum else (empty, 0, 0, rows)
 
     def _packed(self):
-        """Each node's objects, grouped and sorted for queries (rebuilt after an edit)."""
+        """The query copy: nodes in breadth-first rows and each node's objects grouped with a
+        small tree over them (rebuilt at the first query after an edit)."""
         if self._packed_cache is None:
             o = self.objects
             self._packed_cache = packed_kernels.pack(self._ni, self._nf, self._ob, o.lo, o.hi,
@@ -425,7 +426,7 @@ class Octree(SpatialIndex):
 
     def _shape(self, kind, qlo, qhi, centre, radius, planes, trace):
         slots, visited, tested, vis, culled = query_kernels.query_shape(
-            self._ni, self._nf, self._packed(), kind, qlo, qhi, centre, radius, planes,
+            self._packed(), kind, qlo, qhi, centre, radius, planes,
             self._root_always, trace)
         return slots, visited, tested, self._rows(vis, trace), self._rows(culled, trace)
 
@@ -453,7 +454,7 @@ class Octree(SpatialIndex):
             empty = np.zeros(0, dtype=np.int64)
             return empty, np.zeros(0), 0, 0, (empty if trace else None)
         slots, t, visited, tested, vis = query_kernels.query_ray_all(
-            self._ni, self._nf, self._packed(), origin, direction, max_t, self._root_always, trace)
+            self._packed(), origin, direction, max_t, self._root_always, trace)
         return slots, t, visited, tested, self._rows(vis, trace)
 
     def _query_boxes(self, lo, hi) -> BatchResult:
@@ -464,7 +465,7 @@ class Octree(SpatialIndex):
         o = self.objects
         perm = self._locality_order(lo, hi)
         slots, offsets, visited, tested = query_kernels.query_boxes(
-            self._ni, self._nf, self._packed(), np.ascontiguousarray(lo[perm]),
+            self._packed(), np.ascontiguousarray(lo[perm]),
             np.ascontiguousarray(hi[perm]), self._root_always)
         # back to the caller's query order
         counts = np.diff(offsets)
@@ -484,7 +485,7 @@ class Octree(SpatialIndex):
         o = self.objects
         perm = self._locality_order(origins, origins)
         slots, t, visited, tested = query_kernels.query_rays_closest(
-            self._ni, self._nf, self._packed(), o.ids, np.ascontiguousarray(origins[perm]),
+            self._packed(), o.ids, np.ascontiguousarray(origins[perm]),
             np.ascontiguousarray(directions[perm]), max_t, self._root_always)
         back = np.empty(q, dtype=np.int64)
         back[perm] = np.arange(q)

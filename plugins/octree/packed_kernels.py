@@ -13,20 +13,31 @@ which the octree's placement rule still decides. Its boxes are exact unions of t
 boxes, so every predicate that accepts an object accepts each node-tree box above it (the
 rounding argument of :mod:`.query_kernels` applies unchanged).
 
+The octree's nodes are copied too, one row each in breadth-first order (the rows of
+:meth:`~spatial.contract.SpatialIndex.nodes`): a query reads a node's loose bounds and the range
+of its children's rows from two small contiguous arrays instead of the wide rows of the editable
+node pool, and siblings sit next to each other. At a million objects the pool no longer fits in
+cache and a query's time is mostly its cache misses, so this matters more than any arithmetic.
+
 Layout of the tuple returned by :func:`pack`:
 
 * ``slots (n,)`` and ``boxes (n, 6)`` (lo xyz, hi xyz): the objects, node by node;
-* ``root_of (nodes,)``: the node-tree row of each octree node's list, ``-1`` when it is empty;
+* ``list_root (rows,)``: the node-tree row of each octree node's list, ``-1`` when it is empty;
 * ``tree_box (m, 6)``: bounds of each node-tree row;
 * ``tree_int (m, 3)``: first and end entry (into ``slots``) and the right child's row; the left
-  child is the next row, and a right child of ``-1`` marks a leaf.
+  child is the next row, and a right child of ``-1`` marks a leaf;
+* ``node_box (rows, 6)``: each octree node's loose bounds (lo xyz, hi xyz);
+* ``node_kids (rows, 4)``: the row of its first child and its number of children (the
+  children's rows are consecutive, in octant order), then the first and end entry of its own
+  objects in ``slots``. Queries scan a list of at most :data:`LEAF_SIZE` objects directly: its
+  node tree is a single leaf, and skipping it saves two reads from memory per node.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from .layout import COUNT, HEAD, NEXT
+from .layout import CHILD, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NEXT
 
 #: Objects per node-tree leaf: small, so a ray or box tests few objects it cannot meet.
 LEAF_SIZE = 4
@@ -37,6 +48,12 @@ TREE_STACK = 128
 FIRST = 0
 END = 1
 RIGHT = 2
+
+# columns of ``node_kids``
+FIRST_KID = 0
+KIDS = 1
+LIST_FIRST = 2
+LIST_END = 3
 
 
 @numba.njit(cache=True)
@@ -135,7 +152,8 @@ def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack)
 
 @numba.njit(cache=True)
 def pack(NI, NF, OB, lo, hi, order):
-    """Pack the objects of the nodes in ``order`` and build each node's tree (see module doc)."""
+    """Pack the nodes in ``order`` (breadth-first, so siblings are consecutive rows) with their
+    objects and build each node's tree (see module doc)."""
     total = 0
     largest = 0
     for k in range(len(order)):
@@ -143,7 +161,26 @@ def pack(NI, NF, OB, lo, hi, order):
         largest = max(largest, NI[order[k], COUNT])
     slots = np.empty(total, dtype=np.int64)
     boxes = np.empty((total, 6))
-    root_of = np.full(NI.shape[0], -1, dtype=np.int64)
+    rows = len(order)
+    list_root = np.full(rows, -1, dtype=np.int64)
+    node_box = np.empty((rows, 6))
+    node_kids = np.zeros((rows, 4), dtype=np.int64)
+    row_of = np.full(NI.shape[0], -1, dtype=np.int64)
+    for k in range(rows):
+        row_of[order[k]] = k
+    for k in range(rows):
+        node = order[k]
+        for a in range(3):
+            node_box[k, a] = NF[node, LOOSE_LO + a]
+            node_box[k, 3 + a] = NF[node, LOOSE_HI + a]
+        first = -1
+        for c in range(8):
+            child = NI[node, CHILD + c]
+            if child >= 0:
+                if first < 0:
+                    first = row_of[child]
+                node_kids[k, KIDS] += 1
+        node_kids[k, FIRST_KID] = first
     tree_box = np.empty((2 * total + 1, 6))
     tree_int = np.empty((2 * total + 1, 3), dtype=np.int64)
     idx = np.empty(largest, dtype=np.int64)
@@ -162,7 +199,9 @@ def pack(NI, NF, OB, lo, hi, order):
             idx[i] = s
             i += 1
             s = OB[s, NEXT]
-        root_of[node] = used
+        list_root[k] = used
+        node_kids[k, LIST_FIRST] = pos
+        node_kids[k, LIST_END] = pos + n
         used = _build_node_tree(lo, hi, idx, cen, n, pos, tree_box, tree_int, used, stack)
         for i in range(n):
             s = idx[i]
@@ -171,4 +210,5 @@ def pack(NI, NF, OB, lo, hi, order):
                 boxes[pos + i, a] = lo[s, a]
                 boxes[pos + i, 3 + a] = hi[s, a]
         pos += n
-    return slots, boxes, root_of, tree_box[:used].copy(), tree_int[:used].copy()
+    return (slots, boxes, list_root, tree_box[:used].copy(), tree_int[:used].copy(), node_box,
+            node_kids)

@@ -1,7 +1,8 @@
 """Compiled read-only traversals of the octree: queries, batch queries and pair finding.
 
-Every traversal uses an explicit stack and prunes a node when the query misses its loose
-bounds. The node tests use the very same predicates as :mod:`spatial.geometry` (closed boxes,
+Every traversal uses an explicit stack over the node rows of the packed copy (breadth-first
+rows, siblings consecutive; see :mod:`.packed_kernels`) and prunes a node when the query misses
+its loose bounds. Visited and culled nodes are reported as those rows. The node tests use the very same predicates as :mod:`spatial.geometry` (closed boxes,
 the slab ray test, the positive-vertex frustum test); floating-point rounding is monotone, so a
 node that encloses an object is never rejected when the object itself would pass, and ray
 entry distances are bit-identical to the reference's.
@@ -20,8 +21,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .layout import CHILD, LOOSE_HI, LOOSE_LO, NCHILD
-from .packed_kernels import END, FIRST, RIGHT, TREE_STACK
+from .packed_kernels import (END, FIRST, FIRST_KID, KIDS, LEAF_SIZE, LIST_END, LIST_FIRST, RIGHT,
+                             TREE_STACK)
 
 STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
 #: A closest-hit ray's stack holds at most 8 pending items per octree level plus, for each
@@ -37,22 +38,6 @@ def _grow(arr, needed):
     out = np.empty((size,) + arr.shape[1:], dtype=arr.dtype)
     out[: arr.shape[0]] = arr
     return out
-
-
-@numba.njit(cache=True, inline="always")
-def _node_meets_box(NF, node, qlo, qhi):
-    for a in range(3):
-        if NF[node, LOOSE_LO + a] > qhi[a] or qlo[a] > NF[node, LOOSE_HI + a]:
-            return False
-    return True
-
-
-@numba.njit(cache=True, inline="always")
-def _box_meets_box(lo, hi, s, qlo, qhi):
-    for a in range(3):
-        if lo[s, a] > qhi[a] or qlo[a] > hi[s, a]:
-            return False
-    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -136,18 +121,27 @@ def _shape_meets(kind, box, row, qlo, qhi, centre, radius, planes):
 
 
 @numba.njit(cache=True)
-def _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack, out, m):
-    """Objects of ``node``'s own list meeting the shape, appended to ``out`` from ``m``.
+def _scan_list(packed, row, kind, qlo, qhi, centre, radius, planes, tree_stack, out, m):
+    """Objects of the own list of the node at ``row`` meeting the shape, appended to ``out``
+    from ``m``.
 
     Writes stop at ``out``'s capacity but counting goes on; returns ``(hits so far, tested)``
     so the caller can grow ``out`` and scan again.
     """
-    slots, boxes, root_of, tree_box, tree_int = packed
+    slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
     cap = out.shape[0]
     tested = 0
-    root = root_of[node]
-    if root < 0:
+    first = node_kids[row, LIST_FIRST]
+    end = node_kids[row, LIST_END]
+    if end - first <= LEAF_SIZE:
+        for e in range(first, end):
+            tested += 1
+            if _shape_meets(kind, boxes, e, qlo, qhi, centre, radius, planes):
+                if m < cap:
+                    out[m] = slots[e]
+                m += 1
         return m, tested
+    root = list_root[row]
     tree_stack[0] = root
     top = 1
     while top > 0:
@@ -171,11 +165,11 @@ def _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack,
 
 
 @numba.njit(cache=True)
-def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_always, trace):
+def query_shape(packed, kind, qlo, qhi, centre, radius, planes, root_always, trace):
     """Objects meeting a box (``kind`` 0), sphere (1) or frustum (2).
 
     ``packed`` is the output of :func:`.packed_kernels.pack`. Returns ``(slots, nodes visited,
-    objects tested, visited node ids, culled node ids)``.
+    objects tested, visited rows, culled rows)``.
     """
     out = np.empty(64, dtype=np.int64)
     m = 0
@@ -186,13 +180,14 @@ def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_alw
     tested = 0
     stack = np.empty(STACK, dtype=np.int64)
     tree_stack = np.empty(TREE_STACK, dtype=np.int64)
-    loose = NF[:, LOOSE_LO:LOOSE_HI + 3]  # lo xyz, hi xyz, like the object boxes
+    node_box = packed[5]
+    node_kids = packed[6]
     stack[0] = 0
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if not _shape_meets(kind, loose, node, qlo, qhi, centre, radius, planes) and not (node == 0 and root_always):
+        if not _shape_meets(kind, node_box, node, qlo, qhi, centre, radius, planes) and not (node == 0 and root_always):
             if trace:
                 if nc >= culled_ids.shape[0]:
                     culled_ids = _grow(culled_ids, nc + 1)
@@ -211,19 +206,17 @@ def query_shape(NI, NF, packed, kind, qlo, qhi, centre, radius, planes, root_alw
                                   out, m)
         m = m_new
         tested += t
-        if NI[node, NCHILD]:
-            for c in range(7, -1, -1):
-                child = NI[node, CHILD + c]
-                if child >= 0:
-                    stack[top] = child
-                    top += 1
+        first = node_kids[node, FIRST_KID]
+        for c in range(node_kids[node, KIDS] - 1, -1, -1):
+            stack[top] = first + c
+            top += 1
     return out[:m], nv, tested, visited_ids[:nv if trace else 0], culled_ids[:nc]
 
 
 @numba.njit(cache=True)
-def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
-    """Every object the ray meets within ``max_t``: ``(slots, t, visited, tested, visited ids)``."""
-    slots, boxes, root_of, tree_box, tree_int = packed
+def query_ray_all(packed, origin, direction, max_t, root_always, trace):
+    """Every object the ray meets within ``max_t``: ``(slots, t, visited, tested, visited rows)``."""
+    slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
     inv, parallel = _ray_setup(direction)
     out = np.empty(64, dtype=np.int64)
     out_t = np.empty(64)
@@ -238,7 +231,7 @@ def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
     while top > 0:
         top -= 1
         node = stack[top]
-        hit, t = _slab(origin, inv, parallel, NF, node, LOOSE_LO, LOOSE_HI)
+        hit, t = _slab(origin, inv, parallel, node_box, node, 0, 3)
         if not (hit and t <= max_t) and not (node == 0 and root_always):
             continue
         if trace:
@@ -247,8 +240,21 @@ def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
             visited_ids[nv] = node
         nv += 1
         tt = 0
-        if root_of[node] >= 0:
-            tree_stack[0] = root_of[node]
+        first = node_kids[node, LIST_FIRST]
+        end = node_kids[node, LIST_END]
+        if end - first <= LEAF_SIZE:
+            for e in range(first, end):
+                tested += 1
+                hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                if hit and t <= max_t:
+                    if m >= out.shape[0]:
+                        out = _grow(out, m + 1)
+                        out_t = _grow(out_t, m + 1)
+                    out[m] = slots[e]
+                    out_t[m] = t
+                    m += 1
+        elif list_root[node] >= 0:
+            tree_stack[0] = list_root[node]
             tt = 1
         while tt > 0:
             tt -= 1
@@ -272,22 +278,22 @@ def query_ray_all(NI, NF, packed, origin, direction, max_t, root_always, trace):
                     out[m] = slots[e]
                     out_t[m] = t
                     m += 1
-        if NI[node, NCHILD]:
-            for c in range(7, -1, -1):
-                child = NI[node, CHILD + c]
-                if child >= 0:
-                    stack[top] = child
-                    top += 1
+        first = node_kids[node, FIRST_KID]
+        for c in range(node_kids[node, KIDS] - 1, -1, -1):
+            stack[top] = first + c
+            top += 1
     return out[:m], out_t[:m], nv, tested, visited_ids[:nv if trace else 0]
 
 
 @numba.njit(cache=True)
-def _one_box(NI, NF, packed, qlo, qhi, root_always, stack, tree_stack, out, m):
+def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     """One box query writing hits into ``out`` from ``m`` up to its capacity.
 
     Returns ``(hits so far, nodes visited, objects tested)``; the caller grows ``out`` and
     repeats the query when the count exceeds the capacity (no growth inside the loop).
     """
+    node_box = packed[5]
+    node_kids = packed[6]
     visited = 0
     tested = 0
     stack[0] = 0
@@ -296,22 +302,21 @@ def _one_box(NI, NF, packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     while top > 0:
         top -= 1
         node = stack[top]
-        if not _node_meets_box(NF, node, qlo, qhi) and not (node == 0 and root_always):
+        if not _shape_meets(0, node_box, node, qlo, qhi, qlo, 0.0, planes) \
+                and not (node == 0 and root_always):
             continue
         visited += 1
         m, t = _scan_list(packed, node, 0, qlo, qhi, qlo, 0.0, planes, tree_stack, out, m)
         tested += t
-        if NI[node, NCHILD]:
-            for c in range(8):
-                child = NI[node, CHILD + c]
-                if child >= 0:
-                    stack[top] = child
-                    top += 1
+        first = node_kids[node, FIRST_KID]
+        for c in range(node_kids[node, KIDS]):
+            stack[top] = first + c
+            top += 1
     return m, visited, tested
 
 
 @numba.njit(cache=True)
-def query_boxes(NI, NF, packed, qlo, qhi, root_always):
+def query_boxes(packed, qlo, qhi, root_always):
     """Many box queries fused: CSR ``(slots, offsets, visited, tested)``."""
     q = qlo.shape[0]
     out = np.empty(max(64, 4 * q), dtype=np.int64)
@@ -322,11 +327,11 @@ def query_boxes(NI, NF, packed, qlo, qhi, root_always):
     tree_stack = np.empty(TREE_STACK, dtype=np.int64)
     m = 0
     for i in range(q):
-        m_new, visited[i], tested[i] = _one_box(NI, NF, packed, qlo[i], qhi[i], root_always,
+        m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                 stack, tree_stack, out, m)
         if m_new > out.shape[0]:
             out = _grow(out, 2 * m_new)
-            m_new, visited[i], tested[i] = _one_box(NI, NF, packed, qlo[i], qhi[i], root_always,
+            m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                     stack, tree_stack, out, m)
         m = m_new
         offsets[i + 1] = m
@@ -347,14 +352,14 @@ def _push_sorted(cand, cand_t, k, item, t):
 
 
 @numba.njit(cache=True)
-def query_rays_closest(NI, NF, packed, ids, origins, directions, max_t, root_always):
+def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
     """Closest hit per ray (ties to the smaller id), nearest candidates first.
 
     One stack holds octree nodes (ids ``>= 0``) and rows of the nodes' own trees (``-1 - row``)
     with their entry distances; whatever enters beyond the best hit so far is skipped, so a ray
     stops as soon as nothing nearer can remain. Only octree nodes count as visited.
     """
-    slots, boxes, root_of, tree_box, tree_int = packed
+    slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
     q = origins.shape[0]
     best_slot = np.full(q, -1, dtype=np.int64)
     best_t = np.full(q, np.inf)
@@ -371,7 +376,7 @@ def query_rays_closest(NI, NF, packed, ids, origins, directions, max_t, root_alw
         best = -1
         best_id = -1
         top = 0
-        hit, t = _slab(origin, inv, parallel, NF, 0, LOOSE_LO, LOOSE_HI)
+        hit, t = _slab(origin, inv, parallel, node_box, 0, 0, 3)
         if root_always:
             hit, t = True, 0.0
         if hit and t <= limit:
@@ -386,18 +391,26 @@ def query_rays_closest(NI, NF, packed, ids, origins, directions, max_t, root_alw
             k = 0
             if item >= 0:
                 visited[i] += 1
-                root = root_of[item]
-                if root >= 0:
+                first = node_kids[item, LIST_FIRST]
+                end = node_kids[item, LIST_END]
+                if end - first <= LEAF_SIZE:
+                    for e in range(first, end):
+                        tested[i] += 1
+                        hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                        if hit and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
+                            limit = t
+                            best = slots[e]
+                            best_id = ids[best]
+                elif list_root[item] >= 0:
+                    root = list_root[item]
                     hit, t = _slab(origin, inv, parallel, tree_box, root, 0, 3)
                     if hit and t <= limit:
                         k = _push_sorted(cand, cand_t, k, -1 - root, t)
-                if NI[item, NCHILD]:
-                    for c in range(8):
-                        child = NI[item, CHILD + c]
-                        if child >= 0:
-                            hit, t = _slab(origin, inv, parallel, NF, child, LOOSE_LO, LOOSE_HI)
-                            if hit and t <= limit:
-                                k = _push_sorted(cand, cand_t, k, child, t)
+                first = node_kids[item, FIRST_KID]
+                for child in range(first, first + node_kids[item, KIDS]):
+                    hit, t = _slab(origin, inv, parallel, node_box, child, 0, 3)
+                    if hit and t <= limit:
+                        k = _push_sorted(cand, cand_t, k, child, t)
             else:
                 row = -1 - item
                 right = tree_int[row, RIGHT]
