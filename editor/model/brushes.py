@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -47,6 +48,17 @@ class Brush:
         if not all(isinstance(f, Face) for f in faces):
             raise TypeError("brush faces must be Face objects")
         object.__setattr__(self, "faces", faces)
+
+    @classmethod
+    def trusted(cls, entity: int, faces: tuple[Face, ...]) -> "Brush":
+        """Build a brush from values a loader has already checked, skipping validation.
+
+        ``entity`` must be an ``int`` and ``faces`` a tuple of at least four :class:`Face`;
+        importers of large levels use this to avoid checking every face twice.
+        """
+        brush = object.__new__(cls)
+        brush.__dict__.update(entity=entity, faces=faces, _cache={})
+        return brush
 
     # ------------------------------------------------------------------ geometry
     def plane_points(self) -> np.ndarray:
@@ -134,23 +146,44 @@ class Brush:
         return moved.translated(new_lo - lo)
 
 
-def build_solids(brushes, *, what: str = "brush", on_error: str = "raise") -> list[int]:
+_faces_of = attrgetter("faces")
+
+
+def build_solids(brushes, *, what: str = "brush", on_error: str = "raise",
+                 plane_points: np.ndarray | None = None) -> list[int]:
     """Compute the solids of many brushes in one compiled call (loaders use this).
 
     With ``on_error="raise"`` a ``GeometryError`` names ``what`` and the position of the first
     brush that is not a closed solid; with ``"none"`` the positions of such brushes are
     returned instead (their solids are left uncomputed).
+
+    A loader that already holds every face's plane points as numbers passes them as
+    ``plane_points``, shape ``(F, 3, 3)``: the faces of all ``brushes`` in order, equal to
+    their ``points`` (then they are not read from the faces again).
     """
     brushes = list(brushes)
+    counts = np.fromiter(map(len, map(_faces_of, brushes)), dtype=np.int64, count=len(brushes))
+    if plane_points is not None:
+        plane_points = np.asarray(plane_points, dtype=np.float64)
+        if plane_points.shape != (int(counts.sum()), 3, 3):
+            raise ValueError(f"plane_points must have shape ({int(counts.sum())}, 3, 3) for "
+                             f"these brushes, got {plane_points.shape}")
     todo = [k for k, b in enumerate(brushes) if "solid" not in b._cache]
     if not todo:
         return []
-    positions, brushes = todo, [brushes[k] for k in todo]
+    positions = todo
+    if plane_points is not None and len(todo) < len(brushes):
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        rows = np.concatenate([np.arange(first[k], first[k] + counts[k]) for k in todo])
+        plane_points = plane_points[rows]
+    brushes, counts = [brushes[k] for k in todo], counts[todo]
     sb = _spatial_brush()
-    counts = np.array([len(b.faces) for b in brushes], dtype=np.int64)
-    # A flat stream of numbers is several times faster to read than nested tuples.
-    flat = chain.from_iterable(chain.from_iterable(f.points for b in brushes for f in b.faces))
-    points = np.fromiter(flat, dtype=np.float64, count=9 * int(counts.sum())).reshape(-1, 3, 3)
+    if plane_points is None:
+        # A flat stream of numbers is several times faster to read than nested tuples.
+        flat = chain.from_iterable(chain.from_iterable(f.points for b in brushes for f in b.faces))
+        points = np.fromiter(flat, dtype=np.float64, count=9 * int(counts.sum())).reshape(-1, 3, 3)
+    else:
+        points = plane_points
     normals, dists = sb.planes_from_points(points, what=what)
     solids = sb.brushes_from_plane_arrays(normals, dists, counts, what=what, on_error=on_error)
     offsets = np.concatenate([[0], np.cumsum(counts)])

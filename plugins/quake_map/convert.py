@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -57,7 +59,7 @@ def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = 
 def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
     scene = Scene()
     objects: dict[int, object] = {}
-    brushes: list[tuple[int, Brush, MapBrush]] = []
+    kept: list[tuple[int, int, MapBrush]] = []  # brush id, owner id, map brush
     # file order: each entity, then its brushes (one id each, kept even by a skipped brush)
     ids = iter(scene.allocate_ids(sum(1 + len(e.brushes) for e in mapfile.entities)))
     for entity in mapfile.entities:
@@ -71,18 +73,25 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
         objects[eid] = Entity(kind, tuple(entity.properties))
         for map_brush in entity.brushes:
             bid = next(ids)
-            faces = tuple(map(_face_from_map, map_brush.faces))
-            if len(faces) < 4:
-                _bad(path, map_brush, f"a brush needs at least 4 faces, got {len(faces)}", on_bad_brush)
+            if len(map_brush.faces) < 4:
+                _bad(path, map_brush, f"a brush needs at least 4 faces, got "
+                                      f"{len(map_brush.faces)}", on_bad_brush)
                 continue
-            brush = Brush(eid, faces)
-            brushes.append((bid, brush, map_brush))
-            objects[bid] = brush
-    failed = build_solids([b for _, b, _ in brushes], what=path, on_error="none")
+            kept.append((bid, eid, map_brush))
+    map_faces = [face for _, _, map_brush in kept for face in map_brush.faces]
+    faces, plane_points = _faces_from_map(map_faces, path)
+    brushes = []
+    end = 0
+    for bid, eid, map_brush in kept:
+        start, end = end, end + len(map_brush.faces)
+        brush = Brush.trusted(eid, tuple(faces[start:end]))
+        brushes.append(brush)
+        objects[bid] = brush
+    failed = build_solids(brushes, what=path, on_error="none", plane_points=plane_points)
     for k in failed:
-        bid, brush, map_brush = brushes[k]
+        bid, _, map_brush = kept[k]
         try:
-            brush.check()
+            brushes[k].check()
             continue
         except GeometryError as exc:
             reason = str(exc).split(": ", 1)[-1]
@@ -100,25 +109,89 @@ def _bad(path: str, brush: MapBrush, reason: str, policy: str) -> None:
                   PartitionStudioWarning, stacklevel=4)
 
 
-_trusted_face = Face.trusted
+def _faces_from_map(map_faces: list[MapFace], path: str) -> tuple[list[Face], np.ndarray]:
+    """Document faces for many map faces, and their plane points as one ``(F, 3, 3)`` array.
+
+    Each attribute is converted for all faces at once (a level holds tens of thousands): the
+    numbers become Python floats in tuples, texture names and extra tokens ``str``. A map file
+    built in code rather than parsed is held to the same shapes and finite numbers as a parsed
+    one; an error names the face's line and column.
+    """
+    count = len(map_faces)
+    point_triples = list(map(_points_of, map_faces))
+    _check_lengths(point_triples, 3, "3 plane points", map_faces, path)
+    plane_points = _float_rows(list(chain.from_iterable(point_triples)), 3, "a plane point",
+                               np.repeat(np.arange(count), 3), map_faces, path)
+    plane_points = plane_points.reshape(count, 9)
+    c = plane_points.T.tolist()
+    points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
+    every = np.arange(count)
+    c = _float_rows(list(map(_offset_of, map_faces)), 2, "a texture offset", every, map_faces,
+                    path).T.tolist()
+    offsets = list(zip(c[0], c[1]))
+    c = _float_rows(list(map(_scale_of, map_faces)), 2, "a texture scale", every, map_faces,
+                    path).T.tolist()
+    scales = list(zip(c[0], c[1]))
+    rotations = _float_rows([(r,) for r in map(_rotation_of, map_faces)], 1,
+                            "a texture rotation", every, map_faces, path)[:, 0].tolist()
+    u_axes = _optional_axes(list(map(_u_axis_of, map_faces)), "U", map_faces, path)
+    v_axes = _optional_axes(list(map(_v_axis_of, map_faces)), "V", map_faces, path)
+    textures = list(map(str, map(_texture_of, map_faces)))
+    extras = [tuple(map(str, extra)) if extra else () for extra in map(_extra_of, map_faces)]
+    faces = list(map(Face.trusted, points, textures, offsets, rotations, scales, u_axes, v_axes,
+                     extras))
+    return faces, plane_points.reshape(count, 3, 3)
 
 
-def _face_from_map(face: MapFace) -> Face:
-    # The syntax layer already rejected NaN, infinities and malformed parts; only the container
-    # types are normalised here (a map file of 20,000 faces would otherwise check each number
-    # twice).
-    points = face.points
-    if len(points) == 3:  # unpacked rather than a generator: this runs once per face
-        p0, p1, p2 = points
-        points = (tuple(map(float, p0)), tuple(map(float, p1)), tuple(map(float, p2)))
-    else:
-        points = tuple(tuple(map(float, p)) for p in points)
-    u_axis, v_axis, extra = face.u_axis, face.v_axis, face.extra
-    return _trusted_face(points, str(face.texture), tuple(map(float, face.offset)),
-                         float(face.rotation), tuple(map(float, face.scale)),
-                         None if u_axis is None else tuple(map(float, u_axis)),
-                         None if v_axis is None else tuple(map(float, v_axis)),
-                         tuple(map(str, extra)) if extra else ())
+_points_of = attrgetter("points")
+_offset_of = attrgetter("offset")
+_scale_of = attrgetter("scale")
+_rotation_of = attrgetter("rotation")
+_u_axis_of = attrgetter("u_axis")
+_v_axis_of = attrgetter("v_axis")
+_texture_of = attrgetter("texture")
+_extra_of = attrgetter("extra")
+
+
+def _check_lengths(rows: list, width: int, what: str, faces: list[MapFace], path: str,
+                   owners=None) -> None:
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    bad = np.flatnonzero(lengths != width)
+    if bad.size:
+        face = faces[int(bad[0]) if owners is None else int(owners[bad[0]])]
+        raise ParseError(path, face.line, face.column,
+                         f"face: expected {what}, got {len(rows[int(bad[0])])} values")
+
+
+def _float_rows(rows: list, width: int, what: str, owners: np.ndarray, faces: list[MapFace],
+                path: str) -> np.ndarray:
+    """``rows`` (sequences of ``width`` numbers) as a finite ``(len(rows), width)`` array."""
+    _check_lengths(rows, width, f"{what} of {width} numbers", faces, path, owners)
+    values = np.fromiter(chain.from_iterable(rows), dtype=np.float64,
+                         count=width * len(rows)).reshape(len(rows), width)
+    finite = np.isfinite(values).all(axis=1)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        face = faces[int(owners[row])]
+        raise ParseError(path, face.line, face.column,
+                         f"face: {what} must be finite numbers, got {values[row].tolist()}")
+    return values
+
+
+def _optional_axes(axes: list, name: str, faces: list[MapFace], path: str) -> list:
+    """Texture axes as float 3-tuples, None kept where a face has none (standard form)."""
+    present = [k for k, axis in enumerate(axes) if axis is not None]
+    if not present:
+        return axes
+    c = _float_rows([axes[k] for k in present], 3, f"a texture {name} axis", np.array(present),
+                    faces, path).T.tolist()
+    converted = list(zip(c[0], c[1], c[2]))
+    if len(present) == len(axes):
+        return converted
+    out = list(axes)
+    for k, axis in zip(present, converted):
+        out[k] = axis
+    return out
 
 
 # --------------------------------------------------------------------------- export

@@ -129,3 +129,45 @@ def test_standard_faces_get_quake_axes_in_a_valve_export():
     assert quake_texture_axes(((0, 0, 0), (1, 0, 0), (0, 1, 0)), 0) == ((1.0, 0.0, 0.0), (0.0, -1.0, 0.0))
     reread = mapfile_to_scene(parse_map(write_map(valve)))
     assert scene_counts(reread) == scene_counts(scene)
+
+
+def _cube_map(**changes) -> "MapFile":
+    """A one-brush map built in code; ``changes`` replace attributes of its first face."""
+    from plugins.quake_map.syntax import MapBrush, MapEntity, MapFace, MapFile
+
+    corners = [((0, 0, 0), (0, 1, 0), (0, 0, 1)), ((8, 0, 0), (8, 0, 1), (8, 1, 0)),
+               ((0, 0, 0), (0, 0, 1), (1, 0, 0)), ((0, 8, 0), (1, 8, 0), (0, 8, 1)),
+               ((0, 0, 0), (1, 0, 0), (0, 1, 0)), ((0, 0, 8), (0, 1, 8), (1, 0, 8))]
+    faces = [MapFace(list(map(list, pts)), "T", [0, 0], 0, [1, 1], [1, 0, 0], [0, -1, 0], ["7"],
+                     line=3 + k, column=1) for k, pts in enumerate(corners)]
+    for name, value in changes.items():
+        setattr(faces[0], name, value)
+    return MapFile([MapEntity([("classname", "worldspawn")], [MapBrush(faces, 2, 1)], 1, 1)],
+                   "valve220")
+
+
+def test_a_map_built_in_code_becomes_float_tuples():
+    scene = mapfile_to_scene(_cube_map(), "code.map")
+    (bid,) = scene.brush_ids()
+    face = scene[bid].faces[1]
+    assert face.points == ((8.0, 0.0, 0.0), (8.0, 0.0, 1.0), (8.0, 1.0, 0.0))
+    assert all(type(c) is float for p in face.points for c in p)
+    assert (face.offset, face.rotation, face.scale) == ((0.0, 0.0), 0.0, (1.0, 1.0))
+    assert type(face.rotation) is float and type(face.offset) is tuple
+    assert (face.u_axis, face.v_axis, face.extra) == ((1.0, 0.0, 0.0), (0.0, -1.0, 0.0), ("7",))
+    hash(face)  # tuples throughout
+    np.testing.assert_array_equal(scene[bid].lo, [0, 0, 0])
+    np.testing.assert_array_equal(scene[bid].hi, [8, 8, 8])
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"points": ((0, 0, 0), (0, 1, 0))}, "expected 3 plane points"),
+    ({"points": ((0, 0, 0), (0, 1, 0), (0, 0))}, "a plane point of 3 numbers"),
+    ({"points": ((0, 0, 0), (0, float("nan"), 0), (0, 0, 1))}, "must be finite"),
+    ({"scale": (1.0,)}, "a texture scale of 2 numbers"),
+    ({"rotation": float("inf")}, "a texture rotation must be finite"),
+    ({"u_axis": (1.0, 0.0)}, "a texture U axis of 3 numbers"),
+])
+def test_a_malformed_face_built_in_code_is_named_by_its_position(changes, message):
+    with pytest.raises(ParseError, match=re.escape(f"code.map:3:1: face: ") + ".*" + message):
+        mapfile_to_scene(_cube_map(**changes), "code.map")
