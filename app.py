@@ -6,7 +6,12 @@ without importing Qt: see ``python app.py --help``.
 """
 from __future__ import annotations
 
-import sys
+import time
+
+#: when this process reached the entry point (start-up measurements, :mod:`editor.qt.first_frame`)
+LAUNCHED = time.perf_counter()
+
+import sys  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_cli(argv)
     from editor.qt.app_main import run_gui  # Qt is imported only on this path
 
-    return run_gui(argv)
+    return run_gui(argv, launched=LAUNCHED)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 
 def _parse(argv: list[str]):
@@ -44,27 +45,45 @@ def make_application(argv0: str = "partition-studio"):
     return app
 
 
-def run_gui(argv: list[str]) -> int:
-    """Open the editor window (or take a screenshot); returns the process exit code."""
+def run_gui(argv: list[str], launched: float | None = None) -> int:
+    """Open the editor window (or take a screenshot); returns the process exit code.
+
+    ``launched`` is the :func:`time.perf_counter` reading taken when the process reached its
+    entry point; it only matters when a first-frame report is asked for
+    (:mod:`editor.qt.first_frame`).
+    """
+    entered = time.perf_counter()
+    from .first_frame import StartupMarks, report_path  # the first Qt import: counts as Qt's
+    marks = StartupMarks(launched)
+    marks.mark("gui_entered", at=entered)
     args = _parse(argv)
     size = _size(args.size) if args.size else None
     app = make_application()
+    marks.mark("qt_application")
     from .glcheck import gl_status
     from .main_window import MainWindow
 
+    marks.mark("modules_imported")
     gl_ok, reason = gl_status()
     if args.screenshot:
         return _screenshot(args, size, gl_ok and not args.no_gl, reason)
     window = MainWindow(use_gl=gl_ok and not args.no_gl)
     if size:
         window.resize(*size)
+    marks.mark("window_built")
     if not window.open_file(args.path) and window.document is None:
         if args.path is None or not window.open_file(None):
             print(f"partition-studio: error: {window.errors[-1] if window.errors else 'cannot open'}",
                   file=sys.stderr)
             return 2
     _apply_view_args(window, args)
+    marks.mark("document_loaded")
+    report_to = report_path()
+    if report_to:
+        from .first_frame import FirstFrameReporter
+        window._first_frame_reporter = FirstFrameReporter(window, report_to, marks)
     window.show()
+    marks.mark("shown")
     return app.exec()
 
 
@@ -106,6 +125,7 @@ def _screenshot(args, size, use_gl: bool, reason: str) -> int:
         settle(10)
         window.frame_all()
         settle(10)
+        window.stats_panel.refresh()  # its own timer may not have fired yet after the first frame
         try:
             save_screenshot(window, args.screenshot)
         except ScreenshotError as exc:

@@ -32,6 +32,7 @@ from .settings import add_recent_file, default_settings, recent_files
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
 from .dialogs import install_dialogs
+from .first_frame import FirstPaint
 from .timeline import install_timeline
 from .views.view2d import View2D
 from .workers import LoadWorker
@@ -104,6 +105,11 @@ class MainWindow(QMainWindow):
         self.state.tool_changed.connect(self._on_tool_changed)
         self.resize(1500, 950)
         self._restore_layout()
+        # Pair finding for the statistics is the slowest thing a new window does (on a fresh
+        # install it compiles its kernels first): it waits until the level is on screen.
+        self.stats_panel.hold()
+        self.first_paint = FirstPaint(self.central_views(), self)
+        self.first_paint.painted.connect(self.stats_panel.release)
 
     # ------------------------------------------------------------------ construction
     def _build_views(self, use_gl: bool) -> None:
@@ -137,6 +143,12 @@ class MainWindow(QMainWindow):
             s.setSizes([1, 1])
         self.splitter.setSizes([3, 2])
         self.setCentralWidget(self.splitter)
+
+    def central_views(self) -> list:
+        """The widgets that paint the level: the 3D view (or its placeholder) and the 2D views'
+        viewports (a QGraphicsView paints in its viewport, not in itself)."""
+        first = self.view3d if self.view3d is not None else self.splitter.widget(0).widget(0)
+        return [first] + [view.viewport() for view in self.views2d.values()]
 
     def _dock(self, title: str, widget, area, name: str) -> QDockWidget:
         dock = QDockWidget(title, self)

@@ -43,6 +43,7 @@ class StatsPanel(QWidget):
             plot.hideButtons()
             layout.addWidget(plot, 1)
         self.stats: dict = {}
+        self.on_hold = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(50)
@@ -53,13 +54,23 @@ class StatsPanel(QWidget):
         super().showEvent(ev)
         self._timer.start()  # it skipped updates while hidden
 
+    def hold(self) -> None:
+        """Skip automatic refreshes until :meth:`release` (the window's first frame comes first)."""
+        self.on_hold = True
+
+    def release(self) -> None:
+        """Resume automatic refreshes, starting with one now."""
+        self.on_hold = False
+        self._timer.start()
+
     def refresh(self, force: bool = False) -> None:
         """Recompute from the live index (the overlay already fetched the node table).
 
-        Pair finding can take a while on a huge level, so a hidden panel does not do it.
+        Pair finding can take a while on a huge level, so a hidden panel does not do it, nor
+        one on hold; ``force`` refreshes all the same.
         """
         doc, table = self.state.document, self.state.node_table
-        if doc is None or table is None or not (force or self.isVisible()):
+        if doc is None or table is None or not (force or (self.isVisible() and not self.on_hold)):
             return
         index = doc.index
         stats = index.stats()
