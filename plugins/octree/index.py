@@ -236,7 +236,10 @@ class Octree(SpatialIndex):
         if len(slots) == 0:
             return
         obj = self.objects
-        slots = slots[self._morton_order(slots)]
+        levels, index_bits = build_kernels.presort_levels(len(slots))
+        keys = np.sort(build_kernels.presort_keys(self._cf, obj.lo, obj.hi, slots, levels,
+                                                  index_bits))
+        slots = slots[keys & np.int64((1 << index_bits) - 1)]
         self._ni, self._nf, self._free = build_kernels.build_tree(
             self._ni, self._nf, self._ob, self._meta, self._free, self._ci, self._cf,
             obj.lo, obj.hi, slots)
