@@ -62,6 +62,8 @@ import numpy as np
 
 from spatial.errors import ParseError
 
+from .scan import STANDARD_WIDTH, VALVE_WIDTH, scan_canonical_faces
+
 STANDARD = "standard"
 VALVE220 = "valve220"
 FORMATS = (STANDARD, VALVE220)
@@ -305,7 +307,14 @@ class _Parser:
         # The scan only records where things are; faces are decoded in one bulk pass at the end
         # (numbers, texture attributes, line and column), which is several times faster than
         # building each face as it is met.
-        self.face_matches: list[re.Match] = []
+        self.face_records: list = []  # a Match, or a (first, end) run of canonical faces
+        self.face_count = 0
+        self.newlines: np.ndarray | None = None
+        self.canonical: tuple = ()       # what scan_canonical_faces found
+        self.canonical_starts: list[int] = []
+        self.canonical_ends: list[int] = []
+        self.canonical_run_last: list[int] = []
+        self.canonical_cursor = 0
         self.brush_spans: list[tuple[MapBrush, int, int]] = []   # brush, first and end face
         self.located: list[tuple[object, int]] = []              # entities and brushes, offset
         self.faces: list[MapFace] = []
@@ -356,6 +365,7 @@ class _Parser:
                 self.header_format = announced
             header.append(line)
         entities = []
+        self.scan_canonical()
         try:
             while pos < n:
                 if text[pos] != "{":
@@ -417,8 +427,10 @@ class _Parser:
 
     def brush(self, start: int) -> tuple[MapBrush, int]:
         text, n = self.text, len(self.text)
-        matches = self.face_matches
-        first = len(matches)
+        records = self.face_records
+        first = self.face_count
+        canonical_starts = self.canonical_starts
+        n_canonical = len(canonical_starts)
         pos = self.skip(start + 1)
         while True:
             if pos >= n:
@@ -426,15 +438,27 @@ class _Parser:
                                         "closing the brush opened here")
             char = text[pos]
             if char == "(":
-                # The hot loop: one match per face, decoded later in bulk (decode_faces).
+                cursor = self.canonical_cursor
+                while cursor < n_canonical and canonical_starts[cursor] < pos:
+                    cursor += 1
+                if cursor < n_canonical and canonical_starts[cursor] == pos:
+                    # A run of faces the pre-pass has read already: take them all at once.
+                    last = self.canonical_run_last[cursor]
+                    records.append((cursor, last + 1))
+                    self.face_count += last + 1 - cursor
+                    self.canonical_cursor = last + 1
+                    pos = self.canonical_ends[last]
+                    continue
+                self.canonical_cursor = cursor
                 m = _CANONICAL_FACE_RE.match(text, pos) or _FACE_RE.match(text, pos)
                 if m is None:
                     self.diagnose_face(pos)
-                matches.append(m)
+                records.append(m)
+                self.face_count += 1
                 pos = m.end()  # both expressions end with the separator after the face
             elif char == "}":
                 brush = MapBrush([])
-                self.brush_spans.append((brush, first, len(matches)))
+                self.brush_spans.append((brush, first, self.face_count))
                 self.located.append((brush, start))
                 return brush, pos + 1
             else:
@@ -448,51 +472,95 @@ class _Parser:
                                       f"brush, got {self.describe(pos)}{hint}")
 
     # -- bulk decoding of what the scan recorded ----------------------------------------------
-    def lines_and_columns(self, offsets: list[int]) -> tuple[list[int], list[int]]:
-        """1-based lines and columns of many character offsets at once."""
+    def scan_canonical(self) -> None:
+        """Read every face written the way level editors write them in one compiled pass."""
         text = self.text
         if text.isascii():
             codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         else:  # one code unit per character, so offsets stay character offsets
             codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        newlines = np.flatnonzero(codes == 10)
+        self.newlines = np.flatnonzero(codes == 10)
+        found = scan_canonical_faces(text, codes, len(self.newlines) + 1)
+        starts, ends = found[0], found[1]
+        # Faces that follow one another with nothing between them form a run.
+        run_ends = np.append(np.flatnonzero(starts[1:] != ends[:-1]), len(starts) - 1)
+        run_last = run_ends[np.searchsorted(run_ends, np.arange(len(starts)))]
+        self.canonical = found
+        self.canonical_starts = starts.tolist()
+        self.canonical_ends = ends.tolist()
+        self.canonical_run_last = run_last.tolist()
+
+    def lines_and_columns(self, offsets) -> tuple[list[int], list[int]]:
+        """1-based lines and columns of many character offsets at once."""
+        newlines = self.newlines
         at = np.asarray(offsets, dtype=np.int64)
         before = np.searchsorted(newlines, at)  # newlines before each offset
         line_start = np.where(before > 0, newlines[np.maximum(before - 1, 0)] + 1, 0)
         return (before + 1).tolist(), (at - line_start + 1).tolist()
 
     def decode_faces(self) -> None:
-        """Turn every recorded face match into a :class:`MapFace`, checking numbers and form.
+        """Turn every recorded face into a :class:`MapFace`, checking numbers and form.
 
         Raises at the first face holding a number too large to be finite or written in the
         other face form (or the form the header contradicts).
         """
-        matches = self.face_matches
-        if not matches:
+        records = self.face_records
+        total = self.face_count
+        if not total:
             return
-        groups = list(map(re.Match.groups, matches))
-        starts = list(map(re.Match.start, matches))
-        valve = np.fromiter(map(_is_valve, groups), dtype=bool,
-                            count=len(groups))
+        # Where each face comes from: a row of the pre-pass or a regular-expression match.
+        fast_rows, fast_source, slow_rows, slow_matches = [], [], [], []
+        row = 0
+        for record in records:
+            if type(record) is tuple:
+                first, end = record
+                fast_rows.append(np.arange(row, row + end - first))
+                fast_source.append(np.arange(first, end))
+                row += end - first
+            else:
+                slow_rows.append(row)
+                slow_matches.append(record)
+                row += 1
+        fast_rows = np.concatenate(fast_rows) if fast_rows else np.empty(0, dtype=np.int64)
+        fast_source = np.concatenate(fast_source) if fast_source else np.empty(0, dtype=np.int64)
+        slow_rows = np.array(slow_rows, dtype=np.int64)
+        c_starts, _, c_valve, c_textures, c_numbers = self.canonical
+        groups = list(map(re.Match.groups, slow_matches))
+        valve = np.empty(total, dtype=bool)
+        valve[fast_rows] = c_valve[fast_source]
+        valve[slow_rows] = np.fromiter(map(_is_valve, groups), dtype=bool, count=len(groups))
+        starts = np.empty(total, dtype=np.int64)
+        starts[fast_rows] = c_starts[fast_source]
+        starts[slow_rows] = np.fromiter(map(re.Match.start, slow_matches), dtype=np.int64,
+                                        count=len(slow_matches))
+        starts = starts.tolist()
+
         first_valve = bool(valve[0])
         mixed = np.flatnonzero(valve != first_valve)
-        count = int(mixed[0]) if mixed.size else len(groups)
-        width = 20 if first_valve else 14
+        count = int(mixed[0]) if mixed.size else total  # faces in the first face's form
+        width = VALVE_WIDTH if first_valve else STANDARD_WIDTH
         pick = _VALVE_NUMBERS if first_valve else _STANDARD_NUMBERS
-        numbers = np.fromiter(map(float, chain.from_iterable(map(pick, groups[:count]))),
-                              dtype=np.float64, count=width * count).reshape(count, width)
-        # Within a face the numbers are checked before the form, as a reader would meet them.
-        infinite = np.flatnonzero(~np.isfinite(numbers).all(axis=1))
+        numbers = np.empty((total, width))
+        numbers[fast_rows] = c_numbers[fast_source, :width]
+        in_form = int(np.searchsorted(slow_rows, count))  # slow faces before the first odd one
+        slow_numbers = np.fromiter(
+            map(float, chain.from_iterable(map(pick, groups[:in_form]))), dtype=np.float64,
+            count=width * in_form).reshape(in_form, width)
+        numbers[slow_rows[:in_form]] = slow_numbers
+        # Within a face the numbers are checked before the form, as a reader would meet them;
+        # faces of the pre-pass hold finite numbers only.
+        infinite = slow_rows[:in_form][~np.isfinite(slow_numbers).all(axis=1)]
         if infinite.size and infinite[0] == 0:
             self.diagnose_face(starts[0])
         self.check_form(VALVE220 if first_valve else STANDARD, starts[0])
         if infinite.size:
             self.diagnose_face(starts[int(infinite[0])])
-        if count < len(groups):
-            odd = groups[count]
-            odd_numbers = map(float, (_VALVE_NUMBERS if valve[count] else _STANDARD_NUMBERS)(odd))
-            if not all(map(math.isfinite, odd_numbers)):
-                self.diagnose_face(starts[count])
+        if count < total:
+            if in_form < len(slow_rows) and slow_rows[in_form] == count:
+                odd = groups[in_form]
+                odd_numbers = map(float, (_VALVE_NUMBERS if valve[count] else _STANDARD_NUMBERS)(odd))
+                if not all(map(math.isfinite, odd_numbers)):
+                    self.diagnose_face(starts[count])
             self.check_form(VALVE220 if valve[count] else STANDARD, starts[count])
 
         columns = numbers.T.tolist()
@@ -505,8 +573,17 @@ class _Parser:
         else:
             offsets, rotation, scales = zip(c[9], c[10]), c[11], zip(c[12], c[13])
             u_axes = v_axes = repeat(None)
-        textures = [_unquote(t) if t[0] == '"' else t for t in map(_texture_of, groups)]
-        extras = [tuple(e.split()) if e else () for e in map(_extra_of, groups)]
+        text = self.text
+        textures = [""] * total
+        spans = c_textures[fast_source]
+        for r, a, b in zip(fast_rows.tolist(), spans[:, 0].tolist(), spans[:, 1].tolist()):
+            textures[r] = text[a:b]
+        extras = [()] * total
+        for r, g in zip(slow_rows.tolist(), groups):
+            texture, extra = g[_G_TEXTURE], g[_G_EXTRA]
+            textures[r] = _unquote(texture) if texture[0] == '"' else texture
+            if extra:
+                extras[r] = tuple(extra.split())
         lines, cols = self.lines_and_columns(starts)
         self.faces = list(map(MapFace, points, textures, offsets, rotation, scales, u_axes,
                               v_axes, extras, lines, cols))

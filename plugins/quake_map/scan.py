@@ -1,0 +1,266 @@
+"""A compiled pre-pass that reads the faces level editors write, for the ``.map`` parser.
+
+TrenchBroom, J.A.C.K. and friends write every brush face on a line of its own, one space
+between tokens, with plain decimal numbers and a bare texture name::
+
+    ( 704 1824 576 ) ( 704 1792 576 ) ( 704 1792 448 ) grk_brk16 [ -2.22045e-16 -1 0 112 ] [ 0 0 -1 0 ] 0 1 1
+
+:func:`scan_canonical_faces` finds every such line in one pass over the file's characters and
+decodes its numbers. It accepts a subset of what the parser's face expression accepts, with
+the same numbers, texture and end, so the parser can take a run of these faces as read and
+falls back to its regular expressions for anything else (quoted textures, comments inside a
+face, trailing surface flags, numbers whose exact value needs more than a fast conversion,
+non-ASCII text next to a face...). A number is converted only when its decimal digits fit a
+53-bit integer and its power of ten is at most 22 in magnitude: then one IEEE multiplication or
+division of two exact doubles gives the correctly rounded value, the same double ``float()``
+returns. The few other numbers are handed to ``float()`` itself.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: Values per face: three points, then either the Valve 220 axes, offsets, rotation and scales
+#: (``ux uy uz uoff vx vy vz voff rot sx sy``) or the standard ``xoff yoff rot sx sy``.
+VALVE_WIDTH, STANDARD_WIDTH = 20, 14
+
+_EXACT_POWERS = np.array([10.0 ** k for k in range(23)])  # 1e0 .. 1e22, all exact doubles
+_MAX_EXACT = 2 ** 53
+
+# Character codes
+_SPACE, _TAB, _LF, _VT, _FF, _CR = 32, 9, 10, 11, 12, 13
+_MINUS, _DOT, _SLASH, _E = 45, 46, 47, 101
+_OPEN, _CLOSE, _OPEN_AXIS, _CLOSE_AXIS = 40, 41, 91, 93
+
+
+@numba.njit(cache=True, nogil=True)
+def _number(codes, p, n, powers):
+    r"""Read ``-?\d+(\.\d+)?(e-?\d+)?`` at ``p``: ``(end, value, exact)``, end -1 if absent.
+
+    ``exact`` is False when the fast conversion cannot promise the correctly rounded value
+    (too many digits, or a power of ten beyond 22): the caller converts that one in Python.
+    """
+    negative = False
+    if p < n and codes[p] == _MINUS:
+        negative = True
+        p += 1
+    mantissa = 0
+    exact = True
+    exponent = 0
+    start = p
+    while p < n and 48 <= codes[p] <= 57:
+        if mantissa < _MAX_EXACT:
+            mantissa = mantissa * 10 + (codes[p] - 48)
+        else:
+            exact = False
+        p += 1
+    if p == start:
+        return -1, 0.0, False
+    if p < n and codes[p] == _DOT:
+        p += 1
+        start = p
+        while p < n and 48 <= codes[p] <= 57:
+            if mantissa < _MAX_EXACT:
+                mantissa = mantissa * 10 + (codes[p] - 48)
+                exponent -= 1
+            else:
+                exact = False
+            p += 1
+        if p == start:
+            return -1, 0.0, False
+    if p < n and codes[p] == _E:
+        p += 1
+        written_negative = False
+        if p < n and codes[p] == _MINUS:
+            written_negative = True
+            p += 1
+        start = p
+        written = 0
+        while p < n and 48 <= codes[p] <= 57:
+            if written < 100000:
+                written = written * 10 + (codes[p] - 48)
+            p += 1
+        if p == start:
+            return -1, 0.0, False
+        exponent += -written if written_negative else written
+    if mantissa >= _MAX_EXACT or exponent < -22 or exponent > 22:
+        exact = False
+    if not exact:
+        return p, np.nan, False
+    value = float(mantissa)
+    if exponent < 0:
+        value = value / powers[-exponent]
+    else:
+        value = value * powers[exponent]
+    return p, (-value if negative else value), True
+
+
+@numba.njit(cache=True, nogil=True)
+def _literal(codes, p, n, code):
+    """``p + 2`` when ``codes[p:p+2]`` is ``code`` and one space, else -1."""
+    if p + 1 < n and codes[p] == code and codes[p + 1] == _SPACE:
+        return p + 2
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _numbers(codes, p, n, count, row, spans, column, powers):
+    """``count`` numbers, each followed by one space; the position after them or -1.
+
+    A number the fast conversion cannot do is left NaN in ``row`` with its text's offsets in
+    ``spans``.
+    """
+    for _ in range(count):
+        start = p
+        p, value, exact = _number(codes, p, n, powers)
+        if p < 0 or p >= n or codes[p] != _SPACE:
+            return -1
+        row[column] = value
+        if not exact:
+            spans[column, 0] = start
+            spans[column, 1] = p
+        column += 1
+        p += 1
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _face(codes, p, n, row, spans, powers):
+    """Read one face at ``p``; ``(end, valve, texture_start, texture_end)``, end -1 if not."""
+    column = 0
+    for _ in range(3):
+        p = _literal(codes, p, n, _OPEN)
+        if p < 0:
+            return -1, False, 0, 0
+        p = _numbers(codes, p, n, 3, row, spans, column, powers)
+        column += 3
+        if p < 0:
+            return -1, False, 0, 0
+        p = _literal(codes, p, n, _CLOSE)
+        if p < 0:
+            return -1, False, 0, 0
+    texture_start = p
+    while p < n:
+        c = codes[p]
+        # printable ASCII but for the characters that end a bare texture name
+        if c <= 32 or c >= 127 or c == 34 or c == 40 or c == 41 or c == 123 or c == 125 \
+                or c == _OPEN_AXIS or c == _CLOSE_AXIS or c == _SLASH:
+            break
+        p += 1
+    texture_end = p
+    if p == texture_start or p >= n or codes[p] != _SPACE:
+        return -1, False, 0, 0
+    p += 1
+    valve = p < n and codes[p] == _OPEN_AXIS
+    if valve:
+        for _ in range(2):
+            p = _literal(codes, p, n, _OPEN_AXIS)
+            if p < 0:
+                return -1, False, 0, 0
+            p = _numbers(codes, p, n, 4, row, spans, column, powers)
+            column += 4
+            if p < 0:
+                return -1, False, 0, 0
+            p = _literal(codes, p, n, _CLOSE_AXIS)
+            if p < 0:
+                return -1, False, 0, 0
+        last = 3
+    else:
+        last = 5
+    p = _numbers(codes, p, n, last - 1, row, spans, column, powers)
+    if p < 0:
+        return -1, False, 0, 0
+    start = p
+    p, value, exact = _number(codes, p, n, powers)
+    if p < 0:
+        return -1, False, 0, 0
+    row[column + last - 1] = value
+    if not exact:
+        spans[column + last - 1, 0] = start
+        spans[column + last - 1, 1] = p
+    # the face ends its line ...
+    if p < n and codes[p] == _CR:
+        p += 1
+    if p >= n or codes[p] != _LF:
+        return -1, False, 0, 0
+    # ... and the separator after it (white space and // comments) belongs to it
+    while True:
+        while p < n and (codes[p] == _SPACE or _TAB <= codes[p] <= _CR):
+            p += 1
+        if p + 1 < n and codes[p] == _SLASH and codes[p + 1] == _SLASH:
+            while p < n and codes[p] != _LF:
+                p += 1
+            continue
+        break
+    if p < n and codes[p] >= 128:
+        return -1, False, 0, 0  # maybe white space the parser would skip too: let it decide
+    return p, valve, texture_start, texture_end
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spans):
+    n = len(codes)
+    found = 0
+    p = 0
+    while p < n:
+        # the first non-blank character of this line
+        q = p
+        while q < n and (codes[q] == _SPACE or codes[q] == _TAB):
+            q += 1
+        if q < n and codes[q] == _OPEN:
+            end, is_valve, t0, t1 = _face(codes, q, n, numbers[found], number_spans[found], powers)
+            if end >= 0:
+                starts[found] = q
+                ends[found] = end
+                valve[found] = is_valve
+                texture_spans[found, 0] = t0
+                texture_spans[found, 1] = t1
+                found += 1
+        while p < n and codes[p] != _LF:
+            p += 1
+        p += 1
+    return found
+
+
+def scan_canonical_faces(text: str, codes: np.ndarray, lines: int):
+    """Every canonical face line of a file, decoded.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    codes : ndarray of uint8 or uint32
+        ``text`` as one code per character (so offsets are character offsets).
+    lines : int
+        Number of lines in the file (bounds the number of faces).
+
+    Returns
+    -------
+    starts, ends : ndarray of int64, shape (K,)
+        Offset of each face's ``(`` and offset just past the white space and comments after it
+        (where the parser's face expression would end).
+    valve : ndarray of bool, shape (K,)
+        Valve 220 form (else standard).
+    texture_spans : ndarray of int64, shape (K, 2)
+        Start and end offsets of the texture name.
+    numbers : ndarray of float64, shape (K, 20)
+        The face's numbers in file order (the first 14 columns for a standard face), all
+        finite: a face with a number too large to be finite is left to the parser, which
+        reports it.
+    """
+    starts = np.empty(lines, dtype=np.int64)
+    ends = np.empty(lines, dtype=np.int64)
+    valve = np.empty(lines, dtype=np.bool_)
+    texture_spans = np.empty((lines, 2), dtype=np.int64)
+    numbers = np.zeros((lines, VALVE_WIDTH))
+    number_spans = np.empty((lines, VALVE_WIDTH, 2), dtype=np.int64)
+    found = _scan(codes, _EXACT_POWERS, starts, ends, valve, texture_spans, numbers, number_spans)
+    numbers = numbers[:found]
+    # The few numbers the compiled conversion left out, converted exactly by float().
+    faces, columns = np.nonzero(np.isnan(numbers))
+    if faces.size:
+        spans = number_spans[faces, columns].tolist()
+        numbers[faces, columns] = [float(text[a:b]) for a, b in spans]
+    keep = np.isfinite(numbers).all(axis=1)
+    return (starts[:found][keep], ends[:found][keep], valve[:found][keep],
+            texture_spans[:found][keep], numbers[keep])
