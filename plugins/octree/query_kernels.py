@@ -285,33 +285,70 @@ def query_ray_all(packed, origin, direction, max_t, root_always, trace):
     return out[:m], out_t[:m], nv, tested, visited_ids[:nv if trace else 0]
 
 
+@numba.njit(cache=True, inline="always")
+def _box_row_meets(box, row, qlo, qhi):
+    """Row ``row`` of an ``(n, 6)`` box array meets the closed query box."""
+    for a in range(3):
+        if box[row, a] > qhi[a] or qlo[a] > box[row, 3 + a]:
+            return False
+    return True
+
+
 @numba.njit(cache=True)
 def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     """One box query writing hits into ``out`` from ``m`` up to its capacity.
 
     Returns ``(hits so far, nodes visited, objects tested)``; the caller grows ``out`` and
-    repeats the query when the count exceeds the capacity (no growth inside the loop).
+    repeats the query when the count exceeds the capacity (no growth inside the loop). The
+    children of a visited node are tested before they are pushed (their rows are adjacent, so
+    that reads one stretch of memory), and a node on the stack is known to meet the query.
     """
-    node_box = packed[5]
-    node_kids = packed[6]
+    slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
+    cap = out.shape[0]
     visited = 0
     tested = 0
-    stack[0] = 0
-    top = 1
-    planes = np.empty((0, 4))
+    top = 0
+    if root_always or _box_row_meets(node_box, 0, qlo, qhi):
+        stack[0] = 0
+        top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if not _shape_meets(0, node_box, node, qlo, qhi, qlo, 0.0, planes) \
-                and not (node == 0 and root_always):
-            continue
         visited += 1
-        m, t = _scan_list(packed, node, 0, qlo, qhi, qlo, 0.0, planes, tree_stack, out, m)
-        tested += t
-        first = node_kids[node, FIRST_KID]
-        for c in range(node_kids[node, KIDS]):
-            stack[top] = first + c
-            top += 1
+        first = node_kids[node, LIST_FIRST]
+        end = node_kids[node, LIST_END]
+        if end - first <= LEAF_SIZE:
+            for e in range(first, end):
+                tested += 1
+                if _box_row_meets(boxes, e, qlo, qhi):
+                    if m < cap:
+                        out[m] = slots[e]
+                    m += 1
+        else:
+            tree_stack[0] = list_root[node]
+            tt = 1
+            while tt > 0:
+                tt -= 1
+                k = tree_stack[tt]
+                if not _box_row_meets(tree_box, k, qlo, qhi):
+                    continue
+                right = tree_int[k, RIGHT]
+                if right >= 0:
+                    tree_stack[tt] = right
+                    tree_stack[tt + 1] = k + 1
+                    tt += 2
+                    continue
+                for e in range(tree_int[k, FIRST], tree_int[k, END]):
+                    tested += 1
+                    if _box_row_meets(boxes, e, qlo, qhi):
+                        if m < cap:
+                            out[m] = slots[e]
+                        m += 1
+        kid = node_kids[node, FIRST_KID]
+        for child in range(kid, kid + node_kids[node, KIDS]):
+            if _box_row_meets(node_box, child, qlo, qhi):
+                stack[top] = child
+                top += 1
     return m, visited, tested
 
 
