@@ -24,8 +24,8 @@ from editor.model.faces import Face
 from editor.model.scene import Edit, Scene, Settings
 from spatial.errors import GeometryError, ParseError, PartitionStudioWarning
 
-from .syntax import (FORMATS, STANDARD, VALVE220, MapBrush, MapEntity, MapFace, MapFile,
-                     _collector_paused, read_map, save_map)
+from .syntax import (FORMATS, STANDARD, VALVE220, DecodedFaces, MapBrush, MapEntity, MapFace,
+                     MapFile, _collector_paused, read_map, save_map)
 
 ON_BAD_BRUSH = ("raise", "skip")
 
@@ -79,7 +79,7 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
                 continue
             kept.append((bid, eid, map_brush))
     map_faces = [face for _, _, map_brush in kept for face in map_brush.faces]
-    faces, plane_points = _faces_from_map(map_faces, path)
+    faces, plane_points = _faces_from_map(map_faces, path, mapfile.decoded_faces)
     brushes = []
     end = 0
     for bid, eid, map_brush in kept:
@@ -109,14 +109,19 @@ def _bad(path: str, brush: MapBrush, reason: str, policy: str) -> None:
                   PartitionStudioWarning, stacklevel=4)
 
 
-def _faces_from_map(map_faces: list[MapFace], path: str) -> tuple[list[Face], np.ndarray]:
+def _faces_from_map(map_faces: list[MapFace], path: str,
+                    decoded: DecodedFaces | None) -> tuple[list[Face], np.ndarray]:
     """Document faces for many map faces, and their plane points as one ``(F, 3, 3)`` array.
 
-    Each attribute is converted for all faces at once (a level holds tens of thousands): the
-    numbers become Python floats in tuples, texture names and extra tokens ``str``. A map file
-    built in code rather than parsed is held to the same shapes and finite numbers as a parsed
-    one; an error names the face's line and column.
+    Faces exactly as the parser decoded them share its attribute columns (already tuples of
+    floats and strings). Otherwise each attribute is converted for all faces at once (a level
+    holds tens of thousands): the numbers become Python floats in tuples, texture names and
+    extra tokens ``str``. A map file built or changed in code is held to the same shapes and
+    finite numbers as a parsed one; an error names the face's line and column.
     """
+    columns = None if decoded is None else decoded.columns_for(map_faces)
+    if columns is not None:
+        return list(map(Face.trusted, *columns)), decoded.plane_points
     count = len(map_faces)
     point_triples = list(map(_points_of, map_faces))
     _check_lengths(point_triples, 3, "3 plane points", map_faces, path)

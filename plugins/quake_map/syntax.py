@@ -23,7 +23,8 @@ What is accepted
   backslash; any other backslash is literal, so ``"wad" "\\quake\\id1.wad"`` reads as written.
 * The comment lines before the first entity form :attr:`MapFile.header` (TrenchBroom's
   ``// Game: Quake`` and ``// Format: Valve``); the ``// entity N`` and ``// brush N`` markers
-  are not kept, the writer numbers entities and brushes afresh. Other comments are dropped.
+  are not kept, the writer numbers entities and brushes afresh; a carriage return inside a
+  header comment reads as a space. Other comments are dropped.
 * An empty file, or one holding only whitespace and comments, is a valid map with no entities.
 * The file format is that of the faces (one file uses one form; mixing them is an error), or,
   in a map without faces, the ``// Format:`` header, then worldspawn's ``"mapversion" "220"``.
@@ -54,8 +55,8 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, is_, itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -138,13 +139,57 @@ class MapEntity:
         return self.get("classname")
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class DecodedFaces:
+    """Every face :func:`parse_map` read, with each attribute as a column (file order).
+
+    The parser builds the faces from these very columns, so an importer can take the columns
+    instead of reading the attributes back face by face; :meth:`columns_for` tells whether
+    they still describe a given list of faces.
+    """
+
+    faces: list[MapFace]
+    points: list
+    textures: list
+    offsets: list
+    rotations: list
+    scales: list
+    u_axes: list
+    v_axes: list
+    extras: list
+    plane_points: np.ndarray  # (F, 3, 3) float64, the numbers of ``points``
+
+    def columns_for(self, faces: list[MapFace]) -> tuple | None:
+        """``(points, textures, offsets, rotations, scales, u_axes, v_axes, extras)`` for
+        ``faces``, or None unless ``faces`` are exactly the decoded faces, in order, each
+        attribute still holding the object decoded (tuples, floats and strings are immutable,
+        so then their content is unchanged too)."""
+        if len(faces) != len(self.faces) or not all(map(is_, faces, self.faces)):
+            return None
+        columns = (self.points, self.textures, self.offsets, self.rotations, self.scales,
+                   self.u_axes, self.v_axes, self.extras)
+        for getter, column in zip(_FACE_ATTRIBUTES, columns):
+            if not all(map(is_, map(getter, faces), column)):
+                return None
+        return columns
+
+
+_FACE_ATTRIBUTES = tuple(attrgetter(name) for name in (
+    "points", "texture", "offset", "rotation", "scale", "u_axis", "v_axis", "extra"))
+
+
 @dataclass(slots=True)
 class MapFile:
-    """A whole ``.map`` file: its entities, face format and leading header comments."""
+    """A whole ``.map`` file: its entities, face format and leading header comments.
+
+    ``decoded_faces`` is filled by :func:`parse_map` (see :class:`DecodedFaces`); it takes no
+    part in equality.
+    """
 
     entities: list[MapEntity]
     format: str = STANDARD
     header: list[str] = field(default_factory=list)
+    decoded_faces: DecodedFaces | None = field(default=None, compare=False, repr=False)
 
     def counts(self) -> dict:
         """Count entities (brush entities included), brush entities, brushes and faces."""
@@ -318,6 +363,7 @@ class _Parser:
         self.brush_spans: list[tuple[MapBrush, int, int]] = []   # brush, first and end face
         self.located: list[tuple[object, int]] = []              # entities and brushes, offset
         self.faces: list[MapFace] = []
+        self.decoded: DecodedFaces | None = None
         self.face_points = np.empty((0, 3, 3))
 
     # -- positions and errors --------------------------------------------------------------
@@ -354,7 +400,9 @@ class _Parser:
         pos = self.skip(0)
         header = []
         for comment in _COMMENT_RE.finditer(text, 0, pos):
-            line = comment.group().rstrip()
+            # A lone carriage return inside a comment would end the line for some readers: it
+            # is kept as a space, so the header can be written back as the lines it shows.
+            line = comment.group().rstrip().replace("\r", " ")
             if _MARKER_RE.match(line):
                 continue
             announced = _header_format(line)
@@ -390,7 +438,7 @@ class _Parser:
             fmt = VALVE220
         else:
             fmt = STANDARD
-        return MapFile(entities, fmt, header)
+        return MapFile(entities, fmt, header, self.decoded)
 
     def entity(self, start: int) -> tuple[MapEntity, int]:
         text, n = self.text, len(self.text)
@@ -568,11 +616,11 @@ class _Parser:
         points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
         if first_valve:
             # ux uy uz uoffset vx vy vz voffset rotation xscale yscale
-            offsets, rotation, scales = zip(c[12], c[16]), c[17], zip(c[18], c[19])
-            u_axes, v_axes = zip(c[9], c[10], c[11]), zip(c[13], c[14], c[15])
+            offsets, rotation, scales = list(zip(c[12], c[16])), c[17], list(zip(c[18], c[19]))
+            u_axes, v_axes = list(zip(c[9], c[10], c[11])), list(zip(c[13], c[14], c[15]))
         else:
-            offsets, rotation, scales = zip(c[9], c[10]), c[11], zip(c[12], c[13])
-            u_axes = v_axes = repeat(None)
+            offsets, rotation, scales = list(zip(c[9], c[10])), c[11], list(zip(c[12], c[13]))
+            u_axes = v_axes = [None] * total
         text = self.text
         textures = [""] * total
         spans = c_textures[fast_source]
@@ -588,6 +636,8 @@ class _Parser:
         self.faces = list(map(MapFace, points, textures, offsets, rotation, scales, u_axes,
                               v_axes, extras, lines, cols))
         self.face_points = numbers[:, :9].reshape(-1, 3, 3)
+        self.decoded = DecodedFaces(self.faces, points, textures, offsets, rotation, scales,
+                                    u_axes, v_axes, extras, self.face_points)
 
     def locate(self) -> None:
         """Give every face its brush and every entity and brush its line and column."""

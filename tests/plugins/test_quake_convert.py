@@ -171,3 +171,31 @@ def test_a_map_built_in_code_becomes_float_tuples():
 def test_a_malformed_face_built_in_code_is_named_by_its_position(changes, message):
     with pytest.raises(ParseError, match=re.escape(f"code.map:3:1: face: ") + ".*" + message):
         mapfile_to_scene(_cube_map(**changes), "code.map")
+
+
+def test_a_parsed_map_changed_in_code_is_converted_from_its_new_values():
+    text = write_map(_cube_map())
+    untouched = mapfile_to_scene(parse_map(text, "a.map"), "a.map")
+    changed = parse_map(text, "a.map")
+    face = changed.entities[0].brushes[0].faces[1]
+    face.points = [[16, 0, 0], [16, 0, 1], [16, 1, 0]]  # a list of lists, and ints
+    face.texture = "OTHER"
+    scene = mapfile_to_scene(changed, "a.map")
+    (bid,) = scene.brush_ids()
+    assert scene[bid].faces[1].points == ((16.0, 0.0, 0.0), (16.0, 0.0, 1.0), (16.0, 1.0, 0.0))
+    assert scene[bid].faces[1].texture == "OTHER"
+    np.testing.assert_array_equal(scene[bid].hi, [16, 8, 8])
+    (before,) = untouched.brush_ids()
+    assert scene[bid].faces[2:] == untouched[before].faces[2:]
+    assert all(type(c) is float for f in scene[bid].faces for p in f.points for c in p)
+
+
+def test_a_parsed_map_with_a_brush_removed_in_code_converts_the_rest():
+    mapfile = parse_map(write_map(_cube_map()), "b.map")
+    brushes = mapfile.entities[0].brushes
+    brushes.append(brushes[0])
+    brushes[0] = type(brushes[0])(brushes[0].faces[:3], 2, 1)  # too few faces: skipped
+    with pytest.warns(PartitionStudioWarning, match="at least 4 faces"):
+        scene = mapfile_to_scene(mapfile, "b.map", on_bad_brush="skip")
+    (bid,) = scene.brush_ids()
+    np.testing.assert_array_equal(scene[bid].hi, [8, 8, 8])

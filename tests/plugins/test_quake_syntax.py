@@ -233,6 +233,12 @@ def test_header_keeps_leading_comments_but_not_markers():
     assert m.format == "valve220"  # no faces: the header decides
 
 
+def test_a_carriage_return_inside_a_header_comment_reads_as_a_space():
+    parsed = parse_map("// Game:\rQuake\r\n{\n}\n")
+    assert parsed.header == ["// Game: Quake"]
+    assert parse_map(write_map(parsed)) == parsed
+
+
 def test_format_from_mapversion_when_there_are_no_faces():
     assert parse_map('{\n"classname" "worldspawn"\n"mapversion" "220"\n}\n').format == "valve220"
     assert parse_map('{\n"classname" "worldspawn"\n}\n').format == "standard"
