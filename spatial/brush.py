@@ -34,7 +34,8 @@ from .errors import GeometryError
 
 __all__ = [
     "ConvexBrush", "plane_from_points", "planes_from_points", "brush_from_planes",
-    "brushes_from_planes", "brushes_from_plane_arrays", "is_closed_convex", "closure_problems",
+    "brushes_from_planes", "brushes_from_plane_arrays", "build_brush_arrays", "BuiltBrushes",
+    "is_closed_convex", "closure_problems",
 ]
 
 # Kernel status codes.
@@ -538,7 +539,66 @@ def brushes_from_planes(planes, *, what: str = "brush", on_error: str = "raise")
                        lambda b: f"{what} {b}", on_error)
 
 
-def _build_many(normals, dists, counts, names, on_error):
+class BuiltBrushes:
+    """Many brushes built in one compiled call, kept as level-wide arrays.
+
+    A loader asks for bounds of every brush at once and makes a :class:`ConvexBrush` only when
+    one is looked at (:meth:`brush`), so importing a level does not pay for thousands of small
+    objects up front.
+
+    Attributes
+    ----------
+    ok : ndarray of bool, shape (B,)
+        Brushes that are closed convex solids.
+    lo, hi : ndarray, shape (B, 3)
+        Bounds of each brush (meaningless where ``ok`` is False).
+    normals : ndarray, shape (F, 3)
+        Unit plane normals of every brush, one brush after the other.
+    dists : ndarray, shape (F,)
+        Matching plane distances.
+    face_offsets : ndarray of int64, shape (B + 1,)
+        Brush ``b`` owns planes ``face_offsets[b]:face_offsets[b + 1]``.
+    """
+
+    __slots__ = ("ok", "lo", "hi", "normals", "dists", "face_offsets", "_vertices", "_indices",
+                 "_slot_offsets", "_n_vertices", "_n_indices", "_face_ends")
+
+    def __init__(self, ok, lo, hi, normals, dists, face_offsets, vertices, indices,
+                 slot_offsets, n_vertices, n_indices, face_ends):
+        self.ok, self.lo, self.hi = ok, lo, hi
+        self.normals, self.dists, self.face_offsets = normals, dists, face_offsets
+        self._vertices, self._indices, self._slot_offsets = vertices, indices, slot_offsets
+        self._n_vertices, self._n_indices, self._face_ends = n_vertices, n_indices, face_ends
+
+    def __len__(self) -> int:
+        return len(self.ok)
+
+    def brush(self, b: int) -> ConvexBrush | None:
+        """Brush ``b`` as a :class:`ConvexBrush` (its own copies of the arrays), or None."""
+        if not self.ok[b]:
+            return None
+        f0, f1 = int(self.face_offsets[b]), int(self.face_offsets[b + 1])
+        s0 = int(self._slot_offsets[b])
+        idx = self._indices[s0:s0 + int(self._n_indices[b])].copy()
+        ends = self._face_ends[f0:f1].tolist()
+        starts = [0] + ends[:-1]
+        return ConvexBrush(vertices=self._vertices[s0:s0 + int(self._n_vertices[b])].copy(),
+                           faces=tuple(idx[a:e] for a, e in zip(starts, ends)),
+                           normals=self.normals[f0:f1], dists=self.dists[f0:f1],
+                           lo=self.lo[b], hi=self.hi[b])
+
+
+def build_brush_arrays(normals, dists, face_counts, *, what: str = "brush",
+                       on_error: str = "raise") -> BuiltBrushes:
+    """Build many brushes whose planes are concatenated, in one compiled call.
+
+    As :func:`brushes_from_plane_arrays`, but the result stays in level-wide arrays
+    (:class:`BuiltBrushes`) until a brush is asked for.
+    """
+    return _build_arrays(normals, dists, face_counts, lambda b: f"{what} {b}", on_error)
+
+
+def _build_arrays(normals, dists, counts, names, on_error) -> BuiltBrushes:
     if on_error not in ("raise", "none"):
         raise ValueError(f"on_error must be 'raise' or 'none', got {on_error!r}")
     counts = np.asarray(counts, dtype=np.int64).reshape(-1)
@@ -547,8 +607,6 @@ def _build_many(normals, dists, counts, names, on_error):
                             f"{len(np.asarray(dists).reshape(-1))} planes were given")
     normals, dists = _checked_planes(normals, dists, counts, names)
     n_brushes = len(counts)
-    if n_brushes == 0:
-        return []
     face_offsets = np.zeros(n_brushes + 1, dtype=np.int64)
     np.cumsum(counts, out=face_offsets[1:])
     slot_offsets = np.zeros(n_brushes + 1, dtype=np.int64)
@@ -562,8 +620,9 @@ def _build_many(normals, dists, counts, names, on_error):
     n_idx = np.empty(n_brushes, dtype=np.int64)
     lo_out = np.empty((n_brushes, 3))
     hi_out = np.empty((n_brushes, 3))
-    _build_brushes(normals, dists, face_offsets, slot_offsets, vert_out, face_idx_out,
-                   face_len_out, status, detail, n_verts, n_idx, lo_out, hi_out)
+    if n_brushes:
+        _build_brushes(normals, dists, face_offsets, slot_offsets, vert_out, face_idx_out,
+                       face_len_out, status, detail, n_verts, n_idx, lo_out, hi_out)
     status[counts < 4] = _OPEN  # whatever a kernel made of them, they cannot be closed
 
     if on_error == "raise" and (status != _OK).any():
@@ -572,22 +631,13 @@ def _build_many(normals, dists, counts, names, on_error):
     # Per-face split points inside each brush's index block, computed once for the level.
     running = np.concatenate([[0], np.cumsum(face_len_out)])
     face_ends = running[1:] - np.repeat(running[face_offsets[:-1]], counts)
-    out = []
-    fo, so = face_offsets.tolist(), slot_offsets.tolist()
-    nv, ni, ok = n_verts.tolist(), n_idx.tolist(), (status == _OK).tolist()
-    for b in range(n_brushes):
-        if not ok[b]:
-            out.append(None)
-            continue
-        f0, f1, s0 = fo[b], fo[b + 1], so[b]
-        idx = face_idx_out[s0:s0 + ni[b]].copy()
-        ends = face_ends[f0:f1].tolist()
-        starts = [0] + ends[:-1]
-        out.append(ConvexBrush(vertices=vert_out[s0:s0 + nv[b]].copy(),
-                               faces=tuple(idx[a:e] for a, e in zip(starts, ends)),
-                               normals=normals[f0:f1], dists=dists[f0:f1],
-                               lo=lo_out[b], hi=hi_out[b]))
-    return out
+    return BuiltBrushes(status == _OK, lo_out, hi_out, normals, dists, face_offsets, vert_out,
+                        face_idx_out, slot_offsets, n_verts, n_idx, face_ends)
+
+
+def _build_many(normals, dists, counts, names, on_error):
+    built = _build_arrays(normals, dists, counts, names, on_error)
+    return [built.brush(b) for b in range(len(built))]
 
 
 def brush_from_planes(normals, dists, *, what: str = "brush") -> ConvexBrush:

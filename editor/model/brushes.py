@@ -3,7 +3,8 @@
 A :class:`Brush` is an immutable value. Moving or resizing it builds a new brush whose face
 plane points are transformed (texture attributes untouched), so undo restores the old value
 exactly, bit for bit. The convex solid (vertices, bounds) comes from :mod:`spatial.brush` and is
-computed once per value.
+computed once per value; brushes built together by :func:`build_solids` share level-wide arrays
+and read their bounds from them.
 """
 from __future__ import annotations
 
@@ -74,22 +75,34 @@ class Brush:
     @property
     def solid(self):
         """The convex solid (:class:`spatial.brush.ConvexBrush`); raises ``GeometryError``."""
-        if "solid" not in self._cache:
-            normals, dists = self.planes()
-            self._cache["solid"] = _spatial_brush().brush_from_planes(normals, dists, what="brush")
-        return self._cache["solid"]
+        cache = self._cache
+        if "solid" not in cache:
+            built = cache.get("built")
+            if built is not None:  # made by build_solids along with a whole level
+                cache["solid"] = built[0].brush(built[1])
+            else:
+                normals, dists = self.planes()
+                cache["solid"] = _spatial_brush().brush_from_planes(normals, dists, what="brush")
+        return cache["solid"]
 
     @property
     def lo(self) -> np.ndarray:
+        built = self._cache.get("built")
+        if built is not None:
+            return built[0].lo[built[1]]
         return np.asarray(self.solid.lo, dtype=np.float64)
 
     @property
     def hi(self) -> np.ndarray:
+        built = self._cache.get("built")
+        if built is not None:
+            return built[0].hi[built[1]]
         return np.asarray(self.solid.hi, dtype=np.float64)
 
     def check(self) -> "Brush":
         """Return self if the faces bound a closed convex solid, else raise ``GeometryError``."""
-        self.solid
+        if "built" not in self._cache:
+            self.solid
         return self
 
     # ------------------------------------------------------------------ edits (new values)
@@ -168,7 +181,7 @@ def build_solids(brushes, *, what: str = "brush", on_error: str = "raise",
         if plane_points.shape != (int(counts.sum()), 3, 3):
             raise ValueError(f"plane_points must have shape ({int(counts.sum())}, 3, 3) for "
                              f"these brushes, got {plane_points.shape}")
-    todo = [k for k, b in enumerate(brushes) if "solid" not in b._cache]
+    todo = [k for k, b in enumerate(brushes) if "solid" not in b._cache and "built" not in b._cache]
     if not todo:
         return []
     positions = todo
@@ -185,13 +198,16 @@ def build_solids(brushes, *, what: str = "brush", on_error: str = "raise",
     else:
         points = plane_points
     normals, dists = sb.planes_from_points(points, what=what)
-    solids = sb.brushes_from_plane_arrays(normals, dists, counts, what=what, on_error=on_error)
-    offsets = np.concatenate([[0], np.cumsum(counts)])
+    # The solids stay in level-wide arrays; each brush makes its ConvexBrush when asked.
+    built = sb.build_brush_arrays(normals, dists, counts, what=what, on_error=on_error)
+    offsets = built.face_offsets.tolist()
     failed = []
-    for b, brush in enumerate(brushes):
-        brush._cache["planes"] = (normals[offsets[b]:offsets[b + 1]], dists[offsets[b]:offsets[b + 1]])
-        if solids[b] is None:
-            failed.append(positions[b])
+    for b, (brush, ok) in enumerate(zip(brushes, built.ok.tolist())):
+        f0, f1 = offsets[b], offsets[b + 1]
+        cache = brush._cache
+        cache["planes"] = (normals[f0:f1], dists[f0:f1])
+        if ok:
+            cache["built"] = (built, b)
         else:
-            brush._cache["solid"] = solids[b]
+            failed.append(positions[b])
     return failed
