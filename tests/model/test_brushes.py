@@ -46,3 +46,19 @@ def test_degenerate_transforms_raise():
         brush.translated((np.nan, 0, 0))
     with pytest.raises(GeometryError):
         box_brush(0, (0, 0, 0), (8, 0, 8))
+
+
+def test_brushes_built_together_read_bounds_from_the_level_and_make_solids_when_asked():
+    from editor.model.brushes import Brush, build_solids
+
+    boxes = [box_brush(0, [0, 0, 0], [4, 4, 4]), box_brush(0, [10, 0, -2], [12, 1, 0])]
+    together = [Brush(b.entity, b.faces) for b in boxes]  # fresh values, nothing cached
+    alone = [Brush(b.entity, b.faces) for b in boxes]
+    assert build_solids(together) == []
+    assert "solid" not in together[0]._cache  # nothing made yet
+    for a, b in zip(together, alone):
+        np.testing.assert_array_equal(a.lo, b.lo)
+        np.testing.assert_array_equal(a.hi, b.hi)
+        assert a.check() is a
+        np.testing.assert_array_equal(a.solid.vertices, b.solid.vertices)
+    np.testing.assert_array_equal(together[1].hi, [12, 1, 0])

@@ -399,3 +399,27 @@ def test_every_brush_of_a_real_map_closes(name):
     # The orientation convention matters: inverted planes describe no brush at all.
     inverted = brushes_from_planes([(-n, -d) for n, d in planes[:100]], on_error="none")
     assert all(b is None for b in inverted)
+
+
+def test_built_brush_arrays_match_the_brushes_built_one_list_at_a_time():
+    from spatial.brush import build_brush_arrays
+
+    boxes = [box_planes([0, 0, 0], [1, 2, 3]), box_planes([-5, 1, 1], [-4, 9, 2])]
+    open_planes = (np.array([[1.0, 0, 0], [-1.0, 0, 0], [0, 1.0, 0]]), np.array([1.0, 0, 1]))
+    planes = [boxes[0], open_planes, boxes[1]]
+    normals = np.concatenate([n for n, _ in planes])
+    dists = np.concatenate([d for _, d in planes])
+    counts = [len(d) for _, d in planes]
+    built = build_brush_arrays(normals, dists, counts, on_error="none")
+    listed = brushes_from_plane_arrays(normals, dists, counts, on_error="none")
+    assert built.ok.tolist() == [True, False, True] and listed[1] is None
+    assert built.brush(1) is None
+    for b in (0, 2):
+        one = built.brush(b)
+        np.testing.assert_array_equal(one.vertices, listed[b].vertices)
+        assert [f.tolist() for f in one.faces] == [f.tolist() for f in listed[b].faces]
+        np.testing.assert_array_equal(built.lo[b], listed[b].lo)
+        np.testing.assert_array_equal(built.hi[b], listed[b].hi)
+    np.testing.assert_array_equal(built.lo[2], [-5, 1, 1])
+    with pytest.raises(GeometryError, match="level 1: open"):
+        build_brush_arrays(normals, dists, counts, what="level")
