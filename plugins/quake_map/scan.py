@@ -207,7 +207,7 @@ def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spa
         q = p
         while q < n and (codes[q] == _SPACE or codes[q] == _TAB):
             q += 1
-        if q < n and codes[q] == _OPEN:
+        if q < n and codes[q] == _OPEN and found < len(starts):
             end, is_valve, t0, t1 = _face(codes, q, n, numbers[found], number_spans[found], powers)
             if end >= 0:
                 starts[found] = q
@@ -222,7 +222,7 @@ def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spa
     return found
 
 
-def scan_canonical_faces(text: str, codes: np.ndarray, lines: int):
+def scan_canonical_faces(text: str, codes: np.ndarray):
     """Every canonical face line of a file, decoded.
 
     Parameters
@@ -231,8 +231,6 @@ def scan_canonical_faces(text: str, codes: np.ndarray, lines: int):
         The file's text.
     codes : ndarray of uint8 or uint32
         ``text`` as one code per character (so offsets are character offsets).
-    lines : int
-        Number of lines in the file (bounds the number of faces).
 
     Returns
     -------
@@ -248,6 +246,9 @@ def scan_canonical_faces(text: str, codes: np.ndarray, lines: int):
         finite: a face with a number too large to be finite is left to the parser, which
         reports it.
     """
+    # A face opens three points, so there are at most this many; one spare row is the scratch
+    # space of a last line that turns out not to be a face.
+    lines = int(np.count_nonzero(codes == _OPEN)) // 3 + 1
     starts = np.empty(lines, dtype=np.int64)
     ends = np.empty(lines, dtype=np.int64)
     valve = np.empty(lines, dtype=np.bool_)

@@ -528,7 +528,7 @@ class _Parser:
         else:  # one code unit per character, so offsets stay character offsets
             codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         self.newlines = np.flatnonzero(codes == 10)
-        found = scan_canonical_faces(text, codes, len(self.newlines) + 1)
+        found = scan_canonical_faces(text, codes)
         starts, ends = found[0], found[1]
         # Faces that follow one another with nothing between them form a run.
         run_ends = np.append(np.flatnonzero(starts[1:] != ends[:-1]), len(starts) - 1)

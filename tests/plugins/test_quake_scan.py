@@ -15,7 +15,7 @@ POINTS = "( 0 0 0 ) ( 0 1 0 ) ( 1 0 0 )"
 
 def _scan(text: str):
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    return scan_canonical_faces(text, codes, text.count("\n") + 1)
+    return scan_canonical_faces(text, codes)
 
 
 def _number_text():
@@ -69,3 +69,12 @@ def test_the_parser_reads_fast_and_slow_faces_alike():
     first, second, third = mapfile.entities[0].brushes[0].faces
     assert first == second == third
     assert [(f.line, f.column) for f in (first, second, third)] == [(3, 1), (4, 1), (5, 1)]
+
+
+def test_a_line_opening_like_a_face_after_the_last_face_is_not_one():
+    face = f"{POINTS} T 0 0 0 1 1\n"
+    for tail in ("(", "( 1", "(\n(\n(", face[:-3] + "\n"):
+        text = face * 3 + tail
+        starts, _, _, _, numbers = _scan(text)
+        assert len(starts) == 3
+        assert numbers[:, 9:14].tolist() == [[0.0, 0.0, 0.0, 1.0, 1.0]] * 3
