@@ -58,6 +58,7 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     marks.mark("gui_entered", at=entered)
     args = _parse(argv)
     size = _size(args.size) if args.size else None
+    warmup = _start_kernel_warmup(args)
     app = make_application()
     marks.mark("qt_application")
     from .glcheck import gl_status
@@ -66,8 +67,11 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     marks.mark("modules_imported")
     gl_ok, reason = gl_status()
     if args.screenshot:
-        return _screenshot(args, size, gl_ok and not args.no_gl, reason)
+        return _screenshot(args, size, gl_ok and not args.no_gl, reason, warmup)
     window = MainWindow(use_gl=gl_ok and not args.no_gl)
+    window.kernel_warmup = warmup
+    if warmup is not None:
+        app.aboutToQuit.connect(warmup.stop)  # what it cached so far stays cached
     if size:
         window.resize(*size)
     marks.mark("window_built")
@@ -87,6 +91,18 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     return app.exec()
 
 
+def _start_kernel_warmup(args):
+    """On a first start (empty kernel cache), compile the index kernels in a second process
+    while this one compiles the level's (see :mod:`editor.warmup`); else ``None``."""
+    from editor.warmup import KernelWarmup
+    from spatial.registry import default_registry
+
+    backend = args.backend or "octree"
+    if backend not in default_registry().backends:
+        return None  # reported by _apply_view_args
+    return KernelWarmup.start_if_cold(backend)
+
+
 def _apply_view_args(window, args) -> None:
     if args.backend:
         from spatial.registry import default_registry
@@ -99,7 +115,7 @@ def _apply_view_args(window, args) -> None:
         window.state.set_overlay_settings(metric=args.overlay)
 
 
-def _screenshot(args, size, use_gl: bool, reason: str) -> int:
+def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
     from PySide6.QtCore import QSettings
     import os
     import tempfile
@@ -112,6 +128,7 @@ def _screenshot(args, size, use_gl: bool, reason: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:  # a screenshot never changes the user's layout
         settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.IniFormat)
         window = MainWindow(settings=settings, use_gl=use_gl)
+        window.kernel_warmup = warmup
         window.ask_save = lambda: "discard"
         window.resize(*(size or (1600, 1000)))
         if not window.open_file(args.path, background=False):

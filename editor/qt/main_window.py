@@ -109,7 +109,17 @@ class MainWindow(QMainWindow):
         # install it compiles its kernels first): it waits until the level is on screen.
         self.stats_panel.hold()
         self.first_paint = FirstPaint(self.central_views(), self)
-        self.first_paint.painted.connect(self.stats_panel.release)
+        self.first_paint.painted.connect(self._release_stats_when_compiled)
+        self.kernel_warmup = None  # an editor.warmup.KernelWarmup on a first start
+
+    def _release_stats_when_compiled(self) -> None:
+        """Let the statistics find pairs once the first frame is shown and, on a first start,
+        the warm-up process has cached the pair-finding kernels (else this window would
+        compile them again, frozen, while that process does the same)."""
+        if self.kernel_warmup is not None and not self.kernel_warmup.finished():
+            QTimer.singleShot(250, self._release_stats_when_compiled)
+            return
+        self.stats_panel.release()
 
     # ------------------------------------------------------------------ construction
     def _build_views(self, use_gl: bool) -> None:
@@ -369,6 +379,10 @@ class MainWindow(QMainWindow):
     def _adopt_loaded(self, loaded, selection=None) -> None:
         self._hide_progress()
         self._load_worker = None
+        if self.kernel_warmup is not None:
+            # on a first start the warm-up process compiles the index kernels meanwhile:
+            # loading them from its cache beats compiling them here a second time
+            self.kernel_warmup.wait_ready()
         doc = Document(loaded.scene, loaded.path, loaded.warnings, selection=selection)
         self.state.set_document(doc)
         for w in loaded.warnings[:3]:
