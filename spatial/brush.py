@@ -165,6 +165,10 @@ def plane_from_points(p0, p1, p2, *, what: str = "plane") -> tuple[np.ndarray, f
 
 # --------------------------------------------------------------------------------------------
 # compiled kernel
+#
+# Rows are copied coordinate by coordinate, never as array slices (``a[k] = b[k]``): the kernel
+# computes the same either way, but numba compiles slice assignment into general broadcasting
+# code, which doubled the time a first start spends compiling this kernel.
 
 
 @numba.njit(cache=True, nogil=True)
@@ -193,7 +197,8 @@ def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab, sid
         if n_in == 0:
             return -1
         for k in range(m):
-            out_poly[k] = poly[k]
+            for a in range(3):
+                out_poly[k, a] = poly[k, a]
             out_lab[k] = lab[k]
         return m
     if n_in == 0:
@@ -201,7 +206,8 @@ def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab, sid
         count = 0
         for k in range(m):
             if side[k] == 0:
-                out_poly[count] = poly[k]
+                for a in range(3):
+                    out_poly[count, a] = poly[k, a]
                 out_lab[count] = plane
                 count += 1
         return count
@@ -211,7 +217,8 @@ def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab, sid
         sk = side[k]
         sn = side[nxt]
         if sk <= 0:
-            out_poly[count] = poly[k]
+            for a in range(3):
+                out_poly[count, a] = poly[k, a]
             out_lab[count] = plane if (sk == 0 and sn == 1) else lab[k]
             count += 1
         if (sk == -1 and sn == 1) or (sk == 1 and sn == -1):
@@ -281,7 +288,8 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
                 continue
             m = count
             for k in range(m):
-                poly[k] = tmp[k]
+                for a in range(3):
+                    poly[k, a] = tmp[k, a]
                 lab[k] = tmp_lab[k]
         if m > 0:
             any_vertex = True
@@ -293,10 +301,10 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
             for k in range(m):
                 a = lab[k - 1] if k > 0 else lab[m - 1]
                 b = lab[k]
-                p = raw[n_raw + k]
-                p[0] = poly[k, 0]
-                p[1] = poly[k, 1]
-                p[2] = poly[k, 2]
+                r = n_raw + k
+                raw[r, 0] = poly[k, 0]
+                raw[r, 1] = poly[k, 1]
+                raw[r, 2] = poly[k, 2]
                 if a != b:
                     # x = (d_i (n_a x n_b) + d_a (n_b x n_i) + d_b (n_i x n_a)) / det
                     abx = normals[a, 1] * normals[b, 2] - normals[a, 2] * normals[b, 1]
@@ -310,9 +318,9 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
                         iax = ny * normals[a, 2] - nz * normals[a, 1]
                         iay = nz * normals[a, 0] - nx * normals[a, 2]
                         iaz = nx * normals[a, 1] - ny * normals[a, 0]
-                        p[0] = (dists[i] * abx + dists[a] * bix + dists[b] * iax) / det
-                        p[1] = (dists[i] * aby + dists[a] * biy + dists[b] * iay) / det
-                        p[2] = (dists[i] * abz + dists[a] * biz + dists[b] * iaz) / det
+                        raw[r, 0] = (dists[i] * abx + dists[a] * bix + dists[b] * iax) / det
+                        raw[r, 1] = (dists[i] * aby + dists[a] * biy + dists[b] * iay) / det
+                        raw[r, 2] = (dists[i] * abz + dists[a] * biz + dists[b] * iaz) / det
             n_raw += m
         raw_start[i + 1] = n_raw
 
@@ -339,7 +347,8 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
                 found = q
                 break
         if found < 0:
-            vert_out[n_vert] = raw[k]
+            for a in range(3):
+                vert_out[n_vert, a] = raw[k, a]
             found = n_vert
             n_vert += 1
         remap[k] = found
@@ -363,16 +372,15 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
             n_idx = start
         face_len_out[i] = n_idx - start
         for k in range(start + 1, n_idx - 1):
-            p0 = vert_out[face_idx_out[start]]
-            p1 = vert_out[face_idx_out[k]]
-            p2 = vert_out[face_idx_out[k + 1]]
-            e1x, e1y, e1z = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
-            e2x, e2y, e2z = p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]
+            i0, i1, i2 = face_idx_out[start], face_idx_out[k], face_idx_out[k + 1]
+            p0x, p0y, p0z = vert_out[i0, 0], vert_out[i0, 1], vert_out[i0, 2]
+            e1x, e1y, e1z = vert_out[i1, 0] - p0x, vert_out[i1, 1] - p0y, vert_out[i1, 2] - p0z
+            e2x, e2y, e2z = vert_out[i2, 0] - p0x, vert_out[i2, 1] - p0y, vert_out[i2, 2] - p0z
             cxx = e1y * e2z - e1z * e2y
             cxy = e1z * e2x - e1x * e2z
             cxz = e1x * e2y - e1y * e2x
             area += 0.5 * np.sqrt(cxx * cxx + cxy * cxy + cxz * cxz)
-            volume += ((p0[0] - ox) * cxx + (p0[1] - oy) * cxy + (p0[2] - oz) * cxz) / 6.0
+            volume += ((p0x - ox) * cxx + (p0y - oy) * cxy + (p0z - oz) * cxz) / 6.0
     # A slab of thickness t has volume ~ t * area / 2: demand a thickness above the tolerance.
     if n_idx == 0 or volume <= tol * area:
         return _DEGENERATE, -1, n_vert, 0
