@@ -36,14 +36,18 @@ class ObjectTable:
 
     # -- capacity -------------------------------------------------------------------------
     def _grow_slots(self, needed: int) -> None:
+        """Room for ``needed`` slots. The caller writes every row from the old high-water mark
+        up to ``needed`` at once, so only the spare rows beyond are filled here (at a million
+        objects, filling rows about to be overwritten costs as much as writing them)."""
         if needed <= self._capacity:
             return
         cap = max(needed, 2 * self._capacity, 64)
+        keep = self._high_water
 
         def grow(arr, fill):
             new = np.empty((cap,) + arr.shape[1:], dtype=arr.dtype)
-            new[: len(arr)] = arr
-            new[len(arr):] = fill
+            new[:keep] = arr[:keep]
+            new[needed:] = fill
             return new
 
         self.lo = grow(self.lo, 0.0)
