@@ -15,6 +15,10 @@ range is already in the order the partition wants — a node's own objects first
 child's in octant order — and the partition then only reads: the bounds are copied once in
 that order and read sequentially level after level, nothing is moved, and each node is touched
 once and links its own objects in one pass.
+
+The kernels copy arrays element by element rather than by slice assignment (``a[i:j] = b``):
+the machine code is much the same, but numba compiles slice assignment into general
+broadcasting code, which made compiling this module on a first start several times slower.
 """
 from __future__ import annotations
 
@@ -46,11 +50,16 @@ def _grow_pool(NI, NF, FREE, rows):
     """Copies of the node pool with room for at least ``rows`` rows (doubling)."""
     cap = max(2 * NI.shape[0], rows, 64)
     ni = np.full((cap, NI.shape[1]), -1, dtype=NI.dtype)
-    ni[: NI.shape[0]] = NI
+    for r in range(NI.shape[0]):  # loops, not slice assignment: see the module docstring
+        for c in range(NI.shape[1]):
+            ni[r, c] = NI[r, c]
     nf = np.zeros((cap, NF.shape[1]), dtype=NF.dtype)
-    nf[: NF.shape[0]] = NF
+    for r in range(NF.shape[0]):
+        for c in range(NF.shape[1]):
+            nf[r, c] = NF[r, c]
     free = np.zeros(cap, dtype=FREE.dtype)
-    free[: FREE.shape[0]] = FREE
+    for r in range(FREE.shape[0]):
+        free[r] = FREE[r]
     return ni, nf, free
 
 
@@ -130,7 +139,8 @@ def build_tree(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots):
                                             NF[node, LOOSE_HI + a])
                 fit_lo[bit, a] = llo
                 fit_hi[bit, a] = lhi
-        counts[:] = 0
+        for k in range(9):
+            counts[k] = 0
         ordered = True
         previous = STAYS
         for i in range(first, end):
@@ -157,7 +167,8 @@ def build_tree(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots):
                 k = digit[i] + 1
                 scratch[starts[k]] = order[i]
                 starts[k] += 1
-            order[first:end] = scratch[first:end]
+            for i in range(first, end):
+                order[i] = scratch[i]
         if counts[0] > 0:
             _link_run(NI, OB, ci, node, slots, order, first, first + counts[0])
         at = first + counts[0]

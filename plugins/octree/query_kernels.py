@@ -13,6 +13,10 @@ with straddlers costs about the logarithm of its list. Closest-hit rays keep oct
 node-tree rows on one stack ordered by entry distance, so the nearest candidates are tested
 first and everything beyond the best hit so far is skipped.
 
+The hot batch paths (box queries, closest-hit rays) inline their predicates; the general shape
+test of single queries is an ordinary call, which LLVM may still inline: forcing numba to inline
+it into every caller made a first start compile these kernels for several seconds longer.
+
 The root may be told to be always visited (``root_always``): under the ``keep_in_root`` policy
 it holds objects that stick out of its cell.
 """
@@ -32,15 +36,17 @@ RAY_STACK = 8 * 32 + 32 * TREE_STACK
 
 @numba.njit(cache=True)
 def _grow(arr, needed):
+    """A copy of the 1-D ``arr`` with room for ``needed`` entries (at least doubling)."""
     if needed <= arr.shape[0]:
         return arr
     size = max(needed, 2 * arr.shape[0])
-    out = np.empty((size,) + arr.shape[1:], dtype=arr.dtype)
-    out[: arr.shape[0]] = arr
+    out = np.empty(size, dtype=arr.dtype)
+    for i in range(arr.shape[0]):  # a loop: slice assignment is slow to compile
+        out[i] = arr[i]
     return out
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _sphere_meets(blo0, blo1, blo2, bhi0, bhi1, bhi2, centre, radius):
     """``spatial.geometry.sphere_box`` for one box: clamp the centre, compare squared distance."""
     d0 = min(max(centre[0], blo0), bhi0) - centre[0]
@@ -81,7 +87,7 @@ def _ray_setup(direction):
     return inv, parallel
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _frustum_keeps(planes, box, row, col_lo, col_hi):
     """``spatial.geometry.frustum_box``: reject only when the positive vertex is behind a plane."""
     for k in range(planes.shape[0]):
@@ -94,19 +100,7 @@ def _frustum_keeps(planes, box, row, col_lo, col_hi):
     return True
 
 
-@numba.njit(cache=True, inline="always")
-def _frustum_box_rows(planes, lo, hi, s):
-    for k in range(planes.shape[0]):
-        acc = 0.0
-        for a in range(3):
-            n = planes[k, a]
-            acc += (hi[s, a] if n >= 0 else lo[s, a]) * n
-        if acc + planes[k, 3] < 0:
-            return False
-    return True
-
-
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _shape_meets(kind, box, row, qlo, qhi, centre, radius, planes):
     """Row ``row`` of an ``(n, 6)`` box array meets the box (kind 0), sphere (1) or frustum (2)."""
     if kind == 0:

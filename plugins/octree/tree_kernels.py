@@ -98,9 +98,14 @@ def sinkable(NI, NF, ci, cf, node, box_lo, box_hi):
 @numba.njit(cache=True)
 def init_root(NI, NF, META, cf):
     """Reset the pool to a single root node covering the configured cube."""
-    META[:] = 0
-    NI[0, :] = -1
-    NI[0, IX:IX + 3] = 0
+    # element loops, not slice assignment: numba compiles the latter into broadcasting code,
+    # several times slower to compile on a first start (see :mod:`.build_kernels`)
+    for k in range(META.shape[0]):
+        META[k] = 0
+    for c in range(NI.shape[1]):
+        NI[0, c] = -1
+    for a in range(3):
+        NI[0, IX + a] = 0
     NI[0, DEPTH] = 0
     NI[0, NCHILD] = 0
     NI[0, COUNT] = 0
@@ -137,7 +142,8 @@ def create_child(NI, NF, META, FREE, ci, cf, parent, octant):
         META[USED] += 1
     depth = NI[parent, DEPTH] + 1
     child_cell = cell_size(cf, depth)
-    NI[node, :] = -1
+    for c in range(NI.shape[1]):
+        NI[node, c] = -1
     for a in range(3):
         bit = (octant >> a) & 1
         pix = NI[parent, IX + a]
