@@ -258,12 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def is_cli_invocation(argv: list[str]) -> bool:
     """True when the arguments name a subcommand (or ask for help) rather than a file to open."""
-    _load_extra_subcommands()
     rest = list(argv)
     while rest and rest[0].startswith("--plugin-dir"):
         rest = rest[1:] if "=" in rest[0] else rest[2:]
     if not rest:
-        return False
+        return False  # the editor on the demo level: no subcommand module is needed
+    _load_extra_subcommands()
     first = rest[0]
     return first in SUBCOMMANDS or first in ("-h", "--help")
 
