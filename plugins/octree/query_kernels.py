@@ -125,36 +125,37 @@ def _scan_list(packed, row, kind, qlo, qhi, centre, radius, planes, tree_stack, 
     slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
     cap = out.shape[0]
     tested = 0
-    first = node_kids[row, LIST_FIRST]
-    end = node_kids[row, LIST_END]
-    if end - first <= LEAF_SIZE:
-        for e in range(first, end):
+    # a short list is scanned as it stands; a long one leaf range by leaf range of its tree
+    e0 = node_kids[row, LIST_FIRST]
+    e1 = node_kids[row, LIST_END]
+    top = 0
+    if e1 - e0 > LEAF_SIZE:
+        tree_stack[0] = list_root[row]
+        top = 1
+        e1 = e0
+    while True:
+        for e in range(e0, e1):
             tested += 1
             if _shape_meets(kind, boxes, e, qlo, qhi, centre, radius, planes):
                 if m < cap:
                     out[m] = slots[e]
                 m += 1
-        return m, tested
-    root = list_root[row]
-    tree_stack[0] = root
-    top = 1
-    while top > 0:
-        top -= 1
-        k = tree_stack[top]
-        if not _shape_meets(kind, tree_box, k, qlo, qhi, centre, radius, planes):
-            continue
-        right = tree_int[k, RIGHT]
-        if right >= 0:
-            tree_stack[top] = right
-            tree_stack[top + 1] = k + 1
-            top += 2
-            continue
-        for e in range(tree_int[k, FIRST], tree_int[k, END]):
-            tested += 1
-            if _shape_meets(kind, boxes, e, qlo, qhi, centre, radius, planes):
-                if m < cap:
-                    out[m] = slots[e]
-                m += 1
+        e0 = e1 = 0
+        while top > 0:
+            top -= 1
+            k = tree_stack[top]
+            if not _shape_meets(kind, tree_box, k, qlo, qhi, centre, radius, planes):
+                continue
+            right = tree_int[k, RIGHT]
+            if right >= 0:
+                tree_stack[top] = right
+                tree_stack[top + 1] = k + 1
+                top += 2
+                continue
+            e0, e1 = tree_int[k, FIRST], tree_int[k, END]
+            break
+        if e0 == e1 and top == 0:
+            break
     return m, tested
 
 
@@ -233,36 +234,16 @@ def query_ray_all(packed, origin, direction, max_t, root_always, trace):
                 visited_ids = _grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
+        # a short list is scanned as it stands; a long one leaf range by leaf range of its tree
+        e0 = node_kids[node, LIST_FIRST]
+        e1 = node_kids[node, LIST_END]
         tt = 0
-        first = node_kids[node, LIST_FIRST]
-        end = node_kids[node, LIST_END]
-        if end - first <= LEAF_SIZE:
-            for e in range(first, end):
-                tested += 1
-                hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
-                if hit and t <= max_t:
-                    if m >= out.shape[0]:
-                        out = _grow(out, m + 1)
-                        out_t = _grow(out_t, m + 1)
-                    out[m] = slots[e]
-                    out_t[m] = t
-                    m += 1
-        elif list_root[node] >= 0:
+        if e1 - e0 > LEAF_SIZE:
             tree_stack[0] = list_root[node]
             tt = 1
-        while tt > 0:
-            tt -= 1
-            k = tree_stack[tt]
-            hit, t = _slab(origin, inv, parallel, tree_box, k, 0, 3)
-            if not (hit and t <= max_t):
-                continue
-            right = tree_int[k, RIGHT]
-            if right >= 0:
-                tree_stack[tt] = right
-                tree_stack[tt + 1] = k + 1
-                tt += 2
-                continue
-            for e in range(tree_int[k, FIRST], tree_int[k, END]):
+            e1 = e0
+        while True:
+            for e in range(e0, e1):
                 tested += 1
                 hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
                 if hit and t <= max_t:
@@ -272,6 +253,23 @@ def query_ray_all(packed, origin, direction, max_t, root_always, trace):
                     out[m] = slots[e]
                     out_t[m] = t
                     m += 1
+            e0 = e1 = 0
+            while tt > 0:
+                tt -= 1
+                k = tree_stack[tt]
+                hit, t = _slab(origin, inv, parallel, tree_box, k, 0, 3)
+                if not (hit and t <= max_t):
+                    continue
+                right = tree_int[k, RIGHT]
+                if right >= 0:
+                    tree_stack[tt] = right
+                    tree_stack[tt + 1] = k + 1
+                    tt += 2
+                    continue
+                e0, e1 = tree_int[k, FIRST], tree_int[k, END]
+                break
+            if e0 == e1 and tt == 0:
+                break
         first = node_kids[node, FIRST_KID]
         for c in range(node_kids[node, KIDS] - 1, -1, -1):
             stack[top] = first + c
@@ -309,18 +307,22 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
         top -= 1
         node = stack[top]
         visited += 1
-        first = node_kids[node, LIST_FIRST]
-        end = node_kids[node, LIST_END]
-        if end - first <= LEAF_SIZE:
-            for e in range(first, end):
+        # a short list is scanned as it stands; a long one leaf range by leaf range of its tree
+        e0 = node_kids[node, LIST_FIRST]
+        e1 = node_kids[node, LIST_END]
+        tt = 0
+        if e1 - e0 > LEAF_SIZE:
+            tree_stack[0] = list_root[node]
+            tt = 1
+            e1 = e0
+        while True:
+            for e in range(e0, e1):
                 tested += 1
                 if _box_row_meets(boxes, e, qlo, qhi):
                     if m < cap:
                         out[m] = slots[e]
                     m += 1
-        else:
-            tree_stack[0] = list_root[node]
-            tt = 1
+            e0 = e1 = 0
             while tt > 0:
                 tt -= 1
                 k = tree_stack[tt]
@@ -332,12 +334,10 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
                     tree_stack[tt + 1] = k + 1
                     tt += 2
                     continue
-                for e in range(tree_int[k, FIRST], tree_int[k, END]):
-                    tested += 1
-                    if _box_row_meets(boxes, e, qlo, qhi):
-                        if m < cap:
-                            out[m] = slots[e]
-                        m += 1
+                e0, e1 = tree_int[k, FIRST], tree_int[k, END]
+                break
+            if e0 == e1 and tt == 0:
+                break
         kid = node_kids[node, FIRST_KID]
         for child in range(kid, kid + node_kids[node, KIDS]):
             if _box_row_meets(node_box, child, qlo, qhi):
