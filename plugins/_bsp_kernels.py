@@ -27,6 +27,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._kernels_common import grow
+
 # Relative slack for culling nodes with sphere and frustum tests, whose reference predicates
 # run in numpy with a summation order that may differ from the compiled one by a rounding step.
 CULL_SLACK = 1e-9
@@ -96,26 +98,6 @@ def holds_point(leaf, p, planes, front, parent):
 
 
 # --------------------------------------------------------------------------- build
-@numba.njit(cache=True, nogil=True)
-def _grow_int(arr, needed):
-    if needed <= len(arr):
-        return arr
-    size = max(needed, 2 * len(arr))
-    out = np.empty(size, dtype=arr.dtype)
-    out[: len(arr)] = arr
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _grow_rows(arr, needed):
-    if needed <= arr.shape[0]:
-        return arr
-    size = max(needed, 2 * arr.shape[0])
-    out = np.empty((size, arr.shape[1]), dtype=arr.dtype)
-    out[: arr.shape[0]] = arr
-    return out
-
-
 @numba.njit(cache=True, nogil=True)
 def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool, inherited,
                        qualifying, axes, max_candidates, out_planes, out_source):
@@ -249,7 +231,7 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
             test_lo[a] = max(region_lo[node, a], cull_lo[node, a])
             test_hi[a] = min(region_hi[node, a], cull_hi[node, a])
         objs = work[start:start + n]
-        qual = _grow_int(qual, qual_used + qual_count[node])
+        qual = grow(qual, qual_used + qual_count[node])
         count, n_qualifying = _gather_candidates(
             objs, lo, hi, test_lo, test_hi, pool, pool_source, use_pool,
             qual[qual_start[node]:qual_start[node] + qual_count[node]],
@@ -293,21 +275,21 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
         needed = n_nodes + 2
         if needed > len(depth):
             new_cap = 2 * needed
-            planes = _grow_rows(planes, new_cap)
+            planes = grow(planes, new_cap)
             planes[n_nodes:] = np.nan
-            source = _grow_int(source, new_cap)
-            front = _grow_int(front, new_cap)
-            back = _grow_int(back, new_cap)
-            parent = _grow_int(parent, new_cap)
-            depth = _grow_int(depth, new_cap)
-            region_lo = _grow_rows(region_lo, new_cap)
-            region_hi = _grow_rows(region_hi, new_cap)
-            cull_lo = _grow_rows(cull_lo, new_cap)
-            cull_hi = _grow_rows(cull_hi, new_cap)
-            seg_start = _grow_int(seg_start, new_cap)
-            seg_count = _grow_int(seg_count, new_cap)
-            qual_start = _grow_int(qual_start, new_cap)
-            qual_count = _grow_int(qual_count, new_cap)
+            source = grow(source, new_cap)
+            front = grow(front, new_cap)
+            back = grow(back, new_cap)
+            parent = grow(parent, new_cap)
+            depth = grow(depth, new_cap)
+            region_lo = grow(region_lo, new_cap)
+            region_hi = grow(region_hi, new_cap)
+            cull_lo = grow(cull_lo, new_cap)
+            cull_hi = grow(cull_hi, new_cap)
+            seg_start = grow(seg_start, new_cap)
+            seg_count = grow(seg_count, new_cap)
+            qual_start = grow(qual_start, new_cap)
+            qual_count = grow(qual_count, new_cap)
             front[n_nodes:] = -1
             back[n_nodes:] = -1
             source[n_nodes:] = -1
@@ -316,7 +298,7 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
         plane = cand[best].copy()
         planes[node, :] = plane
         source[node] = cand_source[best]
-        work = _grow_int(work, used + best_front + best_back)
+        work = grow(work, used + best_front + best_back)
         objs = work[start:start + n]
         axial = is_axial(plane)
         for side in range(2):
@@ -422,7 +404,7 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
             node = stack[top]
             if front[node] < 0:
                 if n_reached == reached.shape[0]:
-                    reached = _grow_rows(reached, 2 * n_reached)
+                    reached = grow(reached, 2 * n_reached)
                 reached[n_reached, 0] = node
                 reached[n_reached, 1] = o
                 n_reached += 1
@@ -630,7 +612,7 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
                 if not seen[o]:
                     seen[o] = True
                     if m == len(out):
-                        out = _grow_int(out, 2 * m)
+                        out = grow(out, 2 * m)
                     out[m] = o
                     m += 1
             continue
@@ -682,7 +664,7 @@ def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, lea
                     tested[k] += 1
                     if _box_meets(qlo[k], qhi[k], lo[o], hi[o]):
                         if m == len(out):
-                            out = _grow_int(out, 2 * m)
+                            out = grow(out, 2 * m)
                         out[m] = o
                         m += 1
                 continue
@@ -802,7 +784,7 @@ def leaf_pairs(planes, front, parent, leaf_start, leaf_count, items, lo, hi, act
                     if not holds_point(node, p, planes, front, parent):
                         continue
                 if m == out.shape[0]:
-                    out = _grow_rows(out, 2 * m)
+                    out = grow(out, 2 * m)
                 out[m, 0] = a
                 out[m, 1] = b
                 m += 1

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._kernels_common import grow
+
 #: Points closer than this to a line (map units) are on it.
 ON_LINE = 1e-6
 
@@ -79,13 +81,6 @@ def _grow_pieces(pa, pb, pseg, needed):
     nb[:len(pseg)] = pb
     ns[:len(pseg)] = pseg
     return na, nb, ns
-
-
-@numba.njit(cache=True, nogil=True)
-def _grow_i(arr, needed):
-    out = np.empty(max(needed, 2 * len(arr)), dtype=arr.dtype)
-    out[:len(arr)] = arr
-    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -166,12 +161,12 @@ def build_segment_tree(seg_a, seg_b, max_depth, balance_weight, split_weight, ma
             lines2 = np.full((size, 3), np.nan)
             lines2[:len(lines)] = lines
             lines = lines2
-            front = _grow_i(front, size)
-            back = _grow_i(back, size)
-            parent = _grow_i(parent, size)
-            depth = _grow_i(depth, size)
-            start = _grow_i(start, size)
-            count = _grow_i(count, size)
+            front = grow(front, size)
+            back = grow(back, size)
+            parent = grow(parent, size)
+            depth = grow(depth, size)
+            start = grow(start, size)
+            count = grow(count, size)
             front[n_nodes:] = -1
             back[n_nodes:] = -1
         lines[node, 0] = nx
@@ -190,7 +185,7 @@ def build_segment_tree(seg_a, seg_b, max_depth, balance_weight, split_weight, ma
             front[child] = -1
             back[child] = -1
             if used + c > len(work):
-                work = _grow_i(work, used + c)
+                work = grow(work, used + c)
             start[child] = used
             m = 0
             for i in range(s0, s0 + c):

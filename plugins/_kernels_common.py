@@ -28,6 +28,26 @@ INF = np.inf
 
 
 # --------------------------------------------------------------------------- small helpers
+@numba.njit(cache=True, nogil=True)
+def grow(arr, needed):
+    """``arr`` (C-contiguous, rows along the first axis, any number of axes) with room for
+    ``needed`` rows: ``arr`` itself when it has them, else a copy at least twice as long whose
+    extra rows are uninitialised.
+
+    The copy is an element loop over the flattened arrays rather than a slice assignment:
+    numba compiles slice assignment into general broadcasting code, which is several times
+    slower to compile on a first start, for the same machine code.
+    """
+    if needed <= arr.shape[0]:
+        return arr
+    out = np.empty((max(needed, 2 * arr.shape[0]),) + arr.shape[1:], dtype=arr.dtype)
+    src = arr.reshape(-1)
+    dst = out.reshape(-1)
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+    return out
+
+
 @numba.njit(cache=True, inline="always")
 def push(stack, sp, value):
     """Push ``value``; grow the stack when full. Returns ``(stack, new_sp)``."""

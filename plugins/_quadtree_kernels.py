@@ -26,6 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._kernels_common import grow
+
 # node float columns
 SQ_LO0, SQ_LO1, SQ_HI0, SQ_HI1 = 0, 1, 2, 3
 C_LO, C_HI = 4, 7
@@ -44,36 +46,6 @@ STACK = 128
 
 
 # --------------------------------------------------------------------------- pools
-@numba.njit(cache=True, inline="always")
-def _grow_f(a, need):
-    n = a.shape[0]
-    if need <= n:
-        return a
-    b = np.empty((max(need, 2 * n, 64), a.shape[1]), dtype=np.float64)
-    b[:n] = a
-    return b
-
-
-@numba.njit(cache=True, inline="always")
-def _grow_i(a, need):
-    n = a.shape[0]
-    if need <= n:
-        return a
-    b = np.empty((max(need, 2 * n, 64), a.shape[1]), dtype=np.int64)
-    b[:n] = a
-    return b
-
-
-@numba.njit(cache=True, inline="always")
-def _grow_1(a, need):
-    n = a.shape[0]
-    if need <= n:
-        return a
-    b = np.empty(max(need, 2 * n, 64), dtype=a.dtype)
-    b[:n] = a
-    return b
-
-
 @numba.njit(cache=True, inline="always")
 def _init_node(nf, ni, n, lo0, lo1, hi0, hi1, parent, depth):
     nf[n, SQ_LO0] = lo0
@@ -116,8 +88,8 @@ def _alloc_group(nf, ni, meta):
     else:
         g = meta[M_NODE_TOP]
         meta[M_NODE_TOP] = g + 4
-        nf = _grow_f(nf, g + 4)
-        ni = _grow_i(ni, g + 4)
+        nf = grow(nf, g + 4)
+        ni = grow(ni, g + 4)
     meta[M_LIVE] += 4
     return g, nf, ni
 
@@ -150,7 +122,7 @@ def _push_ref(nf, ni, ri, meta, ob, node, s):
     else:
         r = meta[M_REF_TOP]
         meta[M_REF_TOP] = r + 1
-        ri = _grow_i(ri, r + 1)
+        ri = grow(ri, r + 1)
     ri[r, R_SLOT] = s
     ri[r, R_NEXT] = ni[node, HEAD]
     ni[node, HEAD] = r
@@ -249,7 +221,7 @@ def leaves_of(nf, ni, b0, b1, c0, c1, out, stack):
             continue
         first = ni[node, CHILD]
         if first < 0:
-            out = _grow_1(out, n + 1)
+            out = grow(out, n + 1)
             out[n] = node
             n += 1
         else:
@@ -760,7 +732,7 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
             continue
         visited += 1
         if trace:
-            rows = _grow_1(rows, n_rows + 1)
+            rows = grow(rows, n_rows + 1)
             rows[n_rows] = n
             n_rows += 1
         if kind == 3:
@@ -779,7 +751,7 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
                 keep = hit and t <= max_t
         if not keep:
             if trace:
-                culled = _grow_1(culled, n_culled + 1)
+                culled = grow(culled, n_culled + 1)
                 culled[n_culled] = n
                 n_culled += 1
             continue
@@ -808,8 +780,8 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
             else:
                 ok = True
             if ok:
-                out = _grow_1(out, found + 1)
-                ts = _grow_1(ts, found + 1)
+                out = grow(out, found + 1)
+                ts = grow(ts, found + 1)
                 out[found] = s
                 ts[found] = t
                 found += 1
@@ -858,7 +830,7 @@ def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
                 tested[q] += 1
                 if (qlo[q, 0] <= hi[s, 0] and lo[s, 0] <= qhi[q, 0] and qlo[q, 1] <= hi[s, 1]
                         and lo[s, 1] <= qhi[q, 1] and qlo[q, 2] <= hi[s, 2] and lo[s, 2] <= qhi[q, 2]):
-                    out = _grow_1(out, found + 1)
+                    out = grow(out, found + 1)
                     out[found] = s
                     found += 1
         offsets[q + 1] = found

@@ -17,6 +17,7 @@ import numpy as np
 from spatial.triangles import tri_box_overlap
 
 from ._bsp_kernels import _frustum_meets, _inverse, _sphere_meets, ray_box_entry
+from ._kernels_common import grow
 
 #: Cull boxes are widened by this fraction of their size (plus an absolute floor) for the
 #: traversal only, so rounding in the compiled cull tests never drops a candidate.
@@ -29,14 +30,6 @@ def _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
         return tri_box_overlap(tri[o, 0], tri[o, 1], tri[o, 2], clo, chi)
     return (lo[o, 0] <= chi[0] and clo[0] <= hi[o, 0] and lo[o, 1] <= chi[1]
             and clo[1] <= hi[o, 1] and lo[o, 2] <= chi[2] and clo[2] <= hi[o, 2])
-
-
-@numba.njit(cache=True, nogil=True)
-def _grow(arr, needed):
-    shape = (max(needed, 2 * arr.shape[0]),) + arr.shape[1:]
-    out = np.empty(shape, dtype=arr.dtype)
-    out[:arr.shape[0]] = arr
-    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -87,7 +80,7 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
                 clo[a] = cell_lo[node, a] + (half if (k >> a) & 1 else 0.0)
                 chi[a] = clo[a] + half
             if used + c > len(work):
-                work = _grow(work, used + c)
+                work = grow(work, used + c)
             m = 0
             for i in range(s0, s0 + c):
                 o = work[i]
@@ -97,13 +90,13 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
             if m == 0:
                 continue
             if n_nodes == len(size):
-                cell_lo = _grow(cell_lo, n_nodes + 1)
-                size = _grow(size, n_nodes + 1)
-                depth = _grow(depth, n_nodes + 1)
-                parent = _grow(parent, n_nodes + 1)
-                child = _grow(child, n_nodes + 1)
-                start = _grow(start, n_nodes + 1)
-                count = _grow(count, n_nodes + 1)
+                cell_lo = grow(cell_lo, n_nodes + 1)
+                size = grow(size, n_nodes + 1)
+                depth = grow(depth, n_nodes + 1)
+                parent = grow(parent, n_nodes + 1)
+                child = grow(child, n_nodes + 1)
+                start = grow(start, n_nodes + 1)
+                count = grow(count, n_nodes + 1)
             r = n_nodes
             n_nodes += 1
             cell_lo[r] = clo
@@ -227,14 +220,14 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
                 if not seen[o]:
                     seen[o] = True
                     if n_out == len(out):
-                        out = _grow(out, n_out + 1)
+                        out = grow(out, n_out + 1)
                     out[n_out] = o
                     n_out += 1
             continue
         for k in range(8):
             if child[node, k] >= 0:
                 if top == len(stack):
-                    stack = _grow(stack, top + 1)
+                    stack = grow(stack, top + 1)
                 stack[top] = child[node, k]
                 top += 1
     return out[:n_out], visited, rows[:n_rows], culled[:n_culled]
@@ -387,7 +380,7 @@ def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
                         and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2]
                         and lo[b, 2] <= hi[a, 2]):
                     if m == len(out):
-                        out = _grow(out, m + 1)
+                        out = grow(out, m + 1)
                     out[m, 0] = min(a, b)
                     out[m, 1] = max(a, b)
                     m += 1
@@ -451,7 +444,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
                     chi[a] = cell_lo[c, a] + size[c]
                 if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
                     if top == len(stack):
-                        stack = _grow(stack, top + 1)
+                        stack = grow(stack, top + 1)
                     stack[top] = c
                     top += 1
             if is_leaf:

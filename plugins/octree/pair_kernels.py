@@ -35,6 +35,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._kernels_common import grow
 from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
 from .query_kernels import STACK
 
@@ -62,18 +63,6 @@ def _grow_list(S, B, A, needed):
         for c in range(6):
             B2[i, c] = B[i, c]
     return S2, B2, A2
-
-
-@numba.njit(cache=True)
-def _grow_pairs(pairs, needed):
-    """A copy of the ``(m, 2)`` pair array with room for ``needed`` rows (at least doubling)."""
-    if needed <= pairs.shape[0]:
-        return pairs
-    out = np.empty((max(needed, 2 * pairs.shape[0]), 2), dtype=pairs.dtype)
-    for i in range(pairs.shape[0]):  # a loop: slice assignment is slow to compile
-        out[i, 0] = pairs[i, 0]
-        out[i, 1] = pairs[i, 1]
-    return out
 
 
 @numba.njit(cache=True, inline="always")
@@ -350,7 +339,7 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
         # growing happens here, outside their loops, and an overflowing node is swept again
         m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m)
         if m_new > pairs.shape[0]:
-            pairs = _grow_pairs(pairs, 2 * m_new)
+            pairs = grow(pairs, 2 * m_new)
             m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active,
                                         pairs, m)
         m = m_new

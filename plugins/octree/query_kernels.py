@@ -25,6 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._kernels_common import grow
 from .packed_kernels import (END, FIRST, FIRST_KID, KIDS, LEAF_SIZE, LIST_END, LIST_FIRST, RIGHT,
                              TREE_STACK)
 
@@ -32,18 +33,6 @@ STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
 #: A closest-hit ray's stack holds at most 8 pending items per octree level plus, for each
 #: octree node whose list is being descended, one pending row per node-tree level.
 RAY_STACK = 8 * 32 + 32 * TREE_STACK
-
-
-@numba.njit(cache=True)
-def _grow(arr, needed):
-    """A copy of the 1-D ``arr`` with room for ``needed`` entries (at least doubling)."""
-    if needed <= arr.shape[0]:
-        return arr
-    size = max(needed, 2 * arr.shape[0])
-    out = np.empty(size, dtype=arr.dtype)
-    for i in range(arr.shape[0]):  # a loop: slice assignment is slow to compile
-        out[i] = arr[i]
-    return out
 
 
 @numba.njit(cache=True)
@@ -185,18 +174,18 @@ def query_shape(packed, kind, qlo, qhi, centre, radius, planes, root_always, tra
         if not _shape_meets(kind, node_box, node, qlo, qhi, centre, radius, planes) and not (node == 0 and root_always):
             if trace:
                 if nc >= culled_ids.shape[0]:
-                    culled_ids = _grow(culled_ids, nc + 1)
+                    culled_ids = grow(culled_ids, nc + 1)
                 culled_ids[nc] = node
                 nc += 1
             continue
         if trace:
             if nv >= visited_ids.shape[0]:
-                visited_ids = _grow(visited_ids, nv + 1)
+                visited_ids = grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
         m_new, t = _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack, out, m)
         if m_new > out.shape[0]:
-            out = _grow(out, 2 * m_new)
+            out = grow(out, 2 * m_new)
             m_new, t = _scan_list(packed, node, kind, qlo, qhi, centre, radius, planes, tree_stack,
                                   out, m)
         m = m_new
@@ -231,7 +220,7 @@ def query_ray_all(packed, origin, direction, max_t, root_always, trace):
             continue
         if trace:
             if nv >= visited_ids.shape[0]:
-                visited_ids = _grow(visited_ids, nv + 1)
+                visited_ids = grow(visited_ids, nv + 1)
             visited_ids[nv] = node
         nv += 1
         # a short list is scanned as it stands; a long one leaf range by leaf range of its tree
@@ -248,8 +237,8 @@ def query_ray_all(packed, origin, direction, max_t, root_always, trace):
                 hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
                 if hit and t <= max_t:
                     if m >= out.shape[0]:
-                        out = _grow(out, m + 1)
-                        out_t = _grow(out_t, m + 1)
+                        out = grow(out, m + 1)
+                        out_t = grow(out_t, m + 1)
                     out[m] = slots[e]
                     out_t[m] = t
                     m += 1
@@ -361,7 +350,7 @@ def query_boxes(packed, qlo, qhi, root_always):
         m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                 stack, tree_stack, out, m)
         if m_new > out.shape[0]:
-            out = _grow(out, 2 * m_new)
+            out = grow(out, 2 * m_new)
             m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                     stack, tree_stack, out, m)
         m = m_new
