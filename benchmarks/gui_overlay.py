@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def make_scene(n: int, seed: int):
     """A scene of ``n`` axis-aligned box brushes laid out like ``spatial.scenegen``'s boxes."""
     import numpy as np
+
     from editor.model import Scene, brush_entity
     from editor.model.brushes import build_solids
     from editor.model.scene import Edit, Settings
@@ -63,6 +64,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from PySide6.QtCore import QSettings
+
     from editor.qt.app_main import make_application
     from editor.qt.glcheck import gl_status
     from editor.qt.loading import LoadedScene

@@ -39,8 +39,16 @@ from benchmarks.checks import check_scene  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.peers import PEERS, peer_adapters  # noqa: E402
 from benchmarks.timing import Cell, format_seconds, time_op  # noqa: E402
-from benchmarks.workload import (REFERENCE_N, REFERENCE_WORLD, Workload, csr_checksum,  # noqa: E402
-                                 make_workload, pair_checksum, parse_world, world_side)
+from benchmarks.workload import (  # noqa: E402
+    REFERENCE_N,
+    REFERENCE_WORLD,
+    Workload,
+    csr_checksum,
+    make_workload,
+    pair_checksum,
+    parse_world,
+    world_side,
+)
 
 ALL_OPS = ("build", "pairs", "oneshot", "box", "ray", "update", "rebuild", "frame")
 PAIR_OPS = ("pairs", "oneshot", "frame")
@@ -264,7 +272,7 @@ WARM_UP_N = 2000
 WARM_UP_BATCH = 200
 
 
-def warm_up(adapters: list[Adapter], predictor: "Predictor | None" = None,
+def warm_up(adapters: list[Adapter], predictor: Predictor | None = None,
             layouts: tuple[str, ...] = ("uniform",), queries: int = 10_000, rays: int = 10_000,
             world: str | float = "fixed") -> None:
     """Run every operation on small scenes so JIT compilation and lazy imports are not timed.
@@ -275,17 +283,21 @@ def warm_up(adapters: list[Adapter], predictor: "Predictor | None" = None,
     the run's ``world`` so its pair density is the timed scenes' one: the predictor scales pair
     operations by the growth of the pair count, which a sparser warm-up scene would inflate.
     """
+    def _warm_up_calls(adapter, w):
+        """Each operation of ``adapter`` on workload ``w`` as a call (bound now, not at the loop's end)."""
+        return {"build": lambda: adapter.build(w.ids, w.lo, w.hi), "pairs": adapter.pairs,
+                "oneshot": lambda: adapter.oneshot(w.ids, w.lo, w.hi),
+                "box": lambda: adapter.query_boxes(w.query_lo, w.query_hi),
+                "ray": lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
+                "update": lambda: adapter.update(*w.move(0)), "rebuild": adapter.rebuild,
+                "frame": lambda: adapter.frame(*w.move(1))}
+
     batch_scale = {"box": queries / WARM_UP_BATCH, "ray": rays / WARM_UP_BATCH}
     for layout in layouts:
         w = make_workload(WARM_UP_N, layout, queries=WARM_UP_BATCH, rays=WARM_UP_BATCH,
                           world=world_side(WARM_UP_N, world))
         for adapter in adapters:
-            calls = {"build": lambda: adapter.build(w.ids, w.lo, w.hi), "pairs": adapter.pairs,
-                     "oneshot": lambda: adapter.oneshot(w.ids, w.lo, w.hi),
-                     "box": lambda: adapter.query_boxes(w.query_lo, w.query_hi),
-                     "ray": lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
-                     "update": lambda: adapter.update(*w.move(0)), "rebuild": adapter.rebuild,
-                     "frame": lambda: adapter.frame(*w.move(1))}
+            calls = _warm_up_calls(adapter, w)
             for timed in (False, True):
                 for op, call in calls.items():
                     start = time.perf_counter()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +66,7 @@ def _random_source(n: int, seed: int, layout: str) -> SceneSource:
 
 def _document_source(path: str | None) -> SceneSource:
     """Load the demo level (``path`` None) or a file through the importer registry."""
-    from editor.model.loading import load_document, demo_document, document_source
+    from editor.model.loading import demo_document, document_source, load_document
 
     doc = demo_document() if path is None else load_document(path)
     return document_source(doc, "demo" if path is None else path)

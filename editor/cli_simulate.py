@@ -20,7 +20,6 @@ A recording (``.npz`` from ``--save-recording`` or a frame-lines ``.jsonl``, see
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 

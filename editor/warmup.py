@@ -17,7 +17,6 @@ file reads.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -88,7 +87,7 @@ class KernelWarmup:
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
     @classmethod
-    def start_if_cold(cls, backend: str) -> "KernelWarmup | None":
+    def start_if_cold(cls, backend: str) -> KernelWarmup | None:
         """Start a warm-up for ``backend`` when its kernels are not cached, else ``None``."""
         return cls(backend) if cache_is_cold(backend) else None
 

@@ -41,7 +41,8 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
     max_depth``), the split makes progress (some child holds fewer items than the node) and
     the item lists built so far stay within ``reference_budget`` entries (large items are
     copied into every cell they meet, so without it a few big boxes among many small ones
-    would multiply down to ``max_depth``); children whose cell no item meets are not created. Returns ``cell_lo (K, 3)``, ``size``,
+    would multiply down to ``max_depth``); children whose cell no item meets are not created.
+    Returns ``cell_lo (K, 3)``, ``size``,
     ``depth``, ``parent``, ``child (K, 8)`` (-1: none), the leaves' items as CSR
     ``(leaf_start, leaf_count, items)``, and the cull boxes.
     """

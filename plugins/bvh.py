@@ -24,7 +24,8 @@ shows the fat boxes as ``lo/hi`` and the tight ones as ``core_lo/core_hi``.
 
 ``pairs`` descends the tree against itself (each unordered pair of subtrees once, splitting the
 larger box); in ``active`` mode a subtree pair is skipped unless one side holds an active
-object, and when few objects are active each active leaf queries the tree instead. Pair tests are counted on the node where the two subtrees that met split apart (their
+object, and when few objects are active each active leaf queries the tree instead. Pair tests are
+counted on the node where the two subtrees that met split apart (their
 lowest common ancestor).
 All node storage is pooled arrays with a free list; no recursion anywhere.
 """

@@ -23,7 +23,8 @@ dense cell count and the object references, and the references are also held to
 :data:`REFERENCES_PER_OBJECT` per object on average: when a layout would exceed either, the cell
 size is enlarged (auto-coarsening) until it fits, never failing and never allocating the absurd
 layout first; ``stats()`` reports the requested and effective sizes and ``coarsened``. In hash
-mode the scene must also span fewer than ``2 * HASH_HALF`` cells per axis (the key width). Edits rebuild the cell lists lazily at the next query, skipped entirely when no
+mode the scene must also span fewer than ``2 * HASH_HALF`` cells per axis (the key width). Edits
+rebuild the cell lists lazily at the next query, skipped entirely when no
 object changed its cell range.
 """
 from __future__ import annotations

@@ -37,7 +37,6 @@ from spatial.params import param
 
 from . import _tri_octree_kernels as kernels
 
-
 #: The build stops splitting once its item lists hold this many entries per item: items are
 #: copied into every cell they meet, and big ones among many small ones would otherwise be
 #: copied into ever more cells down to ``max_depth``.

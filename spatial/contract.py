@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -139,7 +139,7 @@ class NodeTable:
         return len(self.depth)
 
     @classmethod
-    def empty(cls, n: int = 0) -> "NodeTable":
+    def empty(cls, n: int = 0) -> NodeTable:
         """A table of ``n`` zeroed rows (``parent`` -1) for a backend to fill."""
         cols = {}
         for name, (dtype, shape) in _NODE_COLUMNS.items():
@@ -148,7 +148,7 @@ class NodeTable:
         return cls(**cols)
 
     @classmethod
-    def from_columns(cls, **columns) -> "NodeTable":
+    def from_columns(cls, **columns) -> NodeTable:
         """Build a table from the columns given; missing ones are zero-filled, cores = bounds."""
         n = len(columns["depth"])
         table = cls.empty(n)
@@ -194,11 +194,11 @@ class Segments:
     two_sided: np.ndarray
 
     @classmethod
-    def empty(cls) -> "Segments":
+    def empty(cls) -> Segments:
         return cls(np.empty(0, np.int64), np.empty((0, 2)), np.empty((0, 2)), np.empty(0, bool))
 
     @classmethod
-    def of(cls, ids, a, b, two_sided=None) -> "Segments":
+    def of(cls, ids, a, b, two_sided=None) -> Segments:
         ids = _id_array(ids, None, "segments")
         n = len(ids)
         flags = (np.zeros(n, dtype=bool) if two_sided is None
@@ -221,12 +221,12 @@ class Triangles:
     v2: np.ndarray
 
     @classmethod
-    def empty(cls) -> "Triangles":
+    def empty(cls) -> Triangles:
         z = np.empty((0, 3))
         return cls(np.empty(0, np.int64), z, z.copy(), z.copy())
 
     @classmethod
-    def of(cls, ids, v0, v1, v2) -> "Triangles":
+    def of(cls, ids, v0, v1, v2) -> Triangles:
         ids = _id_array(ids, None, "triangles")
         n = len(ids)
         return cls(ids, _points(v0, n, 3, "triangle v0"), _points(v1, n, 3, "triangle v1"),

@@ -41,8 +41,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +102,7 @@ class CostWeights:
             object.__setattr__(self, f.name, float(value))
 
     @classmethod
-    def from_dict(cls, values: dict | None) -> "CostWeights":
+    def from_dict(cls, values: dict | None) -> CostWeights:
         """Weights from a JSON object; unknown keys raise :class:`ParamError` naming them."""
         values = dict(values or {})
         known = {f.name for f in dataclasses.fields(cls)}
@@ -170,7 +171,7 @@ class Workload:
     prepare: Callable[[Any], None] | None = None
     description: str = ""
 
-    def subset(self, count: int) -> "Workload":
+    def subset(self, count: int) -> Workload:
         """A small workload with the first ``count`` objects (warm-up and cheapness probes)."""
         count = min(int(count), len(self.ids))
         keep = set(self.ids[:count].tolist())
@@ -215,7 +216,7 @@ class CostReport:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "CostReport":
+    def from_dict(cls, values: dict) -> CostReport:
         return cls(**values)
 
 

@@ -23,9 +23,10 @@ import os
 import pkgutil
 import sys
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .errors import PluginError
 
@@ -231,8 +232,8 @@ class Registry:
             name = f"{folder}/{entry.name}"
 
             def do_import(init=init, mod_name=mod_name):
-                spec = importlib.util.spec_from_file_location(
-                    mod_name, init, submodule_search_locations=[str(init.parent)] if init.name == "__init__.py" else None)
+                package_dirs = [str(init.parent)] if init.name == "__init__.py" else None
+                spec = importlib.util.spec_from_file_location(mod_name, init, submodule_search_locations=package_dirs)
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[mod_name] = module
                 try:

@@ -26,7 +26,7 @@ def random_boxes(n: int, seed: int = 0, layout: str = "uniform", world: float = 
     if layout not in LAYOUTS:
         raise ParamError("layout", f"expected one of {', '.join(LAYOUTS)}, got {layout!r}")
     if not (0 < size_min <= size_max and np.isfinite(size_max) and world > 0):
-        raise ParamError("size", f"need 0 < size_min <= size_max and world > 0")
+        raise ParamError("size", "need 0 < size_min <= size_max and world > 0")
     rng = np.random.default_rng(seed)
     if layout == "uniform":
         centres = rng.uniform(0.0, world, size=(n, 3))

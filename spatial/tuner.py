@@ -65,16 +65,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import multiprocessing
-import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .cost import CostReport, CostWeights, TrialTimeout, Workload, measure
-from .errors import ParamError, PartitionStudioError
+from .cost import CostWeights, TrialTimeout, Workload, measure
+from .errors import ParamError
 from .params import param_specs, params_to_dict, parse_params
 
 ISOLATIONS = ("none", "process")
@@ -230,7 +230,7 @@ class ScaleHints:
     extent: float
 
     @classmethod
-    def of(cls, lo: np.ndarray, hi: np.ndarray) -> "ScaleHints":
+    def of(cls, lo: np.ndarray, hi: np.ndarray) -> ScaleHints:
         if len(lo) == 0:
             return cls(1.0, 1.0)
         sizes = (hi - lo).max(axis=1)
@@ -304,7 +304,7 @@ def _measure_payload(cls, params, workload, weights, deadline) -> tuple[str, Any
                              deadline=deadline).as_dict()
     except TrialTimeout as exc:
         return "timeout", str(exc)
-    except (ParamError,) as exc:
+    except ParamError as exc:
         return "invalid", str(exc)
     except Exception as exc:  # a backend bug must not end the search; it is recorded
         return "error", f"{type(exc).__name__}: {exc}"

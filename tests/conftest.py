@@ -1,7 +1,6 @@
 """Test-session setup shared by every test directory."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

@@ -13,8 +13,15 @@ import pytest
 from benchmarks import report
 from benchmarks.adapters import Adapter, NotSupported, OurBackend
 from benchmarks.timing import Cell
-from benchmarks.workload import (REFERENCE_N, REFERENCE_WORLD, estimate_pairs, make_workload,
-                                 pair_checksum, parse_world, world_side)
+from benchmarks.workload import (
+    REFERENCE_N,
+    REFERENCE_WORLD,
+    estimate_pairs,
+    make_workload,
+    pair_checksum,
+    parse_world,
+    world_side,
+)
 from spatial.errors import ParamError
 from spatial.registry import default_registry
 

@@ -59,8 +59,18 @@ Around it:
   :func:`~.demo.build_demo_scene` — the demo level (``resources/demo_level.json``).
 """
 from .brushes import Brush, build_solids
-from .commands import (AddObjects, Command, EditCommand, MacroCommand, RemoveObjects, Reparent,
-                       SetProperties, SetSelection, SetSettings, Transform)
+from .commands import (
+                       AddObjects,
+                       Command,
+                       EditCommand,
+                       MacroCommand,
+                       RemoveObjects,
+                       Reparent,
+                       SetProperties,
+                       SetSelection,
+                       SetSettings,
+                       Transform,
+)
 from .entities import BRUSH, POINT, Entity, brush_entity, point_entity
 from .entity_classes import class_box
 from .events import ChangeKind, Signal

@@ -51,7 +51,7 @@ class Brush:
         object.__setattr__(self, "faces", faces)
 
     @classmethod
-    def trusted(cls, entity: int, faces: tuple[Face, ...]) -> "Brush":
+    def trusted(cls, entity: int, faces: tuple[Face, ...]) -> Brush:
         """Build a brush from values a loader has already checked, skipping validation.
 
         ``entity`` must be an ``int`` and ``faces`` a tuple of at least four :class:`Face`;
@@ -99,24 +99,24 @@ class Brush:
             return built[0].hi[built[1]]
         return np.asarray(self.solid.hi, dtype=np.float64)
 
-    def check(self) -> "Brush":
+    def check(self) -> Brush:
         """Return self if the faces bound a closed convex solid, else raise ``GeometryError``."""
         if "built" not in self._cache:
-            self.solid
+            _ = self.solid  # building the solid is the check
         return self
 
     # ------------------------------------------------------------------ edits (new values)
-    def with_entity(self, entity: int) -> "Brush":
+    def with_entity(self, entity: int) -> Brush:
         return Brush(int(entity), self.faces)
 
-    def _mapped(self, points: np.ndarray) -> "Brush":
+    def _mapped(self, points: np.ndarray) -> Brush:
         if not np.isfinite(points).all():
             raise GeometryError("the transformed brush has non-finite plane points")
         rows = points.tolist()  # one conversion for the whole brush, not one per number
         return Brush(self.entity, tuple(f.with_checked_points(tuple(map(tuple, r)))
                                         for f, r in zip(self.faces, rows)))
 
-    def translated(self, delta) -> "Brush":
+    def translated(self, delta) -> Brush:
         """The brush moved by ``delta`` (every plane point translated)."""
         delta = np.asarray(delta, dtype=np.float64).reshape(3)
         if not np.isfinite(delta).all():
@@ -125,7 +125,7 @@ class Brush:
             return self
         return self._mapped(self.plane_points() + delta)
 
-    def scaled(self, anchor, factors) -> "Brush":
+    def scaled(self, anchor, factors) -> Brush:
         """The brush scaled by ``factors`` (per axis, non-zero) about ``anchor``.
 
         An affine map sends planes to planes, so transforming the three points of every face is
@@ -143,7 +143,7 @@ class Brush:
             points = points[:, ::-1, :]
         return self._mapped(points)
 
-    def resized(self, new_lo, new_hi) -> "Brush":
+    def resized(self, new_lo, new_hi) -> Brush:
         """The brush stretched so that its bounds become ``[new_lo, new_hi]``.
 
         This is the axial resize of a box brush in TrenchBroom (dragging a face or corner),

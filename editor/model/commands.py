@@ -14,7 +14,7 @@ redone, and keeps the exact inverse the scene returned, so undo and redo replay 
 """
 from __future__ import annotations
 
-from typing import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class Command:
     def undo(self, scene: Scene) -> None:
         raise NotImplementedError
 
-    def merge_with(self, other: "Command") -> bool:
+    def merge_with(self, other: Command) -> bool:
         """Absorb ``other`` (already redone, pushed right after this one); True on success."""
         return False
 
@@ -166,7 +166,7 @@ class Transform(EditCommand):
 
     @classmethod
     def resize(cls, scene: Scene, ids: Iterable[int], new_lo, new_hi, text: str = "Resize",
-               merge_id: Hashable | None = None) -> "Transform":
+               merge_id: Hashable | None = None) -> Transform:
         """The transform taking the joint bounds of ``ids`` onto ``[new_lo, new_hi]``."""
         targets = [i for i in _expand(scene, ids) if scene.is_indexed(i)]
         if not targets:
@@ -176,7 +176,8 @@ class Transform(EditCommand):
         new_lo = np.asarray(new_lo, dtype=np.float64).reshape(3)
         new_hi = np.asarray(new_hi, dtype=np.float64).reshape(3)
         if (new_hi <= new_lo).any() or (hi <= lo).any():
-            raise SceneEditError(f"resize needs a positive size on every axis, got {new_lo.tolist()} .. {new_hi.tolist()}")
+            raise SceneEditError("resize needs a positive size on every axis, "
+                                 f"got {new_lo.tolist()} .. {new_hi.tolist()}")
         return cls(ids, delta=new_lo - lo, factors=(new_hi - new_lo) / (hi - lo), anchor=lo,
                    text=text, merge_id=merge_id)
 

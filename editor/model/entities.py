@@ -8,8 +8,8 @@ and is not indexed itself: its brushes are. The kind is fixed when the entity is
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Entity:
     def is_point(self) -> bool:
         return self.kind == POINT
 
-    def with_properties(self, changes: dict[str, str | None]) -> "Entity":
+    def with_properties(self, changes: dict[str, str | None]) -> Entity:
         """Set (value) or delete (``None``) keys; existing keys keep their place, new ones go last."""
         props = []
         for k, v in self.properties:
@@ -120,7 +120,7 @@ class Entity:
     def hi(self) -> np.ndarray:
         return self.origin + np.asarray(class_box(self.classname)[1], dtype=np.float64)
 
-    def translated(self, delta) -> "Entity":
+    def translated(self, delta) -> Entity:
         """The entity with its origin moved by ``delta`` (the origin key rewritten)."""
         delta = np.asarray(delta, dtype=np.float64).reshape(3)
         if not np.isfinite(delta).all():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 
 class ChangeKind(enum.Flag):

@@ -73,7 +73,7 @@ class Face:
 
     @classmethod
     def trusted(cls, points, texture, offset, rotation, scale, u_axis=None, v_axis=None,
-                extra=()) -> "Face":
+                extra=()) -> Face:
         """Build a face from values a loader has already checked, skipping validation.
 
         Every argument must already have the exact type the attributes document (tuples of
@@ -91,14 +91,14 @@ class Face:
         """The plane points as a ``(3, 3)`` float64 array."""
         return np.array(self.points, dtype=np.float64)
 
-    def with_points(self, points) -> "Face":
+    def with_points(self, points) -> Face:
         """A copy with new plane points and every texture attribute unchanged."""
         pts = np.asarray(points, dtype=np.float64)
         if pts.shape != (3, 3) or not np.isfinite(pts).all():
             raise GeometryError(f"face points: expected 3 points of 3 finite numbers, got {pts.tolist()}")
         return self.with_checked_points(tuple(map(tuple, pts.tolist())))
 
-    def with_checked_points(self, points: tuple[Point, Point, Point]) -> "Face":
+    def with_checked_points(self, points: tuple[Point, Point, Point]) -> Face:
         """:meth:`with_points` for points already known to be 3 tuples of 3 finite floats."""
         return Face.trusted(points, self.texture, self.offset, self.rotation, self.scale,
                             self.u_axis, self.v_axis, self.extra)

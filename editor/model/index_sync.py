@@ -4,12 +4,14 @@
 only, removes, inserts or updates objects of the index, under the scene's own ids: each point
 entity is a *dynamic* (awake) object, each brush (and anything else the scene indexes) a
 *static* one. Brush face planes are offered to the backend with ``set_split_planes``
-(geometry-driven backends such as a BSP use them). The backend can be switched or re-parametrised at any time; that rebuilds from the
+(geometry-driven backends such as a BSP use them). The backend can be switched or re-parametrised
+at any time; that rebuilds from the
 scene. By default the sync follows the backend and parameters stored in the scene's settings.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -17,10 +19,10 @@ from spatial.contract import SpatialIndex
 from spatial.errors import PluginError
 from spatial.params import parse_params
 
-from .level_geometry import offer_exact_geometry
 from .brushes import Brush
 from .entities import Entity
 from .events import ChangeKind, Signal
+from .level_geometry import offer_exact_geometry
 from .scene import Scene
 
 #: planes closer than this (in normal components and distance) are offered once

@@ -51,8 +51,8 @@ parameters parsed from the keys may live in the behaviour object. Randomness mus
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -241,7 +241,7 @@ class Bodies:
         return state
 
     @classmethod
-    def from_snapshot(cls, state: dict) -> "Bodies":
+    def from_snapshot(cls, state: dict) -> Bodies:
         used = len(state["ids"])
         bodies = cls(used)
         for name in cls.FLOAT3 + tuple(cls.COLUMNS):

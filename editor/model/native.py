@@ -15,7 +15,8 @@ Layout (keys always in this order; one entity property and one brush face per li
       ],
       "brushes": [
         {"id": 1, "entity": 0, "faces": [
-          {"points": [[0, 0, 0], [0, 1, 0], [0, 0, 1]], "texture": "rock", "offset": [0, 0], "rotation": 0, "scale": [1, 1]},
+          {"points": [[0, 0, 0], [0, 1, 0], [0, 0, 1]], "texture": "rock",
+           "offset": [0, 0], "rotation": 0, "scale": [1, 1]},
           ...
         ]},
         ...
@@ -244,7 +245,8 @@ def loads_scene(text: str, source: str = "<scene>") -> Scene:
     if not isinstance(doc, dict):
         r.fail("", f"expected a JSON object at the top, got {_describe(doc)}")
     if doc.get("format") != FORMAT_NAME:
-        r.fail("format", f"expected {FORMAT_NAME!r}, got {_describe(doc.get('format')) if 'format' in doc else 'nothing'}"
+        found = _describe(doc.get("format")) if "format" in doc else "nothing"
+        r.fail("format", f"expected {FORMAT_NAME!r}, got {found}"
                " (is this a Partition Studio scene?)")
     version = r.integer(doc.get("version"), "version", lo=1) if "version" in doc else r.fail("version", "missing field")
     if version > FORMAT_VERSION:
@@ -322,9 +324,11 @@ def _read_id(r: _Reader, value, field: str, seen: dict) -> int:
 def _read_settings(r: _Reader, raw) -> Settings:
     raw = r.obj(raw, "settings", ("backend", "params", "metadata"))
     backend = r.string(raw["backend"], "settings.backend")
-    params = r.obj(raw["params"], "settings.params", (), tuple(raw["params"]) if isinstance(raw["params"], dict) else ())
+    params = r.obj(raw["params"], "settings.params", (),
+                   tuple(raw["params"]) if isinstance(raw["params"], dict) else ())
     r.json_data(params, "settings.params")
-    metadata = r.obj(raw["metadata"], "settings.metadata", (), tuple(raw["metadata"]) if isinstance(raw["metadata"], dict) else ())
+    metadata = r.obj(raw["metadata"], "settings.metadata", (),
+                     tuple(raw["metadata"]) if isinstance(raw["metadata"], dict) else ())
     r.json_data(metadata, "settings.metadata")
     _check_params(r, backend, params)
     return Settings(backend, params, metadata)

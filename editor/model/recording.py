@@ -27,8 +27,8 @@ import os
 import tempfile
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
@@ -62,6 +62,11 @@ class FrameRecord:
     stats: FrameStats | None = None
 
 
+def _rows(values, n: int) -> np.ndarray:
+    """``values`` as an ``(n, 3)`` float64 array; no values is an empty table."""
+    return np.zeros((0, 3)) if values is None else np.asarray(values, dtype=np.float64).reshape(n, 3)
+
+
 def _record_bytes(record: FrameRecord) -> int:
     return sum(a.nbytes for a in (record.ids, record.lo, record.hi, record.awake, record.spawned,
                                   record.despawned))
@@ -90,8 +95,8 @@ class Recording:
             raise ValueError(f"recording capacity must be at least 1 frame, got {capacity}")
         self.static_ids = np.asarray(static_ids, dtype=np.int64).reshape(-1)
         n = len(self.static_ids)
-        self.static_lo = np.zeros((0, 3)) if static_lo is None else np.asarray(static_lo, dtype=np.float64).reshape(n, 3)
-        self.static_hi = np.zeros((0, 3)) if static_hi is None else np.asarray(static_hi, dtype=np.float64).reshape(n, 3)
+        self.static_lo = _rows(static_lo, n)
+        self.static_hi = _rows(static_hi, n)
         self.capacity = int(capacity)
         self.max_bytes = int(max_bytes)
         self.nbytes = 0

@@ -16,9 +16,9 @@ is file order for an imported level and stays stable through undo.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterable, Mapping, Union
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
 from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle
 
-SceneObject = Union[Brush, Entity, Segment, Triangle]
+SceneObject = Brush | Entity | Segment | Triangle
 
 DEFAULT_BACKEND = "brute"
 
@@ -204,7 +204,7 @@ class Scene:
         """A value equal for two scenes with the same content, selection and settings."""
         return (dict(self._objects), self._selection, self._settings)
 
-    def copy(self) -> "Scene":
+    def copy(self) -> Scene:
         """An independent scene with the same content and ids (no subscribers)."""
         other = Scene()
         other._objects = dict(self._objects)
@@ -316,14 +316,14 @@ class Scene:
             if isinstance(new, Brush):
                 owner = final(new.entity)
                 if not isinstance(owner, Entity) or owner.kind != BRUSH:
-                    what = "does not exist" if owner is None else f"is not a brush entity"
+                    what = "does not exist" if owner is None else "is not a brush entity"
                     raise SceneEditError(f"brush {oid}: owner entity {new.entity} {what}")
                 try:
                     new.check()
                 except GeometryError as exc:
                     raise GeometryError(f"brush {oid}: {exc}") from None
             elif isinstance(new, Entity) and new.is_point:
-                new.origin  # raises GeometryError on a malformed origin key
+                _ = new.origin  # raises GeometryError on a malformed origin key
         for eid in owners_losing:
             left = [b for b in self._brushes_of.get(eid, ()) if final(b) is not None
                     and final(b).entity == eid]

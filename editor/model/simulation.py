@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -51,13 +52,23 @@ from spatial.contract import NodeTable, PairResult, SpatialIndex
 from spatial.errors import ParamError
 from spatial.params import parse_params
 
-from .brushes import Brush
 from .entities import Entity
 from .events import Signal
 from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 from .hotspots import HotspotWindow
-from .motion import (AT_BOUNDS_CHOICES, AT_BOUNDS_KEY, MOTION_KEY, PROJECTILE, SLEEP_KEY, Bodies,
-                     MotionEntry, MotionKeyError, Spawn, StepContext, World)
+from .motion import (
+    AT_BOUNDS_CHOICES,
+    AT_BOUNDS_KEY,
+    MOTION_KEY,
+    PROJECTILE,
+    SLEEP_KEY,
+    Bodies,
+    MotionEntry,
+    MotionKeyError,
+    Spawn,
+    StepContext,
+    World,
+)
 from .recording import DEFAULT_CAPACITY, FrameRecord, Recording
 from .scene import Scene
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -13,8 +13,8 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from .commands import Command, MacroCommand
 from .events import Signal

@@ -116,9 +116,11 @@ def _apply_view_args(window, args) -> None:
 
 
 def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
-    from PySide6.QtCore import QSettings
     import os
     import tempfile
+
+    from PySide6.QtCore import QSettings
+
     from .main_window import MainWindow
     from .screenshot import ScreenshotError, save_screenshot, settle
 

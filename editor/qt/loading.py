@@ -120,7 +120,7 @@ def _load_quake_map(path: str, report) -> LoadedScene:
     for oid, obj in list(objects.items()):
         if isinstance(obj, Entity) and obj.is_point:
             try:
-                obj.origin
+                _ = obj.origin  # raises on a malformed origin key
             except (GeometryError, ValueError) as exc:
                 warnings.append(f"{path}: entity {obj.classname}: {exc}; skipped")
                 del objects[oid]

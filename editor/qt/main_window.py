@@ -12,12 +12,25 @@ import time
 
 from PySide6.QtCore import QFileSystemWatcher, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QCheckBox, QDockWidget, QFileDialog, QLabel,
-                               QMainWindow, QMessageBox, QProgressBar, QPushButton, QSplitter,
-                               QToolBar, QScrollArea)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QToolBar,
+)
 
+from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
+from .first_frame import FirstPaint
 from .glcheck import gl_status
 from .loading import OpenError, load_scene_file, save_scene_file
 from .panels.history_panel import HistoryPanel
@@ -29,11 +42,9 @@ from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
 from .settings import add_recent_file, default_settings, recent_files
+from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
-from .dialogs import install_dialogs
-from .first_frame import FirstPaint
-from .timeline import install_timeline
 from .views.view2d import View2D
 from .workers import LoadWorker
 
@@ -585,7 +596,7 @@ class MainWindow(QMainWindow):
     def _update_cursor_status(self) -> None:
         p = self._cursor
         if p is not None:
-            self._pos_label.setText("x %.0f  y %.0f  z %.0f" % tuple(p))
+            self._pos_label.setText("x {:.0f}  y {:.0f}  z {:.0f}".format(*p))
 
     def _update_status(self) -> None:
         doc = self.document

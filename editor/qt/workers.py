@@ -10,7 +10,6 @@ import time
 
 from PySide6.QtCore import QThread, Signal
 
-
 #: workers whose thread may still run: a QThread destroyed while running aborts the process,
 #: so each one is kept alive here until its thread has really finished
 _RUNNING: set = set()

@@ -13,7 +13,6 @@ The scene's settings choose a 2D BSP on the map plane, the structure the game it
 """
 from __future__ import annotations
 
-
 from editor.model.entities import brush_entity, point_entity
 from editor.model.level_geometry import Segment
 from editor.model.scene import Edit, Scene, Settings

@@ -47,7 +47,7 @@ class ShippedBSP:
     name = "shipped-bsp"
 
     @classmethod
-    def from_map(cls, data: MapData) -> "ShippedBSP":
+    def from_map(cls, data: MapData) -> ShippedBSP:
         """Walk the tree breadth-first; a node reached twice or a cycle raises ``WadError``."""
         if data.nodes is None:
             raise WadError(data.path, "the map has no standard node build (missing or extended "

@@ -25,8 +25,21 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .layout import (CF_ORIGIN, CF_SIDE, CI_MAX_DEPTH, COUNT, DEPTH, HEAD, IX, LOOSE_HI,
-                     LOOSE_LO, NEXT, NODE, PREV, USED)
+from .layout import (
+    CF_ORIGIN,
+    CF_SIDE,
+    CI_MAX_DEPTH,
+    COUNT,
+    DEPTH,
+    HEAD,
+    IX,
+    LOOSE_HI,
+    LOOSE_LO,
+    NEXT,
+    NODE,
+    PREV,
+    USED,
+)
 from .tree_kernels import can_split, cell_size, child_axis, create_child, entered
 
 #: Bits of a presort key that hold the depth of an object's grid cell (levels <= 15).

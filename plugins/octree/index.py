@@ -38,8 +38,8 @@ from spatial.errors import GeometryError, IndexInvariantError, ParamError
 from spatial.geometry import as_boxes
 from spatial.params import param
 
-from . import layout as L
 from . import build_kernels, packed_kernels, pair_kernels, query_kernels, tree_kernels
+from . import layout as L
 
 OUT_OF_BOUNDS_POLICIES = ("grow", "keep_in_root", "error")
 

@@ -2,7 +2,8 @@
 
 Every traversal uses an explicit stack over the node rows of the packed copy (breadth-first
 rows, siblings consecutive; see :mod:`.packed_kernels`) and prunes a node when the query misses
-its loose bounds. Visited and culled nodes are reported as those rows. The node tests use the very same predicates as :mod:`spatial.geometry` (closed boxes,
+its loose bounds. Visited and culled nodes are reported as those rows. The node tests use the
+very same predicates as :mod:`spatial.geometry` (closed boxes,
 the slab ray test, the positive-vertex frustum test); floating-point rounding is monotone, so a
 node that encloses an object is never rejected when the object itself would pass, and ray
 entry distances are bit-identical to the reference's.
@@ -26,8 +27,7 @@ import numba
 import numpy as np
 
 from .._kernels_common import grow
-from .packed_kernels import (END, FIRST, FIRST_KID, KIDS, LEAF_SIZE, LIST_END, LIST_FIRST, RIGHT,
-                             TREE_STACK)
+from .packed_kernels import END, FIRST, FIRST_KID, KIDS, LEAF_SIZE, LIST_END, LIST_FIRST, RIGHT, TREE_STACK
 
 STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
 #: A closest-hit ray's stack holds at most 8 pending items per octree level plus, for each

@@ -21,11 +21,38 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .layout import (ALIVE, CF_LOOSENESS, CF_MIN_SIZE, CF_ORIGIN, CF_SIDE, CHILD, CI_KEEP_IN_ROOT,
-                     CI_LIFE_CAP, CI_LIFE_INITIAL, CI_MAX_DEPTH, CORE_HI, CORE_LO, COUNT, DEPTH,
-                     FREE_TOP, HEAD, IX, LEVELS_MOVED, LIFE_LEFT, LIFE_MAX, LOOSE_HI, LOOSE_LO,
-                     MAX_LEVELS_MOVED, NCHILD, NEXT, NODE, PARENT, PREV, PRUNED_TOTAL,
-                     USED)
+from .layout import (
+    ALIVE,
+    CF_LOOSENESS,
+    CF_MIN_SIZE,
+    CF_ORIGIN,
+    CF_SIDE,
+    CHILD,
+    CI_KEEP_IN_ROOT,
+    CI_LIFE_CAP,
+    CI_LIFE_INITIAL,
+    CI_MAX_DEPTH,
+    CORE_HI,
+    CORE_LO,
+    COUNT,
+    DEPTH,
+    FREE_TOP,
+    HEAD,
+    IX,
+    LEVELS_MOVED,
+    LIFE_LEFT,
+    LIFE_MAX,
+    LOOSE_HI,
+    LOOSE_LO,
+    MAX_LEVELS_MOVED,
+    NCHILD,
+    NEXT,
+    NODE,
+    PARENT,
+    PREV,
+    PRUNED_TOTAL,
+    USED,
+)
 
 # status codes returned by kernels that may run out of node rows
 DONE = -1

@@ -24,8 +24,19 @@ from editor.model.faces import Face
 from editor.model.scene import Edit, Scene, Settings
 from spatial.errors import GeometryError, ParseError, PartitionStudioWarning
 
-from .syntax import (FORMATS, STANDARD, VALVE220, DecodedFaces, MapBrush, MapEntity, MapFace,
-                     MapFile, _collector_paused, read_map, save_map)
+from .syntax import (
+    FORMATS,
+    STANDARD,
+    VALVE220,
+    DecodedFaces,
+    MapBrush,
+    MapEntity,
+    MapFace,
+    MapFile,
+    _collector_paused,
+    read_map,
+    save_map,
+)
 
 ON_BAD_BRUSH = ("raise", "skip")
 

@@ -4,8 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from editor.model import (AddObjects, IndexSync, RemoveObjects, SetProperties, SetSettings,
-                          Transform, point_entity, scene_split_planes)
+from editor.model import (
+    AddObjects,
+    IndexSync,
+    RemoveObjects,
+    SetProperties,
+    SetSettings,
+    Transform,
+    point_entity,
+    scene_split_planes,
+)
 from editor.model.shapes import box_brush
 from spatial.registry import default_registry
 
@@ -117,7 +125,7 @@ def test_every_registered_backend_follows_edits(backend):
                            new[1]: point_entity("monster_army", (310, 310, 24)),
                            new[2]: point_entity("light", (-500, -500, 300))}))
     assert_index_matches(sync)
-    for step in range(5):
+    for _ in range(5):
         stack.push(Transform([new[1], ids["ogre"]], delta=(-40, -30, 0), merge_id="drag"))
         assert_index_matches(sync)
     stack.push(Transform.resize(scene, [ids["floor"]], (-300, -300, -32), (300, 280, 0)))

@@ -8,8 +8,14 @@ import pytest
 
 from editor.model import AddObjects, SetSettings, Transform
 from editor.model.faces import Face
-from editor.model.native import (FORMAT_VERSION, NativeFormatError, dumps_scene, load_scene,
-                                 loads_scene, save_scene)
+from editor.model.native import (
+    FORMAT_VERSION,
+    NativeFormatError,
+    dumps_scene,
+    load_scene,
+    loads_scene,
+    save_scene,
+)
 from editor.model.shapes import box_brush
 from spatial.errors import PartitionStudioError
 

@@ -6,11 +6,20 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from editor.model import (AddObjects, IndexSync, RemoveObjects, Reparent, SetProperties,
-                          SetSelection, SetSettings, Transform, point_entity)
-from editor.model.shapes import box_brush, prism_brush
+from editor.model import (
+    AddObjects,
+    IndexSync,
+    RemoveObjects,
+    Reparent,
+    SetProperties,
+    SetSelection,
+    SetSettings,
+    Transform,
+    point_entity,
+)
 from editor.model.entities import Entity
 from editor.model.native import dumps_scene, loads_scene
+from editor.model.shapes import box_brush, prism_brush
 
 from .helpers import assert_index_matches, private_registry, small_scene
 

@@ -4,8 +4,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from editor.model import (AddObjects, ChangeKind, Edit, RemoveObjects, Reparent, SceneEditError,
-                          SetProperties, SetSelection, Transform, brush_entity, point_entity)
+from editor.model import (
+    AddObjects,
+    ChangeKind,
+    Edit,
+    RemoveObjects,
+    Reparent,
+    SceneEditError,
+    SetProperties,
+    SetSelection,
+    Transform,
+    brush_entity,
+    point_entity,
+)
 from editor.model.shapes import box_brush
 from spatial.errors import GeometryError
 

@@ -55,7 +55,8 @@ def test_simulate_prints_frames_lifespans_and_hotspots(capsys, level):
     # same seed, same motion: the counts repeat (timings aside)
     code, again, _ = run(capsys, "simulate", str(level), "--frames", "40", "--backend", "octree",
                          "--seed", "4", "--json")
-    strip = lambda fs: [{k: v for k, v in f.items() if not k.endswith("_ms")} for f in fs]
+    def strip(fs):
+        return [{k: v for k, v in f.items() if not k.endswith("_ms")} for f in fs]
     assert strip(json.loads(again)["frames"]) == strip(frames)
 
 

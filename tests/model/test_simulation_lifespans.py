@@ -38,7 +38,7 @@ def _cells(sim) -> dict:
 
 def _check_rules(before: dict, after: dict, initial: int = 8, cap: int = CAP) -> None:
     """The lifespan rules between two consecutive frames, for every cell."""
-    for cell, (own, sub, left, life, leaf) in after.items():
+    for cell, (_own, sub, left, life, leaf) in after.items():
         assert initial <= life <= cap, f"{cell}: lifespan max {life} outside [{initial}, {cap}]"
         assert life & (life - 1) == 0 or life == cap, f"{cell}: max {life} is not initial x 2^k"
         empty = sub == 0 and leaf
@@ -54,7 +54,7 @@ def _check_rules(before: dict, after: dict, initial: int = 8, cap: int = CAP) ->
                 assert left == life - 1 and life == life0
             if left0 == 0 and left == 0:
                 assert life == life0
-    for cell, (own0, sub0, left0, life0, leaf0) in before.items():
+    for cell, (_own0, _sub0, left0, _life0, _leaf0) in before.items():
         if cell not in after:
             assert left0 == 1, f"{cell} was pruned with {left0} frames left"
 

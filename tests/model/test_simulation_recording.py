@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from editor.model.frame_format import load_frame_lines, write_frame_lines
-from editor.model.recording import (FrameRecord, Recording, RecordingFormatError, Replay, load_recording,
-                                    save_recording)
+from editor.model.recording import (
+    FrameRecord,
+    Recording,
+    RecordingFormatError,
+    Replay,
+    load_recording,
+    save_recording,
+)
 from editor.model.simulation import Simulation, SimulationConfig
 from spatial.errors import ParseError
 from spatial.registry import default_registry

@@ -7,8 +7,13 @@ import pytest
 from editor.model import UndoStack
 from editor.model.demo import build_demo_scene
 from editor.model.simulation import Simulation, SimulationConfig
-from editor.model.tuning import (CAMERA_PREFIXES, scene_content_hash, scene_workload, tune_scene,
-                                 tuned_settings_command)
+from editor.model.tuning import (
+    CAMERA_PREFIXES,
+    scene_content_hash,
+    scene_workload,
+    tune_scene,
+    tuned_settings_command,
+)
 from spatial.tuner import CancelToken
 
 

@@ -4,8 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from editor.model import (AddObjects, RemoveObjects, SetProperties, SetSelection, SetSettings,
-                          Transform, UndoStack, point_entity)
+from editor.model import (
+    AddObjects,
+    RemoveObjects,
+    SetProperties,
+    SetSelection,
+    SetSettings,
+    Transform,
+    UndoStack,
+    point_entity,
+)
 from editor.model.scene import SceneEditError
 
 from .helpers import private_registry, small_scene
@@ -174,6 +182,6 @@ def test_limit_forgets_the_oldest_steps():
     scene = small_scene()[0]
     stack = UndoStack(scene, limit=3)
     ids = scene.indexed_ids()[:1].tolist()
-    for k in range(5):
+    for _ in range(5):
         stack.push(Transform(ids, delta=(1, 0, 0)))
     assert len(stack) == 3 and stack.index == 3 and stack.clean_index is None

@@ -28,8 +28,9 @@ def test_an_empty_kernel_cache_is_cold(tmp_path):
 
 def test_a_cache_with_the_kernels_is_warm():
     # this process has run the octree and built brushes, so the default cache holds them
-    from spatial.brush import brushes_from_planes
     import numpy as np
+
+    from spatial.brush import brushes_from_planes
     normals = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1.0]])
     brushes_from_planes([(normals, np.ones(6))])
     warm("octree", announce=lambda line: None)

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from plugins.brute import BruteForce
 from plugins import bvh as bvh_module
+from plugins.brute import BruteForce
 from plugins.bvh import DynamicBvh
 from spatial.errors import IndexInvariantError
 from spatial.scenegen import random_boxes

@@ -5,10 +5,17 @@ import json
 
 import pytest
 
-from plugins.param_exporters import (ParamsFormatError, c_header_text, check_params_document,
-                                     godot_text, load_params_document, save_json,
-                                     tuned_params_document, unreal_ini_text)
 from plugins.octree.index import Octree
+from plugins.param_exporters import (
+    ParamsFormatError,
+    c_header_text,
+    check_params_document,
+    godot_text,
+    load_params_document,
+    save_json,
+    tuned_params_document,
+    unreal_ini_text,
+)
 from spatial.registry import default_registry
 from spatial.tuner import tune
 from tests.spatial.tuning_helpers import small_workload
@@ -82,7 +89,7 @@ def test_c_header_defines_every_parameter(document):
     text = c_header_text(document)
     assert "#ifndef PS_OCTREE_TUNED_PARAMS_H" in text and text.rstrip().endswith("*/")
     for name, value in document["params"].items():
-        line = next(l for l in text.splitlines() if l.startswith(f"#define PS_OCTREE_{name.upper()} "))
+        line = next(row for row in text.splitlines() if row.startswith(f"#define PS_OCTREE_{name.upper()} "))
         literal = line.split(" ", 2)[2]
         assert (json.loads(literal) == value) if isinstance(value, str) else float(literal) == value
 

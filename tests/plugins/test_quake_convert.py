@@ -8,9 +8,14 @@ import pytest
 
 from editor.model.demo import build_demo_scene
 from editor.model.stats import scene_counts
-from plugins.quake_map.convert import (load_map, mapfile_to_scene, quake_texture_axes,
-                                       save_map_scene, scene_to_mapfile)
-from plugins.quake_map.syntax import parse_map, read_map, write_map
+from plugins.quake_map.convert import (
+    load_map,
+    mapfile_to_scene,
+    quake_texture_axes,
+    save_map_scene,
+    scene_to_mapfile,
+)
+from plugins.quake_map.syntax import MapFile, parse_map, read_map, write_map
 from spatial.brush import is_closed_convex
 from spatial.errors import ParseError, PartitionStudioWarning
 from spatial.registry import Registry
@@ -131,7 +136,7 @@ def test_standard_faces_get_quake_axes_in_a_valve_export():
     assert scene_counts(reread) == scene_counts(scene)
 
 
-def _cube_map(**changes) -> "MapFile":
+def _cube_map(**changes) -> MapFile:
     """A one-brush map built in code; ``changes`` replace attributes of its first face."""
     from plugins.quake_map.syntax import MapBrush, MapEntity, MapFace, MapFile
 
@@ -169,7 +174,7 @@ def test_a_map_built_in_code_becomes_float_tuples():
     ({"u_axis": (1.0, 0.0)}, "a texture U axis of 3 numbers"),
 ])
 def test_a_malformed_face_built_in_code_is_named_by_its_position(changes, message):
-    with pytest.raises(ParseError, match=re.escape(f"code.map:3:1: face: ") + ".*" + message):
+    with pytest.raises(ParseError, match=re.escape("code.map:3:1: face: ") + ".*" + message):
         mapfile_to_scene(_cube_map(**changes), "code.map")
 
 

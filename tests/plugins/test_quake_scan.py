@@ -63,7 +63,7 @@ def test_only_canonical_lines_are_taken():
 
 
 def test_the_parser_reads_fast_and_slow_faces_alike():
-    canonical = f"( 0 0 0 ) ( 0 1 0 ) ( 1 0 0 ) T 1.5 -2 90 1 1\n"
+    canonical = "( 0 0 0 ) ( 0 1 0 ) ( 1 0 0 ) T 1.5 -2 90 1 1\n"
     spaced = "(0 0 0)(0 1 0)(1 0 0)T 1.5 -2 90 1 1\n"
     mapfile = parse_map("{\n{\n" + canonical + spaced + canonical + "}\n}\n")
     first, second, third = mapfile.entities[0].brushes[0].faces

@@ -12,8 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugins.quake_map import syntax
-from plugins.quake_map.syntax import (MapBrush, MapEntity, MapFace, MapFile, parse_map, read_map,
-                                      save_map, write_map)
+from plugins.quake_map.syntax import (
+    MapBrush,
+    MapEntity,
+    MapFace,
+    MapFile,
+    parse_map,
+    read_map,
+    save_map,
+    write_map,
+)
 from spatial.errors import ParseError
 
 QUAKE_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "quake"

@@ -140,6 +140,7 @@ def test_all_backends_ranks_every_backend_but_brute(qtbot, window):
 
 def test_pareto_front_is_the_non_dominated_points():
     import numpy as np
+
     from editor.qt.dialogs.tune_dialog import pareto_front
 
     cost = np.array([5.0, 3.0, 4.0, 1.0, 2.0])

@@ -61,8 +61,9 @@ def test_screenshot_mode_writes_the_window_with_gl_content(tmp_path, qapp):
     ok, reason = gl_status()
     if not ok:
         pytest.skip(f"no OpenGL: {reason}")
-    from editor.qt.app_main import run_gui
     from PySide6.QtGui import QImage
+
+    from editor.qt.app_main import run_gui
     out = tmp_path / "shot.png"
     code = run_gui(["--screenshot", str(out), "--backend", "quadtree", "--overlay", "own_count",
                     "--size", "1200x800"])
@@ -94,8 +95,9 @@ def test_fly_mode_moves_the_camera_with_wasd(gl_window, qtbot):
 
 
 def test_big_overlays_are_culled_to_the_camera_view(gl_window, qtbot, monkeypatch):
-    import editor.qt.views.view3d as view3d_module
     from PySide6.QtGui import QVector3D
+
+    import editor.qt.views.view3d as view3d_module
     monkeypatch.setattr(view3d_module, "CULL_OVERLAY_ABOVE", 0)
     window = gl_window
     view = window.view3d

@@ -4,8 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from editor.qt.overlay import (OverlaySettings, box_lines, build_overlay, project_rects,
-                               rect_segments, select_rows)
+from editor.qt.overlay import (
+    OverlaySettings,
+    box_lines,
+    build_overlay,
+    project_rects,
+    rect_segments,
+    select_rows,
+)
 from editor.qt.views.camera import CameraShot, pixel_ray
 from spatial.contract import NodeTable
 

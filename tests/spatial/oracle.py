@@ -60,8 +60,9 @@ def assert_same_queries(index, oracle: BruteForce, rng: np.random.Generator, n_q
         eye = rand_point()
         forward = rng.normal(size=3)
         up = np.array([0.0, 0.0, 1.0]) if abs(forward[2]) < 0.9 * np.linalg.norm(forward) else np.array([1.0, 0, 0])
+        far = 0.5 + float(rng.uniform(0.2, 1.5) * scale)
         planes = frustum_planes_from_camera(eye, forward, up, float(rng.uniform(30, 120)),
-                                            float(rng.uniform(0.5, 2.0)), 0.5, 0.5 + float(rng.uniform(0.2, 1.5) * scale))
+                                            float(rng.uniform(0.5, 2.0)), 0.5, far)
         _same(index.query_frustum(planes).ids, oracle.query_frustum(planes).ids, "query_frustum", eye, forward)
 
     # batch forms

@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
-from spatial.brush import (ConvexBrush, brush_from_planes, brushes_from_plane_arrays,
-                           brushes_from_planes, closure_problems, is_closed_convex,
-                           plane_from_points, planes_from_points)
+from spatial.brush import (
+    ConvexBrush,
+    brush_from_planes,
+    brushes_from_plane_arrays,
+    brushes_from_planes,
+    closure_problems,
+    is_closed_convex,
+    plane_from_points,
+    planes_from_points,
+)
 from spatial.errors import GeometryError
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "quake"

@@ -24,7 +24,7 @@ def _cases():
     cases = []
     for name, cls in sorted(REGISTRY.backends.items()):
         variants = getattr(cls, "param_variants", None) or [{}]
-        for i, variant in enumerate([{}] + [v for v in variants if v]):
+        for variant in [{}] + [v for v in variants if v]:
             label = name if not variant else f"{name}[{','.join(f'{k}={v}' for k, v in variant.items())}]"
             cases.append(pytest.param(name, variant, id=label))
     return cases

@@ -51,7 +51,8 @@ def test_folder_plugins_load_and_broken_ones_are_reported(tmp_path):
     '''))
     (tmp_path / "no_register.py").write_text("X = 1\n")
     (tmp_path / "pkgplugin").mkdir()
-    (tmp_path / "pkgplugin" / "__init__.py").write_text("def register(registry):\n    registry.add_motion('still', object)\n")
+    (tmp_path / "pkgplugin" / "__init__.py").write_text(
+        "def register(registry):\n    registry.add_motion('still', object)\n")
     reg = Registry()
     reg.load_folder(tmp_path)
     assert "renamed-brute" in reg.backends
@@ -72,7 +73,8 @@ def test_entry_point_plugins_load(monkeypatch):
                              dist=SimpleNamespace(name="broken-dist"))
     good = SimpleNamespace(name="good", load=lambda: module, dist=SimpleNamespace(name="good-dist"))
     import importlib.metadata as md
-    monkeypatch.setattr(md, "entry_points", lambda group: [good, broken] if group == registry_module.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(md, "entry_points",
+                        lambda group: [good, broken] if group == registry_module.ENTRY_POINT_GROUP else [])
     reg = Registry()
     reg.load_entry_points()
     assert "from-entry-point" in reg.motions

@@ -9,7 +9,7 @@ import pytest
 
 from spatial.errors import GeometryError
 from spatial.geometry import boxes_overlap
-from spatial.triangles import triangle_bounds, tri_box_overlap, triangles_boxes_overlap
+from spatial.triangles import tri_box_overlap, triangle_bounds, triangles_boxes_overlap
 
 UNIT_LO = np.zeros(3)
 UNIT_HI = np.ones(3)

@@ -39,7 +39,8 @@ class InspectorPanel(QWidget):
             self.info.setText("No node. Pick the Inspect tool (I) and click a node.")
             return
         lo, hi = table.lo[row], table.hi[row]
-        fmt = lambda v: "(" + ", ".join(f"{x:g}" for x in v) + ")"
+        def fmt(v) -> str:
+            return "(" + ", ".join(f"{x:g}" for x in v) + ")"
         text = [f"<b>Node {row}</b> ({'leaf' if table.is_leaf[row] else 'inner'}), depth {table.depth[row]}, "
                 f"parent {table.parent[row]}",
                 f"bounds {fmt(lo)} – {fmt(hi)}", f"size {fmt(hi - lo)}"]

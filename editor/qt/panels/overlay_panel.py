@@ -8,8 +8,16 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QLinearGradient, QPainter, QPalette, QPen
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QSpinBox, QVBoxLayout,
-                               QWidget, QHBoxLayout)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..colors import colormap
 from ..overlay import METRICS

@@ -2,8 +2,15 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout,
-                               QWidget, QHBoxLayout)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..tools.edit_ops import select
 

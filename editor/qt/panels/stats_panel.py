@@ -99,5 +99,6 @@ class StatsPanel(QWidget):
             self.per_depth.addItem(pg.BarGraphItem(x=np.arange(len(depths)), height=depths, width=0.8,
                                                    brush=(120, 200, 120)))
             ideal = stats["ideal_depth"]
-            self.per_depth.addItem(pg.InfiniteLine(ideal, angle=90, pen=pg.mkPen((255, 200, 60), style=pg.QtCore.Qt.DashLine),
+            pen = pg.mkPen((255, 200, 60), style=pg.QtCore.Qt.DashLine)
+            self.per_depth.addItem(pg.InfiniteLine(ideal, angle=90, pen=pen,
                                                    label="ideal", labelOpts={"color": (255, 200, 60)}))

@@ -1,8 +1,8 @@
 """Live per-frame plots of the simulation (pyqtgraph): pairs, nodes, update time, awake objects."""
 from __future__ import annotations
 
-import pyqtgraph as pg
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 

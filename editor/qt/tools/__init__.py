@@ -5,6 +5,6 @@ mutates the scene); selection changes are commands too (undoable, never dirtying
 """
 from __future__ import annotations
 
-from .manager import ToolManager, TOOL_NAMES
+from .manager import TOOL_NAMES, ToolManager
 
 __all__ = ["ToolManager", "TOOL_NAMES"]

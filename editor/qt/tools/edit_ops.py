@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from editor.model import (AddObjects, Brush, Entity, RemoveObjects, SetSelection, Transform,
-                          brush_entity)
+from editor.model import AddObjects, Brush, Entity, RemoveObjects, SetSelection, Transform, brush_entity
 from editor.model.scene import SceneEditError
 
 from ..scene_geometry import selection_bounds

@@ -7,7 +7,8 @@ from .query_tools import FrustumTool, InspectTool, RayTool
 
 #: tool name -> (label, shortcut, tooltip)
 TOOL_NAMES = {
-    "select": ("Select", "S", "Select (click, Shift add, Ctrl toggle, drag a box); drag to move; drag handles to resize"),
+    "select": ("Select", "S",
+               "Select (click, Shift add, Ctrl toggle, drag a box); drag to move; drag handles to resize"),
     "brush": ("Brush", "B", "Create a box brush by dragging in a 2D view"),
     "entity": ("Entity", "N", "Place an entity of the palette's class with a click"),
     "ray": ("Ray", "R", "Cast a ray: drag in a 2D view or click in the 3D view"),

@@ -56,7 +56,7 @@ class PathsItem(pg.GraphicsObject):
 
     def set_layers(self, layers) -> None:
         self.prepareGeometryChange()
-        self._layers = [l for l in layers if not l[0].isEmpty()]
+        self._layers = [layer for layer in layers if not layer[0].isEmpty()]
         rect = QRectF()
         for path, _, _ in self._layers:
             rect = rect.united(path.boundingRect())

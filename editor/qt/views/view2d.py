@@ -13,10 +13,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QFont
 
-from ..colors import (BRUSH_EDGE, BRUSH_FACE, CULLED, HIGHLIGHT, SELECTED, VISITED)
-from ..overlay import bin_colour, project_rects, rect_segments, COLOUR_BINS
+from ..colors import BRUSH_EDGE, BRUSH_FACE, CULLED, HIGHLIGHT, SELECTED, VISITED
+from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
-from .items2d import (GridItem, LabelsItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path)
+from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path
 
 AXIS_NAMES = "xyz"
 #: the three standard views: name -> (horizontal axis, vertical axis)
@@ -328,7 +328,8 @@ class View2D(pg.PlotWidget):
         for b in range(COLOUR_BINS):
             mine = rects[bins == b]
             if len(mine):
-                layers.append((segments_path(rect_segments(mine)), cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6), None))
+                pen = cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6)
+                layers.append((segments_path(rect_segments(mine)), pen, None))
         self.overlay.set_layers(layers)
         self._update_labels()
 
@@ -362,7 +363,7 @@ class View2D(pg.PlotWidget):
         st = self.state
         table = st.node_table
         layers = []
-        for q, colour in ((st.frustum, None), (st.ray, None)):
+        for q in (st.frustum, st.ray):
             res = getattr(q, "result", None)
             if res is None or table is None:
                 continue
