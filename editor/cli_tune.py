@@ -53,22 +53,26 @@ def _configure(p) -> None:
                    help="hold a parameter at this value (e.g. plane=xz); repeatable; "
                         "not with --all-backends")
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the parameters")
-    p.add_argument("--format", choices=["json", "c-header", "unreal-ini", "godot"],
-                   help="output format (default: from the --out suffix, else json)")
+    p.add_argument("--format", metavar="NAME",
+                   help="output format: a parameters exporter from `plugins` (json, c-header, "
+                        "unreal-ini, godot, ...); default: from the --out suffix, else json")
 
 
 def _exporter(args):
-    from plugins.param_exporters import FORMATS
+    """``(format name, exporter)`` for ``--format`` or the ``--out`` suffix (default json)."""
     from spatial.registry import default_registry
 
     registry = default_registry()
+    exporters = registry.exporters_of_kind("params")
     if args.format:
-        return args.format, registry.exporters[FORMATS[args.format]]
+        if args.format not in exporters:
+            raise CliError(f"--format: unknown parameters format {args.format!r} "
+                           f"(known: {', '.join(sorted(exporters))})")
+        return args.format, exporters[args.format]
     found = registry.exporter_for(args.out, kind="params")
     if found is None:
-        return "json", registry.exporters[FORMATS["json"]]
-    fmt = next(k for k, v in FORMATS.items() if v == found.name)
-    return fmt, found
+        found = exporters["json"]
+    return found.name, found
 
 
 def _weights(items):
@@ -88,8 +92,8 @@ def cmd_tune(args) -> dict:
     """Tune, export, report."""
     from editor.model.loading import demo_document, load_document
     from editor.model.tuning import scene_content_hash, scene_fixed_params, scene_workload
-    from plugins.param_exporters import tuned_params_document
     from spatial.registry import default_registry
+    from spatial.tuned_params import tuned_params_document
     from spatial.tuner import compare_backends, tune
 
     if not (args.budget > 0):

@@ -2,10 +2,10 @@
 
 Every exporter here is registered with ``kind="params"`` and has the signature
 ``save(document, path)``, where ``document`` is the JSON document built by
-:func:`tuned_params_document` (the same dict the JSON exporter writes). Files are written
+:func:`spatial.tuned_params.tuned_params_document` (the same dict the JSON exporter writes). Files are written
 atomically (a temporary file renamed over the target).
 
-* ``params-json`` (``*.json``) — the document itself::
+* ``json`` (``*.json``) — the document itself::
 
       {"format": "partition-studio-params", "version": 1,
        "tool": {"name", "version"}, "date": ISO-8601 UTC,
@@ -20,7 +20,7 @@ atomically (a temporary file renamed over the target).
        "comparison": optional ranking of backends}
 
   ``python app.py stats FILE --params PARAMS.json`` reads its ``backend`` and ``params``;
-  :func:`load_params_document` reads it back, naming the offending field on error.
+  :func:`spatial.tuned_params.load_params_document` reads it back, naming the offending field on error.
 * ``c-header`` (``*.h``, ``*.hpp``) — ``#define`` constants, one per parameter, with unit and
   help in comments.
 * ``unreal-ini`` (``*.ini``) — a ``[ConsoleVariables]`` block for ``DefaultEngine.ini`` with the
@@ -31,160 +31,13 @@ atomically (a temporary file renamed over the target).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
-from spatial.errors import PartitionStudioError
-from spatial.params import param_specs, parse_params
-
-FORMAT_NAME = "partition-studio-params"
-FORMAT_VERSION = 1
-TOOL_NAME = "partition-studio"
-
-
-class ParamsFormatError(PartitionStudioError, ValueError):
-    """A tuned-parameters document is unreadable; the message names the file and field path."""
-
-    def __init__(self, source: str, field: str, message: str):
-        self.source, self.field = source, field
-        super().__init__(f"{source}: {field}: {message}" if field else f"{source}: {message}")
-
-
-def tool_version() -> str:
-    """The installed version of the tool (``0+unknown`` when not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(TOOL_NAME)
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-# --------------------------------------------------------------------------- the document
-def tuned_params_document(result, scene: dict, comparison: dict | None = None,
-                          date: str | None = None) -> dict:
-    """The JSON document of a :class:`spatial.tuner.TuneResult`.
-
-    Parameters
-    ----------
-    result : spatial.tuner.TuneResult
-        Its ``best`` trial gives the parameters (the defaults when no trial completed).
-    scene : dict
-        ``{"source", "hash", "objects"}`` of the scene the parameters were tuned on.
-    comparison : dict, optional
-        A :meth:`spatial.tuner.Comparison.as_dict` when several backends were compared.
-    date : str, optional
-        ISO-8601 date (default: now, UTC).
-    """
-    from spatial.registry import default_registry
-
-    cls = default_registry().backend(result.backend)
-    specs = param_specs(cls.Params)
-    defaults = {s.name: s.default for s in specs}
-    best, base = result.best, result.defaults
-    params = dict(best.params) if best is not None else dict(defaults)
-    doc = {
-        "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
-        "tool": {"name": TOOL_NAME, "version": tool_version()},
-        "date": date or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "backend": result.backend,
-        "params": params,
-        "units": {s.name: s.unit for s in specs},
-        "defaults": defaults,
-        "scene": {"source": str(scene.get("source", "")), "hash": str(scene.get("hash", "")),
-                  "objects": int(scene.get("objects", 0))},
-        "cost_model": {
-            "objective": "per-frame work (spatial.cost): pair tests + rays_per_frame * ray work "
-                         "+ frusta_per_frame * frustum work + weighted size and wall-clock terms",
-            "weights": dict(result.as_dict()["weights"]),
-            "seed": result.seed,
-            "workload": result.workload,
-        },
-        "cost": {
-            "tuned": best.cost if best is not None else None,
-            "defaults": base.cost if base is not None and base.ok else None,
-            "improvement": result.improvement,
-            "tuned_report": best.report if best is not None else None,
-            "defaults_report": base.report if base is not None and base.ok else None,
-        },
-        "search": {"trials": len(result.trials), "budget_s": result.budget_s,
-                   "elapsed_s": round(result.elapsed_s, 3), "stop_reason": result.stop_reason,
-                   "space": result.space, "warmup_s": round(result.warmup_s, 3),
-                   "history": [{"index": t.index, "phase": t.phase, "status": t.status,
-                                "cost": t.cost, "seconds": round(t.seconds, 3),
-                                "params": t.params, "message": t.message}
-                               for t in result.trials]},
-    }
-    if comparison is not None:
-        doc["comparison"] = comparison
-    return doc
-
-
-def _require(doc: Any, key: str, kind, source: str, path: str):
-    if not isinstance(doc, dict) or key not in doc:
-        raise ParamsFormatError(source, f"{path}{key}", "missing")
-    value = doc[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise ParamsFormatError(source, f"{path}{key}", f"expected {names}, got {type(value).__name__}")
-    return value
-
-
-def check_params_document(doc: Any, source: str = "<params>", registry=None) -> Any:
-    """Validate a parsed document; return the backend's ``Params`` instance it describes.
-
-    Raises :class:`ParamsFormatError` naming the field path (``params.max_depth``...).
-    """
-    if registry is None:
-        from spatial.registry import default_registry
-        registry = default_registry()
-    if not isinstance(doc, dict):
-        raise ParamsFormatError(source, "", "expected a JSON object")
-    fmt = _require(doc, "format", str, source, "")
-    if fmt != FORMAT_NAME:
-        raise ParamsFormatError(source, "format", f"expected {FORMAT_NAME!r}, got {fmt!r}")
-    version = _require(doc, "version", int, source, "")
-    if version < 1 or version > FORMAT_VERSION:
-        raise ParamsFormatError(source, "version",
-                                f"version {version} is not supported (this tool reads 1..{FORMAT_VERSION})")
-    backend = _require(doc, "backend", str, source, "")
-    if backend not in registry.backends:
-        known = ", ".join(sorted(registry.backends))
-        raise ParamsFormatError(source, "backend", f"unknown backend {backend!r} (known: {known})")
-    params = _require(doc, "params", dict, source, "")
-    scene = doc.get("scene")
-    if scene is not None:
-        if not isinstance(scene, dict):
-            raise ParamsFormatError(source, "scene", "expected an object")
-        if "hash" in scene and not (isinstance(scene["hash"], str)
-                                    and re.fullmatch(r"(sha256:[0-9a-f]{64})?", scene["hash"])):
-            raise ParamsFormatError(source, "scene.hash", "expected 'sha256:' and 64 hex digits")
-    cls = registry.backend(backend)
-    from spatial.errors import ParamError
-
-    try:
-        return parse_params(cls.Params, params)
-    except ParamError as exc:
-        raise ParamsFormatError(source, f"params.{exc.field}", str(exc).split(": ", 1)[-1]) from None
-
-
-def load_params_document(path: str | Path, registry=None) -> tuple[dict, Any]:
-    """Read a ``params-json`` file: ``(document, Params instance)``; errors name file and field."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ParamsFormatError(source, "", f"cannot read: {exc.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParamsFormatError(f"{source}:{exc.lineno}:{exc.colno}", "", f"invalid JSON: {exc.msg}") from None
-    return doc, check_params_document(doc, source, registry)
+from spatial.params import param_specs
+from spatial.tuned_params import TOOL_NAME
 
 
 def _write(path, text: str) -> None:
@@ -356,13 +209,9 @@ def save_godot(document: dict, path) -> None:
 
 
 #: format name (``--format``) -> exporter name
-FORMATS = {"json": "params-json", "c-header": "c-header", "unreal-ini": "unreal-ini",
-           "godot": "godot"}
-
-
 def register(registry) -> None:
     """Built-in plugin entry point: the tuned-parameter exporters."""
-    registry.add_exporter("params-json", ("*.json",), save_json, kind="params",
+    registry.add_exporter("json", ("*.json",), save_json, kind="params",
                           description="Tuned parameters, cost and scene hash (versioned JSON)")
     registry.add_exporter("c-header", ("*.h", "*.hpp"), save_c_header, kind="params",
                           description="C/C++ header of #define constants")

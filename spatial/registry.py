@@ -130,6 +130,10 @@ class Registry:
         self.motions[name] = MotionBehaviour(name, factory, description, self._current)
         self._provided(f"motion:{name}")
 
+    def exporters_of_kind(self, kind: str) -> dict[str, Exporter]:
+        """The exporters of one kind (``"scene"`` or ``"params"``) by name, in registration order."""
+        return {name: e for name, e in self.exporters.items() if e.kind == kind}
+
     def _unique(self, table: dict, name: str, what: str) -> None:
         if name in table:
             raise PluginError(f"{what} '{name}' is already registered")

@@ -6,17 +6,14 @@ import json
 import pytest
 
 from plugins.octree.index import Octree
-from plugins.param_exporters import (
-    ParamsFormatError,
-    c_header_text,
-    check_params_document,
-    godot_text,
-    load_params_document,
-    save_json,
-    tuned_params_document,
-    unreal_ini_text,
-)
+from plugins.param_exporters import c_header_text, godot_text, save_json, unreal_ini_text
 from spatial.registry import default_registry
+from spatial.tuned_params import (
+    ParamsFormatError,
+    check_params_document,
+    load_params_document,
+    tuned_params_document,
+)
 from spatial.tuner import tune
 from tests.spatial.tuning_helpers import small_workload
 
@@ -117,7 +114,7 @@ def test_exporters_are_registered_by_file_pattern():
     registry = default_registry()
     names = {p: registry.exporter_for(p, kind="params").name
              for p in ("a.json", "a.h", "a.hpp", "DefaultEngine.ini", "project.godot")}
-    assert names == {"a.json": "params-json", "a.h": "c-header", "a.hpp": "c-header",
+    assert names == {"a.json": "json", "a.h": "c-header", "a.hpp": "c-header",
                      "DefaultEngine.ini": "unreal-ini", "project.godot": "godot"}
 
 

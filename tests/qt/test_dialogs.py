@@ -99,12 +99,12 @@ def test_cancel_leaves_scene_and_document_untouched(qtbot, window):
 
 
 def test_export_writes_every_format(qtbot, window, tmp_path):
-    from plugins.param_exporters import FORMATS, load_params_document
+    from spatial.tuned_params import load_params_document
 
     dialog = _tune_dialog(qtbot, window)
     _run(qtbot, dialog)
     chosen = dialog.chosen
-    assert dialog.format_combo.count() == len(FORMATS)
+    assert dialog.format_combo.count() == len(dialog.registry.exporters_of_kind("params"))
     path = tmp_path / "tuned.json"
     dialog.export_to(str(path), "json")
     document, params = load_params_document(path)

@@ -238,13 +238,10 @@ class TuneDialog(QDialog):
         buttons.addWidget(QLabel("Format"))
         self.format_combo = QComboBox()
         self.format_combo.setObjectName("tune_format")
-        from plugins.param_exporters import FORMATS
-        for fmt, exporter_name in FORMATS.items():
-            exporter = self.registry.exporters.get(exporter_name)
-            if exporter is not None:
-                self.format_combo.addItem(fmt, exporter_name)
-                self.format_combo.setItemData(self.format_combo.count() - 1, exporter.description,
-                                              Qt.ToolTipRole)
+        for name, exporter in self.registry.exporters_of_kind("params").items():
+            self.format_combo.addItem(name, name)
+            self.format_combo.setItemData(self.format_combo.count() - 1, exporter.description,
+                                          Qt.ToolTipRole)
         buttons.addWidget(self.format_combo)
         self.export_button = QPushButton("Export…")
         self.export_button.setObjectName("tune_export")
@@ -574,7 +571,7 @@ class TuneDialog(QDialog):
     def export_document(self) -> dict:
         """The params JSON document of the chosen trial (see :mod:`plugins.param_exporters`)."""
         from editor.model.tuning import scene_content_hash
-        from plugins.param_exporters import tuned_params_document
+        from spatial.tuned_params import tuned_params_document
 
         row = self.chosen
         result = dataclasses.replace(self.results[row.backend], best=row.trial)
@@ -590,8 +587,7 @@ class TuneDialog(QDialog):
 
     def export_to(self, path: str, fmt: str | None = None) -> None:
         """Write the chosen trial to ``path`` in ``fmt`` (default: the format combo's)."""
-        from plugins.param_exporters import FORMATS
-        name = FORMATS[fmt] if fmt else self.format_combo.currentData()
+        name = fmt or self.format_combo.currentData()
         self.registry.exporters[name].save(self.export_document(), path)
 
     def export_dialog(self) -> None:
