@@ -71,6 +71,7 @@ def _pairs_per_object(n: int, world: float) -> float:
     return estimate_pairs(w.lo, w.hi, sample=n) / n  # sample = n: an exact count
 
 
+@pytest.mark.slow
 def test_scaled_world_keeps_pair_density_while_a_fixed_world_does_not():
     small, large = 1500, 12_000
     scaled = [_pairs_per_object(n, world_side(n, "scaled")) for n in (small, large)]
@@ -141,6 +142,7 @@ class _OneshotBreaksTheStructure(OurBackend):
         raise RuntimeError("pair buffer overflow")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", [False, True])
 def test_runner_keeps_the_built_structure_for_operations_after_oneshot(broken):
     run = _import_runner()

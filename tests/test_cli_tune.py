@@ -15,6 +15,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_tune_writes_json_that_stats_reads(capsys, tmp_path):
     out = tmp_path / "p.json"
     code, text, err = run(capsys, "tune", "--demo", "--backend", "octree", "--budget", "3",
@@ -34,6 +35,7 @@ def test_tune_writes_json_that_stats_reads(capsys, tmp_path):
 @pytest.mark.parametrize("fmt,suffix,needle", [("c-header", ".h", "#define PS_KDTREE_LEAF_SIZE"),
                                                ("unreal-ini", ".ini", "p.AABBMaxChildrenInLeaf="),
                                                ("godot", ".godot", "no Godot counterpart")])
+@pytest.mark.slow
 def test_formats_by_flag_or_suffix(capsys, tmp_path, fmt, suffix, needle):
     for args in (["--format", fmt, "--out", str(tmp_path / "by_flag.txt")],
                  ["--out", str(tmp_path / f"by_suffix{suffix}")]):
@@ -59,6 +61,7 @@ def test_bad_arguments_are_one_line_errors(capsys, tmp_path, argv, needle):
     assert not (tmp_path / "p.json").exists()
 
 
+@pytest.mark.slow
 def test_all_backends_skips_brute_and_ranks_the_rest(capsys, tmp_path):
     out = tmp_path / "best.json"
     code, text, err = run(capsys, "tune", "--demo", "--all-backends", "--budget", "12",

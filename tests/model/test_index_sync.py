@@ -114,6 +114,7 @@ def test_split_planes_are_the_unique_brush_face_planes():
     assert sync.index.planes_offered == offered + 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", sorted(default_registry().backends))
 def test_every_registered_backend_follows_edits(backend):
     scene, stack, ids = small_scene()

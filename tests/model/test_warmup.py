@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from editor.warmup import READY, KernelWarmup, cache_is_cold, warm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,6 +45,7 @@ def test_warm_runs_every_path_and_announces_ready_after_the_build():
     assert said == [READY]
 
 
+@pytest.mark.slow
 def test_the_warm_up_process_says_ready_and_exits():
     warmup = KernelWarmup("octree")
     try:

@@ -332,6 +332,7 @@ def brush_bounds(brushes, planes):
     return lo, hi
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not E1M1.exists(), reason=f"real level data not found at {E1M1}")
 def test_e1m1_splits_only_on_the_maps_brush_planes():
     brushes = read_map_brushes(E1M1)

@@ -87,6 +87,7 @@ def test_binned_sah_rebuild_gives_a_balanced_tree_with_the_same_answers():
     tree.validate()
 
 
+@pytest.mark.slow
 def test_active_pairs_skip_sleeping_subtrees():
     ids, lo, hi = random_boxes(3000, seed=5, world=300.0)
     awake = np.zeros(len(ids), dtype=bool)

@@ -29,6 +29,7 @@ def test_auto_cell_size_of_points_follows_the_extent():
     assert grid.stats()["cell_size"] == pytest.approx(extent / 10.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cell_size", [0.0, 7.0, 40.0])
 def test_hash_mode_answers_exactly_like_uniform_mode(cell_size):
     ids, lo, hi = random_boxes(1500, seed=3, layout="clustered", world=500.0)

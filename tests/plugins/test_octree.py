@@ -421,6 +421,7 @@ def test_active_pairs_skip_static_subtrees():
     assert len(got.node_tests) == len(index.nodes())
 
 
+@pytest.mark.slow
 def test_random_20k_scene_pairs_match_brute_force():
     ids, lo, hi = random_boxes(20000, seed=0)
     index, oracle = Octree(), BruteForce()

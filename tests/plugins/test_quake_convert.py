@@ -36,6 +36,7 @@ def _license_table() -> dict[str, tuple[int, int, int]]:
 MAPS = sorted(p.name for p in (SHARED_DATA / "quake").glob("*.map")) or ["(no data)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MAPS)
 def test_real_map_imports_with_the_documented_counts_and_closed_brushes(name):
     table = _license_table()
@@ -50,6 +51,7 @@ def test_real_map_imports_with_the_documented_counts_and_closed_brushes(name):
         assert is_closed_convex(scene[oid].solid), f"{name}: brush {oid} is not closed and convex"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MAPS)
 def test_map_scene_map_scene_is_identical(name, tmp_path):
     path = shared_file("quake", name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def _number_text():
     return st.one_of(plain, written)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_number_text(), min_size=11, max_size=11))
 def test_scanned_numbers_equal_float_of_their_text(tokens):

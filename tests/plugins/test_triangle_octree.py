@@ -52,6 +52,7 @@ def sphere_distance(center, corners):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_triangles", [1, 4, 30])
 def test_sphere_query_equals_brute_force_without_duplicates(max_triangles):
     corners = random_triangles(600, seed=max_triangles)

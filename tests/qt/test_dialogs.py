@@ -98,6 +98,7 @@ def test_cancel_leaves_scene_and_document_untouched(qtbot, window):
     assert doc.scene.settings == settings and not doc.is_dirty()
 
 
+@pytest.mark.slow
 def test_export_writes_every_format(qtbot, window, tmp_path):
     from spatial.tuned_params import load_params_document
 

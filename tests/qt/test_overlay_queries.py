@@ -184,6 +184,7 @@ def test_statistics_panel_reports_the_live_index(window):
     assert bars and bars[0].opts["height"].sum() == stats["leaves"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(default_registry().backends))
 def test_every_registered_backend_draws_queries_and_reports(window, name):
     doc, st = window.document, window.state

@@ -18,6 +18,7 @@ PHASES = ["launched", "gui_entered", "qt_application", "modules_imported", "wind
           "document_loaded", "shown", "first_frame"]
 
 
+@pytest.mark.slow
 def test_first_frame_report_of_a_real_start(tmp_path):
     if not os.environ.get("DISPLAY") and os.environ.get("QT_QPA_PLATFORM") != "offscreen":
         pytest.skip("no display for a subprocess: needs pytest-xvfb (or Xvfb) or QT_QPA_PLATFORM=offscreen")
