@@ -14,6 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QFont
 
 from ..colors import BRUSH_EDGE, BRUSH_FACE, CULLED, HIGHLIGHT, SELECTED, VISITED
+from ..level_arrays import MESH_FACE, ONE_SIDED_WALL, TWO_SIDED_WALL
 from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
 from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path
@@ -111,6 +112,8 @@ class View2D(pg.PlotWidget):
 
         self.grid = GridItem()
         self.brushes = PathsItem(z=0)
+        self.mesh = PathsItem(z=0.5)     # mesh triangles' edges
+        self.walls = PathsItem(z=1)      # Doom walls: one-sided solid, two-sided dashed amber
         self.entities = PathsItem(z=2)
         self.overlay = PathsItem(z=4)
         self.query = PathsItem(z=6)
@@ -121,11 +124,11 @@ class View2D(pg.PlotWidget):
         self.handles.setZValue(12)
         # the level itself changes rarely: paint it from a cached pixmap while the overlay
         # and the tools redraw on top
-        for item in (self.grid, self.brushes, self.entities):
+        for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities):
             item.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
-        for item in (self.grid, self.brushes, self.entities, self.overlay, self.query,
-                     self.selection, self.preview, self.handles):
-            self.vb.addItem(item, ignoreBounds=item is not self.brushes)
+        for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities, self.overlay,
+                     self.query, self.selection, self.preview, self.handles):
+            self.vb.addItem(item, ignoreBounds=item not in (self.brushes, self.mesh, self.walls))
         self._label_font = QFont()
         self._label_font.setPointSize(8)
         self.labels = LabelsItem(self._label_font)
@@ -135,6 +138,7 @@ class View2D(pg.PlotWidget):
         self._rect_bins = None
         self._core_rects = None
         self.drawn_rects = 0
+        self.drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
         self.handle_points = np.empty((0, 2))
         self._label_timer = QTimer(self)
         self._label_timer.setSingleShot(True)
@@ -238,6 +242,9 @@ class View2D(pg.PlotWidget):
         layers = [(polygons_path(hulls), None, QBrush(qcolor(BRUSH_FACE, 0.10))),
                   (segments_path(edges2), cosmetic_pen(BRUSH_EDGE, 0.55), None)]
         self.brushes.set_layers(layers)
+        self._draw_level(arrays.level)
+        self.drawn = {"brushes": len(arrays.brush_ids), "wall_segments": arrays.level.walls_drawn,
+                      "triangles": arrays.level.triangles_drawn, "entities": len(arrays.entity_ids)}
         ent_layers = []
         if len(arrays.entity_ids):
             rgb = arrays.entity_rgb
@@ -254,6 +261,16 @@ class View2D(pg.PlotWidget):
                 ent_layers.append((fill, None, QBrush(qcolor(colour, 0.25))))
                 ent_layers.append((segments_path(rect_segments(mine)), cosmetic_pen(colour, 1.0, 1.5), None))
         self.entities.set_layers(ent_layers)
+
+    def _draw_level(self, level) -> None:
+        """Walls (one-sided solid grey, two-sided dashed amber) and mesh triangle edges."""
+        one = level.wall_segments_2d(self.axes, two_sided=False)
+        two = level.wall_segments_2d(self.axes, two_sided=True)
+        self.walls.set_layers([
+            (segments_path(two), cosmetic_pen(TWO_SIDED_WALL, 0.85, 1.0, Qt.DashLine), None),
+            (segments_path(one), cosmetic_pen(ONE_SIDED_WALL, 1.0, 1.4), None)])
+        tris = level.triangle_segments_2d(self.axes)
+        self.mesh.set_layers([(segments_path(tris), cosmetic_pen(MESH_FACE, 0.35, 1.0), None)])
 
     def _on_selection_changed(self, ids) -> None:
         doc = self.state.document

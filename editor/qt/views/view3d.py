@@ -35,6 +35,22 @@ def _lines(pos, color, width=1.0, opts="opaque"):
     return item
 
 
+def _mesh():
+    """An empty, hidden triangle-list item (filled by :func:`_set_mesh`)."""
+    item = gl.GLMeshItem(vertexes=np.zeros((3, 3), dtype=np.float32), smooth=False,
+                         drawEdges=False, computeNormals=False, glOptions="translucent")
+    item.setVisible(False)
+    return item
+
+
+def _set_mesh(item, vertices, colours) -> None:
+    """Upload an unindexed triangle list (or hide the item when there is none)."""
+    if len(vertices):
+        item.setMeshData(vertexes=vertices, faces=np.arange(len(vertices), dtype=np.uint32).reshape(-1, 3),
+                         vertexColors=colours)
+    item.setVisible(bool(len(vertices)))
+
+
 class View3D(gl.GLViewWidget):
     """The perspective view. ``pick_requested(origin, direction, modifiers)`` on a click."""
 
@@ -61,6 +77,7 @@ class View3D(gl.GLViewWidget):
         self._geom = None
         self._culled_for = None
         self.drawn_boxes = 0
+        self._drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
         self._recull_timer = QTimer(self)
         self._recull_timer.setSingleShot(True)
         self._recull_timer.setInterval(120)
@@ -72,6 +89,11 @@ class View3D(gl.GLViewWidget):
                                    drawEdges=False, glOptions="translucent")
         self.faces.setVisible(False)
         self.edges = _lines(_EMPTY, (0.8, 0.85, 0.95, 0.9), opts="translucent")
+        # the level's own geometry when it is not brushes: Doom walls, mesh triangles
+        self.wall_faces = _mesh()
+        self.wall_edges = _lines(_EMPTY, (1, 1, 1, 1), opts="translucent")
+        self.mesh_faces = _mesh()
+        self.split_planes = _lines(_EMPTY, (1, 1, 1, 1), width=1.5, opts="translucent")
         self.entities = _lines(_EMPTY, (1, 1, 1, 1), width=1.5)
         self.overlay = _lines(_EMPTY, (1, 1, 1, 1))
         self.overlay_core = _lines(_EMPTY, (1, 1, 1, 1))
@@ -81,7 +103,8 @@ class View3D(gl.GLViewWidget):
         self.ray_item = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=3.0)
         self.frustum_item = _lines(_EMPTY, (0.4, 1.0, 0.6, 1.0), width=2.0)
         self.inspected = _lines(_EMPTY, (1.0, 1.0, 1.0, 1.0), width=3.0)
-        for item in (self.grid_item, self.overlay_core, self.overlay, self.faces, self.edges,
+        for item in (self.grid_item, self.overlay_core, self.overlay, self.split_planes,
+                     self.mesh_faces, self.wall_faces, self.wall_edges, self.faces, self.edges,
                      self.entities, self.query_nodes, self.highlight, self.selection,
                      self.ray_item, self.frustum_item, self.inspected):
             self.addItem(item)
@@ -143,7 +166,19 @@ class View3D(gl.GLViewWidget):
             self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
         else:
             self.entities.setData(pos=_EMPTY)
+        level = arrays.level
+        self._drawn = {"brushes": len(arrays.brush_ids), "wall_segments": level.walls_drawn,
+                       "triangles": level.triangles_drawn, "entities": len(arrays.entity_ids)}
+        _set_mesh(self.wall_faces, level.wall_vertices, level.wall_colours)
+        _set_mesh(self.mesh_faces, level.mesh_vertices, level.mesh_colours)
+        if len(level.wall_lines):
+            self.wall_edges.setData(pos=level.wall_lines, color=level.wall_line_colours)
+        self.wall_edges.setVisible(bool(len(level.wall_lines)))
         self.update()
+
+    def drawn_counts(self) -> dict:
+        """What the 3D view holds now: brushes, wall segments, triangles and entities."""
+        return dict(self._drawn)
 
     def set_faces_visible(self, on: bool) -> None:
         """Show or hide the translucent brush faces (edges stay)."""
