@@ -18,6 +18,8 @@ def _parse(argv: list[str]):
     p.add_argument("--report", metavar="FILE.json",
                    help="with --screenshot: write what was drawn (backend, nodes, brushes, wall "
                         "segments, triangles, entities) as JSON")
+    p.add_argument("--split-planes", action="store_true",
+                   help="draw a BSP's split planes (3D) and split lines (2D) over its nodes")
     p.add_argument("--size", metavar="WxH", default=None, help="window size, e.g. 1600x1000")
     p.add_argument("--no-gl", action="store_true", help="run without the OpenGL 3D view")
     p.add_argument("--frames", metavar="N", type=int, default=0,
@@ -120,6 +122,8 @@ def _apply_view_args(window, args) -> None:
             window.act_overlay.trigger()  # the View menu's own action, as a click would
     elif args.overlay:
         window.state.set_overlay_settings(metric=args.overlay)
+    if args.split_planes:
+        window.overlay_panel.planes.setChecked(True)
 
 
 def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:

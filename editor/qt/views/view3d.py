@@ -13,12 +13,13 @@ import time
 
 import numpy as np
 import pyqtgraph.opengl as gl
+from OpenGL.GL import GL_BLEND, GL_CULL_FACE, GL_DEPTH_TEST, GL_ONE_MINUS_SRC_ALPHA, GL_SRC_ALPHA
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QVector3D
 
 from spatial.geometry import frustum_box
 
-from ..colors import CULLED, HIGHLIGHT, SELECTED, VISITED
+from ..colors import CULLED, QUERY_HIT, QUERY_RAY, SELECTED, VISITED
 from ..overlay import box_lines
 from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
@@ -27,6 +28,10 @@ _EMPTY = np.zeros((0, 3), dtype=np.float32)
 
 #: overlays with more boxes than this are culled to the camera's view before upload
 CULL_OVERLAY_ABOVE = 4000
+
+#: GL state of the query layer: blended, without a depth test, so it draws over the tree
+ON_TOP = {GL_DEPTH_TEST: False, GL_BLEND: True, GL_CULL_FACE: False,
+          "glBlendFunc": (GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA)}
 
 
 def _lines(pos, color, width=1.0, opts="opaque"):
@@ -98,10 +103,12 @@ class View3D(gl.GLViewWidget):
         self.overlay = _lines(_EMPTY, (1, 1, 1, 1))
         self.overlay_core = _lines(_EMPTY, (1, 1, 1, 1))
         self.selection = _lines(_EMPTY, SELECTED + (1.0,), width=2.0)
-        self.query_nodes = _lines(_EMPTY, (1, 1, 1, 1), width=2.0)
-        self.highlight = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=2.0)
-        self.ray_item = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=3.0)
-        self.frustum_item = _lines(_EMPTY, (0.4, 1.0, 0.6, 1.0), width=2.0)
+        # the query layer: drawn over everything else (no depth test), so a visited node is
+        # never hidden in the heatmap box it coincides with
+        self.query_nodes = _lines(_EMPTY, (1, 1, 1, 1), width=2.0, opts=ON_TOP)
+        self.highlight = _lines(_EMPTY, QUERY_HIT + (1.0,), width=2.0, opts=ON_TOP)
+        self.ray_item = _lines(_EMPTY, QUERY_RAY + (1.0,), width=3.0, opts=ON_TOP)
+        self.frustum_item = _lines(_EMPTY, (0.4, 1.0, 0.6, 1.0), width=2.0, opts=ON_TOP)
         self.inspected = _lines(_EMPTY, (1.0, 1.0, 1.0, 1.0), width=3.0)
         for item in (self.grid_item, self.overlay_core, self.overlay, self.split_planes,
                      self.mesh_faces, self.wall_faces, self.wall_edges, self.faces, self.edges,
@@ -219,12 +226,15 @@ class View3D(gl.GLViewWidget):
                     core, core_colours = core[per_vertex], core_colours[per_vertex]
                 self._culled_for = self._camera_key()
             self.drawn_boxes = len(lines) // 24
+            if len(geom.plane_lines3d):
+                self.split_planes.setData(pos=geom.plane_lines3d, color=geom.plane_colours3d)
             if len(lines):
                 self.overlay.setData(pos=lines, color=colours)
             if len(core):
                 self.overlay_core.setData(pos=core, color=core_colours)
             visible = len(lines) > 0
         self.overlay.setVisible(visible)
+        self.split_planes.setVisible(visible and len(geom.plane_lines3d) > 0)
         self.overlay_core.setVisible(visible and geom is not None and len(geom.core_lines3d) > 0)
         self.update()
 
@@ -232,7 +242,8 @@ class View3D(gl.GLViewWidget):
         st = self.state
         table = st.node_table
         parts, colours, hl = [], [], []
-        ray = st.ray
+        ray = st.ray if st.query_layer_visible else None
+        fr = st.frustum if st.query_layer_visible else None
         if ray is not None and ray.result is not None:
             far = ray.max_t if math.isfinite(ray.max_t) else self._scene_extent() * 2
             if len(ray.result.t):
@@ -248,7 +259,6 @@ class View3D(gl.GLViewWidget):
             hl.extend(ray.result.ids.tolist())
         else:
             self.ray_item.setVisible(False)
-        fr = st.frustum
         if fr is not None and fr.result is not None:
             self.frustum_item.setData(pos=fr.shot.edge_lines().astype(np.float32))
             self.frustum_item.setVisible(True)
