@@ -41,6 +41,7 @@ from .panels.params_panel import ParamsPanel
 from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
+from .quiet import set_checked_quietly
 from .settings import add_recent_file, default_settings, recent_files
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
@@ -51,13 +52,6 @@ from .workers import LoadWorker
 #: files larger than this open on a worker thread with a progress bar
 BACKGROUND_OPEN_BYTES = 256 * 1024
 APP_TITLE = "Partition Studio"
-
-
-def _set_checked(widget, on: bool) -> None:
-    """Follow the model without echoing the change back to it."""
-    widget.blockSignals(True)
-    widget.setChecked(on)
-    widget.blockSignals(False)
 
 
 def _scrolled(widget) -> QScrollArea:
@@ -297,7 +291,7 @@ class MainWindow(QMainWindow):
                                         checkable=True,
                                         tip="Show the ray and frustum results: hits, visited and culled nodes")
         self.act_queries.setChecked(st.query_layer_visible)
-        st.query_layer_visible_changed.connect(lambda on: _set_checked(self.act_queries, on))
+        st.query_layer_visible_changed.connect(lambda on: set_checked_quietly(self.act_queries, on))
         m.addAction(self.act_queries)
         if self.view3d is not None:
             self.act_faces = self._action("Brush &faces in 3D", self.view3d.set_faces_visible, checkable=True,
@@ -591,7 +585,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(TOOL_NAMES[name][2], 4000)
 
     def _on_overlay_visible_changed(self, on: bool) -> None:
-        _set_checked(self.act_overlay, on)
+        set_checked_quietly(self.act_overlay, on)
 
     def escape(self) -> None:
         """Esc: clear the query layer (ray, frustum) and the selection."""

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from ..colors import colormap
 from ..overlay import METRICS
+from ..quiet import set_checked_quietly
 
 
 class LegendBar(QWidget):
@@ -74,7 +75,7 @@ class OverlayPanel(QWidget):
         self.visible = QCheckBox("Show tree overlay")
         self.visible.setChecked(state.overlay_visible)
         self.visible.toggled.connect(state.set_overlay_visible)
-        state.overlay_visible_changed.connect(lambda on: _set_checked(self.visible, on))
+        state.overlay_visible_changed.connect(lambda on: set_checked_quietly(self.visible, on))
         layout.addWidget(self.visible)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("metric_combo")
@@ -148,10 +149,3 @@ class OverlayPanel(QWidget):
         loose = "; loose bounds (core cells dimmer)" if geom.has_loose else ""
         self.summary.setText(f"{geom.count} of {geom.total} nodes drawn{cut}{loose}. "
                              f"Range {geom.vmin:g} – {geom.vmax:g}.")
-
-
-def _set_checked(box, on: bool) -> None:
-    """Follow the model without echoing the change back to it."""
-    box.blockSignals(True)
-    box.setChecked(on)
-    box.blockSignals(False)

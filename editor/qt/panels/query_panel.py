@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..colors import CULLED, QUERY_HIT, QUERY_RAY, VISITED
+from ..quiet import set_checked_quietly
 from ..tools.edit_ops import select
 
 #: widest level coordinate the ray height box accepts
@@ -39,7 +40,7 @@ class QueryPanel(QWidget):
         self.layer_box.setObjectName("query_layer_box")
         self.layer_box.setChecked(state.query_layer_visible)
         self.layer_box.toggled.connect(state.set_query_layer_visible)
-        state.query_layer_visible_changed.connect(self._on_layer_visible_changed)
+        state.query_layer_visible_changed.connect(lambda on: set_checked_quietly(self.layer_box, on))
         top.addWidget(self.layer_box)
         legend = QLabel("  ".join([_swatch(QUERY_RAY, "ray"), _swatch(QUERY_HIT, "hits"),
                                    _swatch(VISITED, "visited"), _swatch(CULLED, "culled")]))
@@ -90,11 +91,6 @@ class QueryPanel(QWidget):
             row.addWidget(b)
         layout.addLayout(row)
         state.queries_changed.connect(self.refresh)
-
-    def _on_layer_visible_changed(self, on: bool) -> None:
-        self.layer_box.blockSignals(True)
-        self.layer_box.setChecked(on)
-        self.layer_box.blockSignals(False)
 
     def _on_auto_toggled(self, auto: bool) -> None:
         self.state.set_ray_height(None if auto else self.ray_height.value())
