@@ -361,7 +361,7 @@ class View2D(pg.PlotWidget):
                 pen = cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6)
                 layers.append((segments_path(rect_segments(mine)), pen, None))
         if self._plane_segments is not None:  # BSP split lines over the node boxes
-            layers.append((segments_path(self._plane_segments), cosmetic_pen(SPLIT_LINE, 0.9, 1.4), None))
+            layers.append((segments_path(self._plane_segments), cosmetic_pen(SPLIT_LINE, 0.55, 1.0), None))
         self.overlay.set_layers(layers)
         self._update_labels()
 
