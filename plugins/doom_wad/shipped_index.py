@@ -204,28 +204,40 @@ class ShippedBSPIndex(SpatialIndex):
         return cand[mask], visited, len(cand), rows, culled
 
     def _pairs(self, mode):
-        """Every object queries the tree with its own box; a pair is tested once, by its
-        lower slot, against the objects of the nodes that box reaches."""
+        """Every object queries the tree with its own box and is tested against the objects of
+        the nodes it reaches; a pair is tested once, by its lower slot."""
         alive = self.objects.alive_slots()
         lo, hi = self.objects.lo, self.objects.hi
         active = self.objects.active_mask()
         node = self._node_of[alive]
+        order = np.argsort(node, kind="stable")
+        members = alive[order]                                  # slots grouped by node
+        count = np.bincount(node, minlength=len(self._parent))
+        first = np.concatenate([[0], np.cumsum(count)[:-1]])
         out, tests = [], 0
         node_tests = np.zeros(len(self._parent), dtype=np.int64)
         for start in range(0, len(alive), _PAIR_BLOCK):
             block = alive[start:start + _PAIR_BLOCK]
-            overlap = ((self._lo[None, :, :] <= hi[block][:, None, :])
-                       & (lo[block][:, None, :] <= self._hi[None, :, :])).all(axis=2)
+            # (nodes, B): a node's row of flags is contiguous for the parent pass below
+            reach = np.ones((len(self._parent), len(block)), dtype=bool)
+            for axis in range(3):  # per axis in 2D: no (nodes, B, 3) temporaries
+                reach &= self._lo[:, axis][:, None] <= hi[block, axis][None, :]
+                reach &= lo[block, axis][None, :] <= self._hi[:, axis][:, None]
             for rows in self._by_depth:
-                overlap[:, rows] &= overlap[:, self._parent[rows]]
-            reach = overlap[:, node]                          # (B, N): b's node reached by a
-            reach &= alive[None, :] > block[:, None]          # each pair once, lower slot first
+                reach[rows] &= reach[self._parent[rows]]
+            rows, a_idx = np.nonzero(reach & (count > 0)[:, None])
+            # expand each (object, reached node) into the node's objects
+            per = count[rows]
+            a = np.repeat(block[a_idx], per)
+            b_node = np.repeat(rows, per)
+            offset = np.arange(len(a)) - np.repeat(np.cumsum(per) - per, per)
+            b = members[first[b_node] + offset]
+            keep = b > a
             if mode == "active":
-                reach &= active[block][:, None] | active[alive][None, :]
-            a_idx, b_idx = np.nonzero(reach)
-            a, b = block[a_idx], alive[b_idx]
+                keep &= active[a] | active[b]
+            a, b, b_node = a[keep], b[keep], b_node[keep]
             tests += len(a)
-            np.add.at(node_tests, node[b_idx], 1)
+            np.add.at(node_tests, b_node, 1)
             hit = np.all((lo[a] <= hi[b]) & (lo[b] <= hi[a]), axis=1)
             out.append(np.stack([a[hit], b[hit]], axis=1))
         pairs = np.concatenate(out) if out else np.empty((0, 2), dtype=np.int64)
