@@ -38,8 +38,9 @@ def grab_window(window):
 
 
 def render_report(window) -> dict:
-    """What the window drew: backend, tree nodes (total and drawn), and how many brushes, wall
-    segments, triangles and entities the level views hold (the 3D view's, else the top view's).
+    """What the window drew: backend, tree nodes (in the table, in the overlay, boxes the 3D
+    view kept after culling), and how many brushes, wall segments, triangles and entities the
+    level views hold (the 3D view's, else the top view's).
     """
     view = window.view3d if window.view3d is not None else window.views2d["Top"]
     drawn = view.drawn_counts() if window.view3d is not None else dict(view.drawn)
@@ -50,6 +51,9 @@ def render_report(window) -> dict:
             "nodes": int(geom.total) if geom is not None else 0,
             "nodes_drawn": int(geom.count) if overlay_on else 0,
             "overlay": state.overlay_settings.metric if overlay_on else "none",
+            # a big tree is culled to the camera in 3D (level of detail): the boxes it kept
+            "boxes_drawn_3d": int(window.view3d.drawn_boxes) if window.view3d is not None
+            and overlay_on else 0,
             **{key: int(value) for key, value in drawn.items()}}
 
 
