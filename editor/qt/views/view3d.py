@@ -90,9 +90,7 @@ class View3D(gl.GLViewWidget):
 
         self.grid_item = gl.GLGridItem(color=(255, 255, 255, 40))
         self.grid_item.setGLOptions("translucent")
-        self.faces = gl.GLMeshItem(vertexes=np.zeros((3, 3), dtype=np.float32), smooth=False,
-                                   drawEdges=False, glOptions="translucent")
-        self.faces.setVisible(False)
+        self.faces = _mesh()
         self.edges = _lines(_EMPTY, (0.8, 0.85, 0.95, 0.9), opts="translucent")
         # the level's own geometry when it is not brushes: Doom walls, mesh triangles
         self.wall_faces = _mesh()
@@ -161,11 +159,7 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     def _on_scene_arrays_changed(self, arrays) -> None:
-        if len(arrays.mesh_vertices):
-            n = len(arrays.mesh_vertices)
-            self.faces.setMeshData(vertexes=arrays.mesh_vertices,
-                                   faces=np.arange(n, dtype=np.uint32).reshape(-1, 3),
-                                   vertexColors=arrays.mesh_colours)
+        _set_mesh(self.faces, arrays.mesh_vertices, arrays.mesh_colours)
         self._has_faces = bool(len(arrays.mesh_vertices))
         self.faces.setVisible(self._has_faces and self.faces_wanted)
         self.edges.setData(pos=arrays.edge_lines if len(arrays.edge_lines) else _EMPTY)
