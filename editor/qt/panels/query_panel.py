@@ -132,7 +132,7 @@ class QueryPanel(QWidget):
             d = ", ".join(f"{x:.2f}" for x in ray.direction)
             self.ray_info.setText(
                 f"<b>Ray</b> from ({o}) along ({d}): {len(r.ids)} hits.<br>"
-                f"{st.document.index.name}: {r.nodes_visited} nodes visited, {r.objects_tested} objects tested "
+                f"{st.shown_index().name}: {r.nodes_visited} nodes visited, {r.objects_tested} objects tested "
                 f"— brute force tests {ray.brute_tested}.")
             scene = st.document.scene
             for oid, t in zip(r.ids.tolist(), r.t.tolist()):
@@ -148,7 +148,7 @@ class QueryPanel(QWidget):
             r = fr.result
             culled = len(r.culled) if r.culled is not None else 0
             self.frustum_info.setText(
-                f"<b>Frustum</b>: {len(r.ids)} objects inside.<br>{st.document.index.name}: "
+                f"<b>Frustum</b>: {len(r.ids)} objects inside.<br>{st.shown_index().name}: "
                 f"{r.nodes_visited} nodes visited ({culled} culled), {r.objects_tested} objects tested "
                 f"— brute force tests {fr.brute_tested}.")
         else:
