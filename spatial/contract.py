@@ -252,6 +252,10 @@ class SpatialIndex:
     Params: ClassVar[type]
     #: children per inner node, for the ideal depth in stats (8 octree, 4 quadtree, 2 binary)
     branching: ClassVar[int] = 2
+    #: ``source_format`` values of the document metadata this backend needs to show its real
+    #: structure (e.g. a Doom map's shipped nodes); empty: it works on any level. Editors offer
+    #: such a backend only for documents from those sources (:meth:`suits_source`).
+    source_formats: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: Any = None, **overrides: Any):
         if params is None:
@@ -272,6 +276,7 @@ class SpatialIndex:
         self.split_planes = np.empty((0, 4))
         self.segments = Segments.empty()
         self.triangles = Triangles.empty()
+        self.source: dict = {}
         self._setup()
 
     # ---------------------------------------------------------------- hooks to implement
@@ -434,6 +439,22 @@ class SpatialIndex:
 
     def _triangles_changed(self) -> None:
         """Hook: backends that use triangles rebuild here."""
+
+    def set_source(self, metadata: dict) -> None:
+        """Offer the document's source description: the importer's metadata (``source_format``,
+        the file and part it came from, ...). Backends that read a structure the level file
+        itself ships (a Doom map's NODES) use it at the next build; every other backend ignores
+        it. An empty dict withdraws the offer."""
+        self.source = dict(metadata)
+        self._source_changed()
+
+    def _source_changed(self) -> None:
+        """Hook: backends that read the level's own structure reload it here."""
+
+    @classmethod
+    def suits_source(cls, metadata: dict) -> bool:
+        """True when this backend shows its real structure for a document with ``metadata``."""
+        return not cls.source_formats or metadata.get("source_format") in cls.source_formats
 
     def set_params(self, params: Any = None, **overrides: Any) -> None:
         """Change parameters and rebuild from the current objects (flags kept)."""

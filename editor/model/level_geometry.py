@@ -101,7 +101,8 @@ LEVEL_GEOMETRY = (Segment, Triangle)
 
 
 def offer_exact_geometry(index, scene) -> None:
-    """Give a spatial index the scene's exact segments and triangles (backends may ignore them).
+    """Give a spatial index the scene's exact segments and triangles, and the document's source
+    description (backends may ignore them all).
 
     Parameters
     ----------
@@ -109,8 +110,11 @@ def offer_exact_geometry(index, scene) -> None:
         Receives :meth:`set_segments` (wall segments, endpoints on the map plane, two-sided
         flags) and :meth:`set_triangles` (mesh triangles), each only when the scene has some.
     scene : Scene
-        The document.
+        The document; its ``settings.metadata`` goes to :meth:`set_source` when it is not
+        empty (a Doom map's file and name let the shipped-BSP backend read the map's nodes).
     """
+    if scene.settings.metadata:
+        index.set_source(scene.settings.metadata)
     segment_ids = scene.segment_ids()
     if segment_ids:
         segments = [scene[i] for i in segment_ids]

@@ -1,5 +1,5 @@
-"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png] [--backend NAME]
-[--overlay METRIC] [--size WxH]``."""
+"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png [--report FILE.json]]
+[--backend NAME] [--overlay METRIC|none] [--size WxH]``."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +13,13 @@ def _parse(argv: list[str]):
     p.add_argument("path", nargs="?", help="level to open (native .json or .map); default: the demo level")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window once, save it and exit")
     p.add_argument("--backend", metavar="NAME", help="spatial index backend to show")
-    p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS), help="overlay colour metric")
+    p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS) + ["none"],
+                   help="overlay colour metric, or none to hide the tree overlay")
+    p.add_argument("--report", metavar="FILE.json",
+                   help="with --screenshot: write what was drawn (backend, nodes, brushes, wall "
+                        "segments, triangles, entities) as JSON")
+    p.add_argument("--split-planes", action="store_true",
+                   help="draw a BSP's split planes (3D) and split lines (2D) over its nodes")
     p.add_argument("--size", metavar="WxH", default=None, help="window size, e.g. 1600x1000")
     p.add_argument("--no-gl", action="store_true", help="run without the OpenGL 3D view")
     p.add_argument("--frames", metavar="N", type=int, default=0,
@@ -111,8 +117,13 @@ def _apply_view_args(window, args) -> None:
                              f"registered: {', '.join(sorted(default_registry().backends))}")
         window.params_panel.choose_backend(args.backend)
         window.document.stack.set_clean()  # choosing what to look at is not an edit to save
-    if args.overlay:
+    if args.overlay == "none":
+        if window.act_overlay.isChecked():
+            window.act_overlay.trigger()  # the View menu's own action, as a click would
+    elif args.overlay:
         window.state.set_overlay_settings(metric=args.overlay)
+    if args.split_planes:
+        window.overlay_panel.planes.setChecked(True)
 
 
 def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
@@ -122,11 +133,14 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
     from PySide6.QtCore import QSettings
 
     from .main_window import MainWindow
-    from .screenshot import ScreenshotError, save_screenshot, settle
+    from .screenshot import ScreenshotError, save_screenshot, settle, write_render_report
 
     if not use_gl and not args.no_gl:
         print(f"partition-studio: error: cannot render the 3D view: {reason}", file=sys.stderr)
         return 1
+    if args.report and os.path.isdir(args.report):
+        print(f"partition-studio: error: --report {args.report}: is a directory", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp:  # a screenshot never changes the user's layout
         settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.IniFormat)
         window = MainWindow(settings=settings, use_gl=use_gl)
@@ -147,6 +161,8 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
         window.stats_panel.refresh()  # its own timer may not have fired yet after the first frame
         try:
             save_screenshot(window, args.screenshot)
+            if args.report:
+                write_render_report(window, args.report)
         except ScreenshotError as exc:
             print(f"partition-studio: error: {exc}", file=sys.stderr)
             return 1

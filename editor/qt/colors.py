@@ -50,6 +50,10 @@ BRUSH_FACE = (0.62, 0.66, 0.74)      # world brushes
 BRUSH_ENTITY_FACE = (0.85, 0.6, 0.35)  # brushes of func_* and trigger entities
 BRUSH_EDGE = (0.85, 0.88, 0.95)
 SELECTED = (1.0, 0.25, 0.2)
-HIGHLIGHT = (1.0, 0.75, 0.1)         # ray hits, frustum contents
-VISITED = (1.0, 0.55, 0.0)
-CULLED = (0.25, 0.45, 0.95)
+HIGHLIGHT = (1.0, 0.75, 0.1)         # gesture previews
+# The query layer draws over the viridis heatmap, so its colours are ones viridis never uses.
+QUERY_RAY = (1.0, 1.0, 1.0)          # the ray itself
+QUERY_HIT = (1.0, 0.2, 0.6)          # objects a ray hit or a frustum holds
+VISITED = (0.25, 0.95, 1.0)          # nodes the query visited
+CULLED = (0.62, 0.62, 0.70)          # nodes the frustum rejected
+SPLIT_LINE = (1.0, 0.45, 0.35)       # a BSP's split lines in the 2D views

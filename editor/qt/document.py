@@ -138,7 +138,8 @@ class Document(QObject):
         obj = old.objects
         slots = obj.alive_slots()
         snapshot = (obj.ids[slots].copy(), obj.lo[slots].copy(), obj.hi[slots].copy(),
-                    obj.dynamic[slots].copy(), obj.awake[slots].copy(), np.array(old.split_planes))
+                    obj.dynamic[slots].copy(), obj.awake[slots].copy(), np.array(old.split_planes),
+                    dict(self.scene.settings.metadata))
         if not background:
             start = time.perf_counter()
             if type(old) is cls:
@@ -181,9 +182,12 @@ class Document(QObject):
         return self._worker is not None
 
 
-def _build_index(cls, params, ids, lo, hi, dynamic, awake, planes):
-    """A new ``cls(params)`` index over the given objects (planes offered before the build)."""
+def _build_index(cls, params, ids, lo, hi, dynamic, awake, planes, source):
+    """A new ``cls(params)`` index over the given objects (planes and the document's source
+    description offered before the build)."""
     index = cls(params)
+    if source:
+        index.set_source(source)
     if len(planes):
         index.set_split_planes(planes)
     index.build(ids, lo, hi, dynamic=dynamic, awake=awake)

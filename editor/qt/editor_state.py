@@ -19,12 +19,16 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from editor.model import Brush, ChangeKind
+from editor.model.placement import floor_below, ray_convex_entry
 
 from .overlay import OverlayGeometry, OverlaySettings, build_overlay
 from .scene_geometry import SceneArrays, SceneGeometry
 from .views.camera import CameraShot
 
 GRID_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+#: a top-view ray runs this high above the floor by default (a standing player's eye)
+RAY_EYE_HEIGHT = 48.0
 
 
 @dataclass
@@ -71,6 +75,9 @@ class EditorState(QObject):
     tool_changed = Signal(str)
     status_message = Signal(str)
     inspected_node_changed = Signal(int)
+    overlay_visible_changed = Signal(bool)
+    query_layer_visible_changed = Signal(bool)
+    ray_height_changed = Signal(object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -84,6 +91,15 @@ class EditorState(QObject):
         self.overlay_visible = True
         self.overlay: OverlayGeometry | None = None
         self.node_table = None
+        self.node_table_index = None     # the index ``node_table`` was read from
+        #: what is displayed instead of the edited document (a simulated or replayed frame):
+        #: an object with ``shown_index()`` and ``shown_nodes()``, each None for "the document"
+        self.frame_source = None
+        self.query_layer_visible = True
+        #: height of rays drawn in the top view (None: eye height above the floor at the start)
+        self.ray_height: float | None = None
+        #: depth range of the last brush created, per depth axis (the next one takes it)
+        self.last_brush_range: dict[int, tuple[float, float]] = {}
         self.scene_arrays: SceneArrays | None = None
         self.ray: RayQuery | None = None
         self.frustum: FrustumQuery | None = None
@@ -113,6 +129,7 @@ class EditorState(QObject):
         document.rebuild_finished.connect(lambda ms: self.flush())
         self._geometry = SceneGeometry()
         self.inspected_node = -1
+        self.last_brush_range = {}
         self._dirty = {"scene", "overlay", "queries", "selection"}
         self.flush()
         self.document_replaced.emit(document)
@@ -166,9 +183,12 @@ class EditorState(QObject):
         self._schedule()
 
     def set_overlay_visible(self, visible: bool) -> None:
+        changed = bool(visible) != self.overlay_visible
         self.overlay_visible = bool(visible)
         self._dirty.add("overlay")
         self._schedule()
+        if changed:
+            self.overlay_visible_changed.emit(self.overlay_visible)
 
     def query_visits(self) -> np.ndarray | None:
         """Per node row: 2 visited by the last query, 1 culled by it, 0 untouched."""
@@ -187,8 +207,17 @@ class EditorState(QObject):
                 visits[res.visited[res.visited < len(visits)]] = 2
         return visits
 
+    def shown_index(self):
+        """The index on screen: the displayed frame's (simulation, replay) or the document's."""
+        source = self.frame_source.shown_index() if self.frame_source is not None else None
+        return source if source is not None else self.document.index
+
     def _fetch_table(self):
-        index = self.document.index
+        nodes = self.frame_source.shown_nodes() if self.frame_source is not None else None
+        if nodes is not None:
+            self.node_table_index = self.shown_index()
+            return nodes
+        index = self.node_table_index = self.document.index
         if self.overlay_settings.metric == "pair_tests":
             index.pairs("all")  # fills the per-node pair-test column
         return index.nodes()
@@ -199,7 +228,11 @@ class EditorState(QObject):
             self.node_table = self._fetch_table()
         if self.inspected_node >= len(self.node_table):
             self.inspected_node = -1
-        self.overlay = build_overlay(self.node_table, self.overlay_settings, self.query_visits())
+        planes = None
+        if self.overlay_settings.show_planes and hasattr(self.node_table_index, "node_planes"):
+            planes = self.node_table_index.node_planes()
+        self.overlay = build_overlay(self.node_table, self.overlay_settings, self.query_visits(),
+                                     planes=planes)
         self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
         self.overlay_changed.emit(self.overlay)
 
@@ -230,8 +263,10 @@ class EditorState(QObject):
         return np.round(np.asarray(value, dtype=np.float64) / g) * g
 
     def set_tool(self, name: str) -> None:
+        """Make ``name`` the active tool; the previous tool's query results are cleared."""
         if name != self.tool:
             self.tool = name
+            self.clear_queries()
             self.tool_changed.emit(name)
 
     # ------------------------------------------------------------------ queries
@@ -261,8 +296,50 @@ class EditorState(QObject):
         self.ray = None
         self._rerun_queries()
 
+    def clear_queries(self) -> bool:
+        """Forget the ray and the frustum (the query layer empties); True if there were any."""
+        had = self.ray is not None or self.frustum is not None
+        if had and self.document is not None:
+            self.ray = self.frustum = None
+            self._rerun_queries()
+            if self.overlay_settings.metric == "query_visits":
+                self._rebuild_overlay(fetch=False)
+        return had
+
+    def set_ray_height(self, height: float | None) -> None:
+        """Fix the height of rays drawn in the top view (None: automatic, eye height above the
+        floor where the ray starts). A level ray already cast moves to the new height."""
+        self.ray_height = None if height is None else float(height)
+        ray = self.ray
+        if height is not None and ray is not None and ray.direction[2] == 0 \
+                and ray.origin[2] != self.ray_height:
+            origin = ray.origin.copy()
+            origin[2] = self.ray_height
+            self.cast_ray(origin, ray.direction, ray.max_t)
+        self.ray_height_changed.emit(self.ray_height)
+
+    def top_view_ray_height(self, x: float, y: float) -> float:
+        """The height a ray drawn in the top view from ``(x, y)`` runs at: the fixed
+        :attr:`ray_height`, else :data:`RAY_EYE_HEIGHT` above the floor there (found by a
+        downward ray through the index), else the middle of the level."""
+        if self.ray_height is not None:
+            return self.ray_height
+        doc = self.document
+        floor = floor_below(doc.scene, doc.index, x, y, clearance=RAY_EYE_HEIGHT)
+        if floor is not None:
+            return floor + RAY_EYE_HEIGHT
+        lo, hi = doc.scene.bounds()
+        return float((lo[2] + hi[2]) / 2)
+
+    def set_query_layer_visible(self, visible: bool) -> None:
+        """Show or hide the query layer (ray, frustum, their hits, visited and culled nodes)."""
+        if bool(visible) != self.query_layer_visible:
+            self.query_layer_visible = bool(visible)
+            self.query_layer_visible_changed.emit(self.query_layer_visible)
+            self.queries_changed.emit()
+
     def _rerun_queries(self) -> None:
-        index = self.document.index
+        index = self.shown_index()  # the traced rows must be rows of the node table on screen
         n = index.objects.count if hasattr(index, "objects") else len(index)
         if self.ray is not None:
             self.ray.result = index.query_ray(self.ray.origin, self.ray.direction, self.ray.max_t,
@@ -295,19 +372,3 @@ class EditorState(QObject):
     def inspect_node(self, row: int) -> None:
         self.inspected_node = int(row)
         self.inspected_node_changed.emit(self.inspected_node)
-
-
-def ray_convex_entry(origin, direction, normals, dists) -> float | None:
-    """Entry distance of a ray into the convex solid ``normals @ x <= dists`` (None: a miss)."""
-    denom = normals @ direction
-    num = dists - normals @ origin
-    parallel = np.abs(denom) < 1e-12
-    if (parallel & (num < 0)).any():
-        return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = num / denom
-    entering = ~parallel & (denom < 0)
-    leaving = ~parallel & (denom > 0)
-    t_in = max(0.0, float(t[entering].max())) if entering.any() else 0.0
-    t_out = float(t[leaving].min()) if leaving.any() else math.inf
-    return t_in if t_in <= t_out else None

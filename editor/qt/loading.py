@@ -53,6 +53,9 @@ def load_scene_file(path: str | os.PathLike | None, progress=None) -> LoadedScen
         report(0.1, "Reading the demo level")
         return LoadedScene(load_scene(demo_path()), None)
     path = str(path)
+    head, sep, member = path.rpartition(":")
+    if sep and member and not os.path.exists(path) and os.path.isfile(head):
+        return _load_member(path)  # FILE.wad:MAP — one level of a file holding several
     if not os.path.exists(path):
         raise OpenError(f"{path}: no such file")
     report(0.05, f"Reading {os.path.basename(path)}")
@@ -76,6 +79,15 @@ def load_scene_file(path: str | os.PathLike | None, progress=None) -> LoadedScen
             message = f"{path}: {message}"
         raise OpenError(message) from exc
     raise OpenError(f"{path}: no importer for this kind of file")
+
+
+def _load_member(path: str) -> LoadedScene:
+    from editor.model.loading import load_document
+    try:
+        return LoadedScene(load_document(path), path)
+    except (PartitionStudioError, ValueError, OSError) as exc:
+        message = str(exc)
+        raise OpenError(message if path.split(":")[0] in message else f"{path}: {message}") from exc
 
 
 def _load_quake_map(path: str, report) -> LoadedScene:

@@ -41,6 +41,7 @@ from .panels.params_panel import ParamsPanel
 from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
+from .quiet import set_checked_quietly
 from .settings import add_recent_file, default_settings, recent_files
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
@@ -265,8 +266,8 @@ class MainWindow(QMainWindow):
         self.act_duplicate = self._action("D&uplicate", d(lambda *a: self.duplicate()), "Ctrl+D")
         self.act_select_all = self._action("Select &all", d(lambda *a: select(
             st.document, st.document.scene.indexed_ids().tolist(), "Select All")), QKeySequence.SelectAll)
-        self.act_select_none = self._action("Select &none", d(lambda *a: select(st.document, [], "Select None")),
-                                            "Escape")
+        self.act_select_none = self._action("Select &none", d(lambda *a: self.escape()), "Escape",
+                                            tip="Clear the query results and the selection")
         for a in (self.act_undo, self.act_redo, None, self.act_delete, self.act_duplicate, None,
                   self.act_select_all, self.act_select_none):
             m.addSeparator() if a is None else m.addAction(a)
@@ -284,7 +285,14 @@ class MainWindow(QMainWindow):
         m.addAction(self._action("&Frame level in all views", self.frame_all, "Home"))
         self.act_overlay = self._action("Tree &overlay", st.set_overlay_visible, "O", checkable=True)
         self.act_overlay.setChecked(True)
+        st.overlay_visible_changed.connect(self._on_overlay_visible_changed)
         m.addAction(self.act_overlay)
+        self.act_queries = self._action("&Query results", st.set_query_layer_visible, "Shift+R",
+                                        checkable=True,
+                                        tip="Show the ray and frustum results: hits, visited and culled nodes")
+        self.act_queries.setChecked(st.query_layer_visible)
+        st.query_layer_visible_changed.connect(lambda on: set_checked_quietly(self.act_queries, on))
+        m.addAction(self.act_queries)
         if self.view3d is not None:
             self.act_faces = self._action("Brush &faces in 3D", self.view3d.set_faces_visible, checkable=True,
                                           tip="Translucent brush faces (off: wireframe, faster on big levels)")
@@ -575,6 +583,14 @@ class MainWindow(QMainWindow):
     def _on_tool_changed(self, name: str) -> None:
         self.tool_actions[name].setChecked(True)
         self.statusBar().showMessage(TOOL_NAMES[name][2], 4000)
+
+    def _on_overlay_visible_changed(self, on: bool) -> None:
+        set_checked_quietly(self.act_overlay, on)
+
+    def escape(self) -> None:
+        """Esc: clear the query layer (ray, frustum) and the selection."""
+        self.state.clear_queries()
+        select(self.document, [], "Select None")
 
     def _on_grid_changed(self) -> None:
         st = self.state

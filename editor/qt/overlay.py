@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .colors import colormap
+from .colors import SPLIT_LINE, colormap
 
 #: metric key -> (menu label, legend text)
 METRICS = {
@@ -50,6 +50,7 @@ class OverlaySettings:
     leaves_only: bool = False
     max_boxes: int = 50_000
     show_loose: bool = True   # loose octree: draw the loose bounds and the core cell dimmer
+    show_planes: bool = False  # BSP: draw each drawn node's split plane clipped to its box
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -77,6 +78,18 @@ class OverlayGeometry:
     hi: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
     bins: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     log_scale: bool = False
+    plane_lines3d: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.float32))
+    plane_colours3d: np.ndarray = field(default_factory=lambda: np.empty((0, 4), dtype=np.float32))
+    plane_normals: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))  # per segment
+
+    def plane_segments_2d(self, axes: tuple[int, int], depth_axis: int,
+                          max_normal_along_view: float = 0.2) -> np.ndarray:
+        """Split-plane outlines that a 2D view sees edge-on (as split lines), projected on
+        ``axes``; planes facing the view would only cover it with rectangles."""
+        if not len(self.plane_lines3d):
+            return np.empty((0, 2))
+        edge_on = np.abs(self.plane_normals[:, depth_axis]) <= max_normal_along_view
+        return self.plane_lines3d.reshape(-1, 2, 3)[edge_on][..., list(axes)].reshape(-1, 2)
 
     def value_at(self, t: float) -> float:
         """The metric value at fraction ``t`` of the colour bar (for legend ticks)."""
@@ -140,8 +153,12 @@ def box_lines(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = None,
-                  alpha: float = 1.0) -> OverlayGeometry:
-    """Turn a node table into overlay arrays (see :class:`OverlayGeometry`)."""
+                  alpha: float = 1.0, planes: np.ndarray | None = None) -> OverlayGeometry:
+    """Turn a node table into overlay arrays (see :class:`OverlayGeometry`).
+
+    ``planes`` are the split planes of the table's rows (a BSP's ``node_planes()``, NaN for
+    leaves); with ``settings.show_planes`` each drawn node's plane is outlined in its box.
+    """
     rows, cut = select_rows(table, settings)
     values_all = metric_values(table, settings.metric, visits)
     values = values_all[rows]
@@ -178,9 +195,62 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
     else:
         core_lines = np.empty((0, 3), dtype=np.float32)
         core_colours = np.empty((0, 4), dtype=np.float32)
-    return OverlayGeometry(rows, values, vmin, vmax, colours, lines, colours3d, core_lines,
+    geom = OverlayGeometry(rows, values, vmin, vmax, colours, lines, colours3d, core_lines,
                            core_colours, cut, len(table), settings.metric, has_loose, lo, hi, bins,
                            log_scale)
+    if settings.show_planes and planes is not None and len(planes) == len(table) and len(rows):
+        segments, owner = plane_outlines(planes[rows], lo, hi)
+        geom.plane_lines3d = segments
+        geom.plane_normals = planes[rows][owner, :3]
+        geom.plane_colours3d = np.tile(np.array([*SPLIT_LINE, 0.85], dtype=np.float32), (len(segments), 1))
+    return geom
+
+
+def plane_outlines(planes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Outline of each plane ``n . x + d = 0`` clipped to its box, as a line list.
+
+    Returns ``(segments (2 S, 3) float32, owner (S,))`` where ``owner`` is the input row each
+    segment outlines. Rows whose plane is NaN (leaves) or misses its box give nothing.
+    """
+    planes = np.asarray(planes, dtype=np.float64).reshape(-1, 4)
+    ok = np.isfinite(planes).all(axis=1)
+    n, d = planes[ok, :3], planes[ok, 3]
+    rows = np.flatnonzero(ok)
+    corners = np.where(_CORNER_BITS[None, :, :], hi[ok][:, None, :], lo[ok][:, None, :])  # (K, 8, 3)
+    p0 = corners[:, _BOX_EDGES[:, 0], :]
+    p1 = corners[:, _BOX_EDGES[:, 1], :]
+    s0 = np.einsum("kej,kj->ke", p0, n) + d[:, None]
+    s1 = np.einsum("kej,kj->ke", p1, n) + d[:, None]
+    crossing = (s0 * s1 <= 0) & (s0 != s1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(crossing, s0 / (s0 - s1), 0.0)
+    points = p0 + t[..., None] * (p1 - p0)                     # (K, 12, 3)
+    count = crossing.sum(axis=1)
+    centre = np.where(count[:, None] > 0, (points * crossing[..., None]).sum(axis=1)
+                      / np.maximum(count, 1)[:, None], 0.0)
+    # order each polygon's corners by angle around its centre, in the plane's own 2D basis
+    helper = np.where(np.abs(n[:, [2]]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
+    u = np.cross(n, helper)
+    u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-12)
+    v = np.cross(n, u)
+    rel = points - centre[:, None, :]
+    angle = np.arctan2(np.einsum("kej,kj->ke", rel, v), np.einsum("kej,kj->ke", rel, u))
+    angle = np.where(crossing, angle, np.inf)
+    order = np.argsort(angle, axis=1, kind="stable")
+    ordered = np.take_along_axis(points, order[..., None], axis=1)
+    segments, owner = [], []
+    for k in np.flatnonzero(count >= 2):
+        poly = ordered[k, :count[k]]
+        poly = poly[np.r_[True, (np.abs(np.diff(poly, axis=0)) > 1e-9).any(axis=1)]]  # duplicate corners
+        if len(poly) < 2:
+            continue
+        closed = np.concatenate([poly, poly[:1]]) if len(poly) > 2 else poly
+        seg = np.stack([closed[:-1], closed[1:]], axis=1).reshape(-1, 3)
+        segments.append(seg)
+        owner.append(np.full(len(seg) // 2, rows[k]))
+    if not segments:
+        return np.empty((0, 3), dtype=np.float32), np.empty(0, dtype=np.int64)
+    return np.concatenate(segments).astype(np.float32), np.concatenate(owner)
 
 
 def bin_colour(b: int) -> np.ndarray:

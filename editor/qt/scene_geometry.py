@@ -1,4 +1,5 @@
-"""Draw arrays for the scene: brush triangles and edges, entity boxes, 2D outlines.
+"""Draw arrays for the scene: brush triangles and edges, entity boxes, 2D outlines, and the
+walls and mesh triangles of :mod:`.level_arrays`.
 
 Qt-free numpy. Brush solids come from the model (computed once per brush value); this module
 only concatenates them into the few big arrays the views upload, caching the per-brush pieces
@@ -13,6 +14,7 @@ import numpy as np
 from editor.model import Brush, Entity
 
 from .colors import BRUSH_ENTITY_FACE, BRUSH_FACE, class_colour
+from .level_arrays import LevelArrays, LevelGeometryCache
 from .overlay import box_lines
 
 _LIGHT = np.array([0.35, 0.55, 0.76])
@@ -52,6 +54,7 @@ class SceneArrays:
     entity_rgb: np.ndarray         # (P, 3)
     brush_ids: np.ndarray          # (B,)
     brush_polys: list              # per brush: its vertices (V, 3) for 2D hulls
+    level: LevelArrays             # Doom walls and mesh triangles
 
 
 class SceneGeometry:
@@ -60,6 +63,7 @@ class SceneGeometry:
     def __init__(self, face_alpha: float = 0.35) -> None:
         self.face_alpha = face_alpha
         self._cache: dict[int, tuple[Brush, BrushPieces]] = {}
+        self._level = LevelGeometryCache()
 
     def pieces(self, oid: int, brush: Brush) -> BrushPieces:
         hit = self._cache.get(oid)
@@ -114,6 +118,7 @@ class SceneGeometry:
             entity_lo=lo, entity_hi=hi, entity_rgb=rgb,
             brush_ids=np.asarray(brush_ids, dtype=np.int64),
             brush_polys=polys,
+            level=self._level.build(scene),
         )
 
 

@@ -37,6 +37,40 @@ def grab_window(window):
     return pixmap
 
 
+def render_report(window) -> dict:
+    """What the window drew: backend, tree nodes (in the table, in the overlay, boxes the 3D
+    view kept after culling), and how many brushes, wall segments, triangles and entities the
+    level views hold (the 3D view's, else the top view's).
+    """
+    view = window.view3d if window.view3d is not None else window.views2d["Top"]
+    drawn = view.drawn_counts() if window.view3d is not None else dict(view.drawn)
+    state = window.state
+    geom = state.overlay
+    overlay_on = state.overlay_visible and geom is not None
+    return {"backend": window.document.index.name,
+            "nodes": int(geom.total) if geom is not None else 0,
+            "nodes_drawn": int(geom.count) if overlay_on else 0,
+            "overlay": state.overlay_settings.metric if overlay_on else "none",
+            # a big tree is culled to the camera in 3D (level of detail): the boxes it kept
+            "boxes_drawn_3d": int(window.view3d.drawn_boxes) if window.view3d is not None
+            and overlay_on else 0,
+            **{key: int(value) for key, value in drawn.items()}}
+
+
+def write_render_report(window, path: str) -> None:
+    """Write :func:`render_report` as JSON to ``path`` (whole or not at all)."""
+    import json
+    import os
+    text = json.dumps(render_report(window), indent=2) + "\n"
+    tmp = f"{path}.part"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ScreenshotError(f"{path}: could not write the report: {exc.strerror}") from None
+
+
 def save_screenshot(window, path: str) -> None:
     pixmap = grab_window(window)
     if not pixmap.save(path):

@@ -7,6 +7,7 @@
 * :mod:`.things` — readable class names of Doom, Doom II and Freedoom thing types.
 * :mod:`.shipped_bsp` — the map's own BSP (NODES/SSECTORS/SEGS) as a read-only structure with
   a :class:`~spatial.contract.NodeTable`, to compare with the trees built here.
+* :mod:`.shipped_index` — that tree as the read-only ``shipped_bsp`` backend.
 
 Open a map with ``load_document("doom.wad:E1M1")`` (``FILE.wad`` alone opens the first map).
 """
@@ -21,3 +22,6 @@ def register(registry) -> None:
 
     registry.add_importer("doom-wad", ("*.wad",), load_wad,
                           "Doom/Hexen WAD map (FILE.wad:MAP01 picks a map; binary formats)")
+    from .shipped_index import ShippedBSPIndex
+
+    registry.add_backend(ShippedBSPIndex)

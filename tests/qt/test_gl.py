@@ -110,3 +110,24 @@ def test_big_overlays_are_culled_to_the_camera_view(gl_window, qtbot, monkeypatc
     view.setCameraPosition(pos=QVector3D(-480, -480, 0), distance=60, elevation=10, azimuth=45)  # looking outwards
     view._upload_overlay()
     assert 0 < view.drawn_boxes < geom.count
+
+
+def test_query_layer_draws_over_the_heatmap_and_toggles(gl_window, qtbot):
+    from PySide6.QtCore import QPoint, Qt
+
+    from editor.qt.colors import VISITED
+    window = gl_window
+    view = window.view3d
+    window.overlay_panel.set_metric("own_count")
+    window.tool_actions["ray"].trigger()
+    w, h = view.width(), view.height()
+    qtbot.mouseClick(view, Qt.LeftButton, pos=QPoint(w // 2, h // 2))
+    ray = window.state.ray
+    assert ray is not None and len(ray.result.visited)
+    colour = np.array(VISITED) * 255
+    shown = _render(window)
+    visited_px = (np.abs(shown.astype(int) - colour).sum(axis=2) <= 30).sum()
+    assert visited_px > 50, "visited nodes drawn in their own colour, over the overlay boxes"
+    window.act_queries.trigger()  # View → Query results: off
+    hidden = _render(window)
+    assert (np.abs(hidden.astype(int) - colour).sum(axis=2) <= 30).sum() < visited_px / 10

@@ -20,10 +20,12 @@ def _brute(doc):
     return brute
 
 
-def test_backend_chooser_lists_every_registered_backend(window):
+def test_backend_chooser_lists_every_registered_backend_that_suits_the_level(window):
     combo = window.params_panel.backend_combo
     listed = {combo.itemData(i) for i in range(combo.count())}
-    assert listed == set(default_registry().backends)
+    backends = default_registry().backends
+    assert listed == {name for name, cls in backends.items() if not cls.source_formats}
+    assert "shipped_bsp" not in listed, "the demo level ships no tree of its own"
 
 
 def test_changing_a_parameter_changes_the_overlay_node_count(window, qtbot):
@@ -185,7 +187,8 @@ def test_statistics_panel_reports_the_live_index(window):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(default_registry().backends))
+@pytest.mark.parametrize("name", sorted(n for n, cls in default_registry().backends.items()
+                                         if not cls.source_formats))
 def test_every_registered_backend_draws_queries_and_reports(window, name):
     doc, st = window.document, window.state
     window.params_panel.choose_backend(name)

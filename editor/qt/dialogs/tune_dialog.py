@@ -632,6 +632,9 @@ class _GeometryRecorder:
     def set_triangles(self, *args) -> None:
         self.calls.append(("set_triangles", args))
 
+    def set_source(self, *args) -> None:
+        self.calls.append(("set_source", args))
+
 
 def _detached(workload):
     """``workload`` with its ``prepare`` step replayed from a copy taken now.

@@ -51,7 +51,12 @@ class InspectorPanel(QWidget):
                     f"pair tests {table.pair_tests[row]}")
         self.info.setText("<br>".join(text))
         scene = st.document.scene
-        for oid in st.document.index.node_objects(row).tolist():
+        index = st.node_table_index if st.node_table_index is not None else st.document.index
+        try:
+            ids = index.node_objects(row).tolist()
+        except IndexError:  # the tree on screen changed under the inspected row
+            ids = []
+        for oid in ids:
             obj = scene.get(oid)
             name = getattr(obj, "classname", None) if obj is not None and hasattr(obj, "classname") else "brush"
             item = QListWidgetItem(f"{oid}  {name}")

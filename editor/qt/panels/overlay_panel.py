@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from ..colors import colormap
 from ..overlay import METRICS
+from ..quiet import set_checked_quietly
 
 
 class LegendBar(QWidget):
@@ -74,6 +75,7 @@ class OverlayPanel(QWidget):
         self.visible = QCheckBox("Show tree overlay")
         self.visible.setChecked(state.overlay_visible)
         self.visible.toggled.connect(state.set_overlay_visible)
+        state.overlay_visible_changed.connect(lambda on: set_checked_quietly(self.visible, on))
         layout.addWidget(self.visible)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("metric_combo")
@@ -114,6 +116,13 @@ class OverlayPanel(QWidget):
         self.loose.setToolTip("Loose octree: draw the loose bounds, and the core cell dimmer")
         self.loose.toggled.connect(lambda on: state.set_overlay_settings(show_loose=on))
         form.addRow("", self.loose)
+        self.planes = QCheckBox("Split planes (BSP)")
+        self.planes.setObjectName("show_planes_box")
+        self.planes.setChecked(state.overlay_settings.show_planes)
+        self.planes.setToolTip("BSP trees (bsp, shipped_bsp): draw each node's split plane in its "
+                               "box (3D) and its split line (2D views)")
+        self.planes.toggled.connect(lambda on: state.set_overlay_settings(show_planes=on))
+        form.addRow("", self.planes)
         self.cap = QSpinBox()
         self.cap.setRange(100, 1_000_000)
         self.cap.setSingleStep(5000)

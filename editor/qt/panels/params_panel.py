@@ -49,12 +49,9 @@ class ParamsPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         self.backend_combo = QComboBox()
         self.backend_combo.setObjectName("backend_combo")
-        self.backend_combo.setToolTip("Spatial index backend (every registered backend)")
-        for name in sorted(self.registry.backends):
-            cls = self.registry.backends[name]
-            self.backend_combo.addItem(name, name)
-            self.backend_combo.setItemData(self.backend_combo.count() - 1,
-                                           getattr(cls, "description", ""), Qt.ToolTipRole)
+        self.backend_combo.setToolTip("Spatial index backend (every registered backend that suits "
+                                      "the level; a Doom map adds its own shipped tree)")
+        self._fill_backends({})
         self.backend_combo.currentIndexChanged.connect(self._on_backend_chosen)
         row = QHBoxLayout()
         row.addWidget(QLabel("Backend"))
@@ -79,7 +76,21 @@ class ParamsPanel(QWidget):
         state.document_replaced.connect(self._on_document_replaced)
 
     # ------------------------------------------------------------------ model -> widgets
+    def _fill_backends(self, metadata: dict) -> None:
+        """List the backends that suit a document with ``metadata`` (see ``suits_source``)."""
+        self.backend_combo.blockSignals(True)
+        self.backend_combo.clear()
+        for name in sorted(self.registry.backends):
+            cls = self.registry.backends[name]
+            if not cls.suits_source(metadata):
+                continue
+            self.backend_combo.addItem(name, name)
+            self.backend_combo.setItemData(self.backend_combo.count() - 1,
+                                           getattr(cls, "description", ""), Qt.ToolTipRole)
+        self.backend_combo.blockSignals(False)
+
     def _on_document_replaced(self, document) -> None:
+        self._fill_backends(document.scene.settings.metadata)
         document.scene_changed.connect(self._on_scene_changed)
         document.index_changed.connect(self._sync_from_model)
         self._sync_from_model()

@@ -93,11 +93,25 @@ class TimelineController(QObject):
         self.stop()
         self.loaded = None
         document.scene_changed.connect(self._on_scene_changed)
+        document.index_changed.connect(self._on_index_changed)
 
     def _on_scene_changed(self, ids, kind) -> None:
         # an edit (not a selection) makes the running simulation stale: back to the edited state
         if kind & ~ChangeKind.SELECTION and self.simulation is not None:
             self.stop()
+
+    def _on_index_changed(self) -> None:
+        """A backend or parameter change: replay the shown frame into the new kind of tree, so
+        the overlay never stays on the replay's old one."""
+        replay, doc = self.replay, self.state.document
+        if replay is None or doc is None:
+            return
+        if type(replay.index) is type(doc.index) and replay.index.params == doc.index.params:
+            return
+        frame = self.replay_frame
+        self.replay = None
+        if frame >= 0:
+            self.seek(frame)
 
     # ------------------------------------------------------------------ reading
     @property

@@ -49,19 +49,9 @@ class LiveView:
 
     # ------------------------------------------------------------------ overlay
     def _install_overlay_source(self) -> None:
-        """The overlay reads the displayed frame's nodes while the timeline shows one.
-
-        The editor state fetches its node table through one method; wrapping it on this
-        instance keeps the state unaware of the timeline (no per-frame undo, no dirty file).
-        """
-        state, controller = self.state, self.controller
-        fetch_document_table = state._fetch_table
-
-        def fetch_table():
-            nodes = controller.shown_nodes()
-            return fetch_document_table() if nodes is None else nodes
-
-        state._fetch_table = fetch_table
+        """The overlay, the queries and the node inspector read the displayed frame's index
+        while the timeline shows one (the controller answers None for "the document")."""
+        self.state.frame_source = self.controller
 
     def _on_frame_changed(self, stats) -> None:
         self.state.set_overlay_settings()  # marks the overlay dirty; rebuilt once this turn

@@ -7,6 +7,8 @@ import numpy as np
 from PySide6.QtCore import Qt
 
 from editor.model import AddObjects, Entity, Transform, point_entity
+from editor.model.entity_classes import class_box
+from editor.model.placement import floor_below
 from editor.model.scene import SceneEditError
 from editor.model.shapes import box_brush
 from spatial.errors import GeometryError
@@ -178,15 +180,22 @@ class BrushTool:
 
 
 def brush_depth_range(state, view) -> tuple[float, float]:
-    """Depth extent of a new brush: the selection's, else from the level's floor up."""
+    """Depth extent of a new brush: the last created brush's along the view's depth axis, else
+    the grid's default from the level's floor up (never the selection's: what happens to be
+    selected says nothing about how tall the next brush should be)."""
+    last = state.last_brush_range.get(view.depth_axis)
+    if last is not None:
+        return last
     doc = state.document
     d = view.depth_axis
-    b = selection_bounds(doc.scene, doc.selection)
-    if b is not None and b[1][d] > b[0][d]:
-        return float(b[0][d]), float(b[1][d])
     lo, hi = doc.scene.bounds()
     base = float(state.snap_value(lo[d])) if len(doc.scene.indexed_ids()) else 0.0
-    return base, base + max(4 * state.grid_size, 64)
+    return base, base + default_brush_depth(state.grid_size)
+
+
+def default_brush_depth(grid: float) -> float:
+    """The grid's default brush height: four grid steps, at least 64 units."""
+    return float(max(4 * grid, 64))
 
 
 def create_box_brush(state, view, corner_a, corner_b) -> int | None:
@@ -206,23 +215,44 @@ def create_box_brush(state, view, corner_a, corner_b) -> int | None:
     world = ensure_worldspawn(doc, new)
     bid = doc.scene.allocate_ids(1)[0]
     new[bid] = box_brush(world, lo, hi)
-    doc.push(AddObjects(new, text="Create Brush", select=True))
+    if doc.push(AddObjects(new, text="Create Brush", select=True)):
+        state.last_brush_range[view.depth_axis] = (d0, d1)
     return bid
 
 
 class EntityTool:
-    """Click in a 2D view to place an entity of the palette's class at the snapped point."""
+    """Click in a 2D view to place an entity of the palette's class at the snapped point; from
+    the top view it stands on the floor below the cursor (:func:`entity_origin_on_floor`)."""
 
     def __init__(self, state) -> None:
         self.state = state
 
     def click(self, view, point, modifiers) -> None:
-        place_entity(self.state, view.to_world(point))
+        state = self.state
+        p = view.to_world(point)
+        p[list(view.axes)] = state.snap_value(p[list(view.axes)])
+        if view.depth_axis == 2:
+            p[2] = entity_origin_on_floor(state, state.entity_class, p[0], p[1])
+        place_entity(state, p, snap=False)
 
 
-def place_entity(state, point3) -> int:
+def entity_origin_on_floor(state, classname: str, x: float, y: float) -> float:
+    """Origin height that stands a ``classname`` entity on the floor below ``(x, y)``: a downward
+    ray through the live index (the level's lowest point when it meets no floor)."""
     doc = state.document
-    origin = state.snap_value(np.asarray(point3, dtype=np.float64))
+    mins, maxs = (np.asarray(v, dtype=np.float64) for v in class_box(classname))
+    floor = floor_below(doc.scene, doc.index, x, y, clearance=float(maxs[2] - mins[2]))
+    if floor is None:
+        floor = float(doc.scene.bounds()[0][2]) if len(doc.scene.indexed_ids()) else 0.0
+    return floor - float(mins[2])
+
+
+def place_entity(state, point3, snap: bool = True) -> int:
+    """Add an entity of the palette's class at ``point3`` (snapped to the grid when ``snap``)."""
+    doc = state.document
+    origin = np.asarray(point3, dtype=np.float64)
+    if snap:
+        origin = state.snap_value(origin)
     eid = doc.scene.allocate_ids(1)[0]
     doc.push(AddObjects({eid: point_entity(state.entity_class, origin)},
                         text=f"Place {state.entity_class}", select=True))

@@ -18,6 +18,8 @@ class RayTool:
 
     def drag_start(self, view, point, modifiers) -> None:
         self.start = view.to_world(point)
+        if view.depth_axis == 2:  # drawn from above: at the ray height (shown in the panel)
+            self.start[2] = self.state.top_view_ray_height(self.start[0], self.start[1])
 
     def drag_move(self, view, point, modifiers) -> None:
         if self.start is None:
@@ -52,6 +54,8 @@ class FrustumTool:
 
     def drag_start(self, view, point, modifiers) -> None:
         self.start = view.to_world(point)
+        if view.depth_axis == 2:  # the eye of a camera placed from above: at the ray height
+            self.start[2] = self.state.top_view_ray_height(self.start[0], self.start[1])
 
     def _shot(self, view, point):
         end = view.to_world(point, depth=self.start[view.depth_axis])

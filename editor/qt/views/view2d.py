@@ -13,7 +13,18 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QFont
 
-from ..colors import BRUSH_EDGE, BRUSH_FACE, CULLED, HIGHLIGHT, SELECTED, VISITED
+from ..colors import (
+    BRUSH_EDGE,
+    BRUSH_FACE,
+    CULLED,
+    HIGHLIGHT,
+    QUERY_HIT,
+    QUERY_RAY,
+    SELECTED,
+    SPLIT_LINE,
+    VISITED,
+)
+from ..level_arrays import MESH_FACE, ONE_SIDED_WALL, TWO_SIDED_WALL
 from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
 from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path
@@ -111,6 +122,8 @@ class View2D(pg.PlotWidget):
 
         self.grid = GridItem()
         self.brushes = PathsItem(z=0)
+        self.mesh = PathsItem(z=0.5)     # mesh triangles' edges
+        self.walls = PathsItem(z=1)      # Doom walls: one-sided solid, two-sided dashed amber
         self.entities = PathsItem(z=2)
         self.overlay = PathsItem(z=4)
         self.query = PathsItem(z=6)
@@ -121,11 +134,11 @@ class View2D(pg.PlotWidget):
         self.handles.setZValue(12)
         # the level itself changes rarely: paint it from a cached pixmap while the overlay
         # and the tools redraw on top
-        for item in (self.grid, self.brushes, self.entities):
+        for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities):
             item.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
-        for item in (self.grid, self.brushes, self.entities, self.overlay, self.query,
-                     self.selection, self.preview, self.handles):
-            self.vb.addItem(item, ignoreBounds=item is not self.brushes)
+        for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities, self.overlay,
+                     self.query, self.selection, self.preview, self.handles):
+            self.vb.addItem(item, ignoreBounds=item not in (self.brushes, self.mesh, self.walls))
         self._label_font = QFont()
         self._label_font.setPointSize(8)
         self.labels = LabelsItem(self._label_font)
@@ -134,7 +147,9 @@ class View2D(pg.PlotWidget):
         self._rect_counts = None
         self._rect_bins = None
         self._core_rects = None
+        self._plane_segments = None
         self.drawn_rects = 0
+        self.drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
         self.handle_points = np.empty((0, 2))
         self._label_timer = QTimer(self)
         self._label_timer.setSingleShot(True)
@@ -238,6 +253,9 @@ class View2D(pg.PlotWidget):
         layers = [(polygons_path(hulls), None, QBrush(qcolor(BRUSH_FACE, 0.10))),
                   (segments_path(edges2), cosmetic_pen(BRUSH_EDGE, 0.55), None)]
         self.brushes.set_layers(layers)
+        self._draw_level(arrays.level)
+        self.drawn = {"brushes": len(arrays.brush_ids), "wall_segments": arrays.level.walls_drawn,
+                      "triangles": arrays.level.triangles_drawn, "entities": len(arrays.entity_ids)}
         ent_layers = []
         if len(arrays.entity_ids):
             rgb = arrays.entity_rgb
@@ -254,6 +272,16 @@ class View2D(pg.PlotWidget):
                 ent_layers.append((fill, None, QBrush(qcolor(colour, 0.25))))
                 ent_layers.append((segments_path(rect_segments(mine)), cosmetic_pen(colour, 1.0, 1.5), None))
         self.entities.set_layers(ent_layers)
+
+    def _draw_level(self, level) -> None:
+        """Walls (one-sided solid grey, two-sided dashed amber) and mesh triangle edges."""
+        one = level.wall_segments_2d(self.axes, two_sided=False)
+        two = level.wall_segments_2d(self.axes, two_sided=True)
+        self.walls.set_layers([
+            (segments_path(two), cosmetic_pen(TWO_SIDED_WALL, 0.85, 1.0, Qt.DashLine), None),
+            (segments_path(one), cosmetic_pen(ONE_SIDED_WALL, 1.0, 1.4), None)])
+        tris = level.triangle_segments_2d(self.axes)
+        self.mesh.set_layers([(segments_path(tris), cosmetic_pen(MESH_FACE, 0.35, 1.0), None)])
 
     def _on_selection_changed(self, ids) -> None:
         doc = self.state.document
@@ -279,7 +307,7 @@ class View2D(pg.PlotWidget):
     def _on_overlay_changed(self, geom) -> None:
         st = self.state
         if not st.overlay_visible or geom.count == 0:
-            self._rects = self._core_rects = None
+            self._rects = self._core_rects = self._plane_segments = None
             self._redraw_overlay()
             return
         rects, bins, members = project_rects(geom, self.axes)
@@ -288,6 +316,8 @@ class View2D(pg.PlotWidget):
         np.add.at(counts, members, table.own_count[geom.rows])
         self._rects, self._rect_bins, self._rect_counts = rects, bins, counts
         self._core_rects = None
+        planes2d = geom.plane_segments_2d(self.axes, self.depth_axis)
+        self._plane_segments = planes2d if len(planes2d) else None
         if geom.has_loose and st.overlay_settings.show_loose:
             self._core_rects = project_rects(geom, self.axes, core=True, table=table)[0]
         self._redraw_overlay()
@@ -330,6 +360,8 @@ class View2D(pg.PlotWidget):
             if len(mine):
                 pen = cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6)
                 layers.append((segments_path(rect_segments(mine)), pen, None))
+        if self._plane_segments is not None:  # BSP split lines over the node boxes
+            layers.append((segments_path(self._plane_segments), cosmetic_pen(SPLIT_LINE, 0.55, 1.0), None))
         self.overlay.set_layers(layers)
         self._update_labels()
 
@@ -361,20 +393,33 @@ class View2D(pg.PlotWidget):
 
     def _on_queries_changed(self) -> None:
         st = self.state
+        layers = self._query_layers() if st.query_layer_visible else []
+        table = st.node_table
+        row = st.inspected_node
+        if table is not None and 0 <= row < len(table):
+            u, v = self.axes
+            r = np.array([[table.lo[row, u], table.lo[row, v], table.hi[row, u], table.hi[row, v]]])
+            layers.append((segments_path(rect_segments(r)), cosmetic_pen((1, 1, 1), 1.0, 3.0), None))
+        self.query.set_layers(layers)
+
+    def _query_layers(self) -> list:
+        """The query layer: culled and visited nodes, the ray or frustum, and their hits."""
+        st = self.state
         table = st.node_table
         layers = []
+        u, v = self.axes
         for q in (st.frustum, st.ray):
             res = getattr(q, "result", None)
             if res is None or table is None:
                 continue
-            for rows_all, col in ((getattr(res, "culled", None), CULLED), (res.visited, VISITED)):
+            for rows_all, col, style in ((getattr(res, "culled", None), CULLED, Qt.DotLine),
+                                         (res.visited, VISITED, Qt.SolidLine)):
                 if rows_all is None or not len(rows_all):
                     continue
                 rows = rows_all[rows_all < len(table)]
-                u, v = self.axes
                 rects = np.unique(np.column_stack([table.lo[rows, u], table.lo[rows, v],
                                                    table.hi[rows, u], table.hi[rows, v]]), axis=0)
-                layers.append((segments_path(rect_segments(rects)), cosmetic_pen(col, 0.8, 1.6), None))
+                layers.append((segments_path(rect_segments(rects)), cosmetic_pen(col, 0.9, 1.6, style), None))
         doc = st.document
         hits = []
         if st.ray is not None and st.ray.result is not None:
@@ -382,7 +427,7 @@ class View2D(pg.PlotWidget):
             r = st.ray
             far = r.max_t if math.isfinite(r.max_t) else (float(r.result.t[-1]) + 64 if len(r.result.t) else 2048)
             seg = self.project(np.array([r.origin, r.origin + r.direction * far]))
-            layers.append((segments_path(seg), cosmetic_pen(HIGHLIGHT, 1.0, 2.5), None))
+            layers.append((segments_path(seg), cosmetic_pen(QUERY_RAY, 1.0, 2.5), None))
         if st.frustum is not None and st.frustum.result is not None:
             hits += st.frustum.result.ids.tolist()
             seg = self.project(st.frustum.shot.edge_lines())
@@ -390,15 +435,9 @@ class View2D(pg.PlotWidget):
         if hits and doc is not None:
             ids = [i for i in set(hits) if i in doc.scene]
             lo, hi = doc.scene.bounds_of(ids)
-            u, v = self.axes
             rects = np.column_stack([lo[:, u], lo[:, v], hi[:, u], hi[:, v]])
-            layers.append((segments_path(rect_segments(rects)), cosmetic_pen(HIGHLIGHT, 1.0, 2.0), None))
-        row = st.inspected_node
-        if table is not None and 0 <= row < len(table):
-            u, v = self.axes
-            r = np.array([[table.lo[row, u], table.lo[row, v], table.hi[row, u], table.hi[row, v]]])
-            layers.append((segments_path(rect_segments(r)), cosmetic_pen((1, 1, 1), 1.0, 3.0), None))
-        self.query.set_layers(layers)
+            layers.append((segments_path(rect_segments(rects)), cosmetic_pen(QUERY_HIT, 1.0, 2.0), None))
+        return layers
 
     # ------------------------------------------------------------------ node picking
     def node_at(self, point: QPointF) -> int:

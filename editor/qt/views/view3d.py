@@ -13,12 +13,13 @@ import time
 
 import numpy as np
 import pyqtgraph.opengl as gl
+from OpenGL.GL import GL_BLEND, GL_CULL_FACE, GL_DEPTH_TEST, GL_ONE_MINUS_SRC_ALPHA, GL_SRC_ALPHA
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QVector3D
 
 from spatial.geometry import frustum_box
 
-from ..colors import CULLED, HIGHLIGHT, SELECTED, VISITED
+from ..colors import CULLED, QUERY_HIT, QUERY_RAY, SELECTED, VISITED
 from ..overlay import box_lines
 from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
@@ -28,11 +29,31 @@ _EMPTY = np.zeros((0, 3), dtype=np.float32)
 #: overlays with more boxes than this are culled to the camera's view before upload
 CULL_OVERLAY_ABOVE = 4000
 
+#: GL state of the query layer: blended, without a depth test, so it draws over the tree
+ON_TOP = {GL_DEPTH_TEST: False, GL_BLEND: True, GL_CULL_FACE: False,
+          "glBlendFunc": (GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA)}
+
 
 def _lines(pos, color, width=1.0, opts="opaque"):
     item = gl.GLLinePlotItem(pos=pos, color=color, width=width, mode="lines", antialias=False,
                              glOptions=opts)
     return item
+
+
+def _mesh():
+    """An empty, hidden triangle-list item (filled by :func:`_set_mesh`)."""
+    item = gl.GLMeshItem(vertexes=np.zeros((3, 3), dtype=np.float32), smooth=False,
+                         drawEdges=False, computeNormals=False, glOptions="translucent")
+    item.setVisible(False)
+    return item
+
+
+def _set_mesh(item, vertices, colours) -> None:
+    """Upload an unindexed triangle list (or hide the item when there is none)."""
+    if len(vertices):
+        item.setMeshData(vertexes=vertices, faces=np.arange(len(vertices), dtype=np.uint32).reshape(-1, 3),
+                         vertexColors=colours)
+    item.setVisible(bool(len(vertices)))
 
 
 class View3D(gl.GLViewWidget):
@@ -61,6 +82,7 @@ class View3D(gl.GLViewWidget):
         self._geom = None
         self._culled_for = None
         self.drawn_boxes = 0
+        self._drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
         self._recull_timer = QTimer(self)
         self._recull_timer.setSingleShot(True)
         self._recull_timer.setInterval(120)
@@ -68,20 +90,26 @@ class View3D(gl.GLViewWidget):
 
         self.grid_item = gl.GLGridItem(color=(255, 255, 255, 40))
         self.grid_item.setGLOptions("translucent")
-        self.faces = gl.GLMeshItem(vertexes=np.zeros((3, 3), dtype=np.float32), smooth=False,
-                                   drawEdges=False, glOptions="translucent")
-        self.faces.setVisible(False)
+        self.faces = _mesh()
         self.edges = _lines(_EMPTY, (0.8, 0.85, 0.95, 0.9), opts="translucent")
+        # the level's own geometry when it is not brushes: Doom walls, mesh triangles
+        self.wall_faces = _mesh()
+        self.wall_edges = _lines(_EMPTY, (1, 1, 1, 1), opts="translucent")
+        self.mesh_faces = _mesh()
+        self.split_planes = _lines(_EMPTY, (1, 1, 1, 1), width=1.5, opts="translucent")
         self.entities = _lines(_EMPTY, (1, 1, 1, 1), width=1.5)
         self.overlay = _lines(_EMPTY, (1, 1, 1, 1))
         self.overlay_core = _lines(_EMPTY, (1, 1, 1, 1))
         self.selection = _lines(_EMPTY, SELECTED + (1.0,), width=2.0)
-        self.query_nodes = _lines(_EMPTY, (1, 1, 1, 1), width=2.0)
-        self.highlight = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=2.0)
-        self.ray_item = _lines(_EMPTY, HIGHLIGHT + (1.0,), width=3.0)
-        self.frustum_item = _lines(_EMPTY, (0.4, 1.0, 0.6, 1.0), width=2.0)
+        # the query layer: drawn over everything else (no depth test), so a visited node is
+        # never hidden in the heatmap box it coincides with
+        self.query_nodes = _lines(_EMPTY, (1, 1, 1, 1), width=2.0, opts=ON_TOP)
+        self.highlight = _lines(_EMPTY, QUERY_HIT + (1.0,), width=2.0, opts=ON_TOP)
+        self.ray_item = _lines(_EMPTY, QUERY_RAY + (1.0,), width=3.0, opts=ON_TOP)
+        self.frustum_item = _lines(_EMPTY, (0.4, 1.0, 0.6, 1.0), width=2.0, opts=ON_TOP)
         self.inspected = _lines(_EMPTY, (1.0, 1.0, 1.0, 1.0), width=3.0)
-        for item in (self.grid_item, self.overlay_core, self.overlay, self.faces, self.edges,
+        for item in (self.grid_item, self.overlay_core, self.overlay, self.split_planes,
+                     self.mesh_faces, self.wall_faces, self.wall_edges, self.faces, self.edges,
                      self.entities, self.query_nodes, self.highlight, self.selection,
                      self.ray_item, self.frustum_item, self.inspected):
             self.addItem(item)
@@ -131,11 +159,7 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     def _on_scene_arrays_changed(self, arrays) -> None:
-        if len(arrays.mesh_vertices):
-            n = len(arrays.mesh_vertices)
-            self.faces.setMeshData(vertexes=arrays.mesh_vertices,
-                                   faces=np.arange(n, dtype=np.uint32).reshape(-1, 3),
-                                   vertexColors=arrays.mesh_colours)
+        _set_mesh(self.faces, arrays.mesh_vertices, arrays.mesh_colours)
         self._has_faces = bool(len(arrays.mesh_vertices))
         self.faces.setVisible(self._has_faces and self.faces_wanted)
         self.edges.setData(pos=arrays.edge_lines if len(arrays.edge_lines) else _EMPTY)
@@ -143,7 +167,19 @@ class View3D(gl.GLViewWidget):
             self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
         else:
             self.entities.setData(pos=_EMPTY)
+        level = arrays.level
+        self._drawn = {"brushes": len(arrays.brush_ids), "wall_segments": level.walls_drawn,
+                       "triangles": level.triangles_drawn, "entities": len(arrays.entity_ids)}
+        _set_mesh(self.wall_faces, level.wall_vertices, level.wall_colours)
+        _set_mesh(self.mesh_faces, level.mesh_vertices, level.mesh_colours)
+        if len(level.wall_lines):
+            self.wall_edges.setData(pos=level.wall_lines, color=level.wall_line_colours)
+        self.wall_edges.setVisible(bool(len(level.wall_lines)))
         self.update()
+
+    def drawn_counts(self) -> dict:
+        """What the 3D view holds now: brushes, wall segments, triangles and entities."""
+        return dict(self._drawn)
 
     def set_faces_visible(self, on: bool) -> None:
         """Show or hide the translucent brush faces (edges stay)."""
@@ -184,12 +220,15 @@ class View3D(gl.GLViewWidget):
                     core, core_colours = core[per_vertex], core_colours[per_vertex]
                 self._culled_for = self._camera_key()
             self.drawn_boxes = len(lines) // 24
+            if len(geom.plane_lines3d):
+                self.split_planes.setData(pos=geom.plane_lines3d, color=geom.plane_colours3d)
             if len(lines):
                 self.overlay.setData(pos=lines, color=colours)
             if len(core):
                 self.overlay_core.setData(pos=core, color=core_colours)
             visible = len(lines) > 0
         self.overlay.setVisible(visible)
+        self.split_planes.setVisible(visible and len(geom.plane_lines3d) > 0)
         self.overlay_core.setVisible(visible and geom is not None and len(geom.core_lines3d) > 0)
         self.update()
 
@@ -197,7 +236,8 @@ class View3D(gl.GLViewWidget):
         st = self.state
         table = st.node_table
         parts, colours, hl = [], [], []
-        ray = st.ray
+        ray = st.ray if st.query_layer_visible else None
+        fr = st.frustum if st.query_layer_visible else None
         if ray is not None and ray.result is not None:
             far = ray.max_t if math.isfinite(ray.max_t) else self._scene_extent() * 2
             if len(ray.result.t):
@@ -213,7 +253,6 @@ class View3D(gl.GLViewWidget):
             hl.extend(ray.result.ids.tolist())
         else:
             self.ray_item.setVisible(False)
-        fr = st.frustum
         if fr is not None and fr.result is not None:
             self.frustum_item.setData(pos=fr.shot.edge_lines().astype(np.float32))
             self.frustum_item.setVisible(True)
