@@ -111,13 +111,10 @@ def offer_exact_geometry(index, scene) -> None:
     scene : Scene
         The document.
     """
-    segment_ids = scene.segment_ids()
-    if segment_ids:
-        segments = [scene[i] for i in segment_ids]
-        index.set_segments(segment_ids, [s.a for s in segments], [s.b for s in segments],
-                           [s.two_sided for s in segments])
-    triangle_ids = scene.triangle_ids()
-    if triangle_ids:
-        tris = [scene[i] for i in triangle_ids]
-        index.set_triangles(triangle_ids, [t.v0 for t in tris], [t.v1 for t in tris],
-                            [t.v2 for t in tris])
+    from .index_input import scene_segments, scene_triangles
+
+    segments, triangles = scene_segments(scene), scene_triangles(scene)
+    if segments is not None:
+        index.set_segments(segments.ids, segments.a, segments.b, segments.two_sided)
+    if triangles is not None:
+        index.set_triangles(triangles.ids, triangles.v0, triangles.v1, triangles.v2)

@@ -10,14 +10,10 @@ import inspect
 import os
 from pathlib import Path
 
-import numpy as np
-
 from spatial.errors import PartitionStudioError, PluginError
 
-from .entities import Entity
-from .index_sync import scene_split_planes
+from .index_input import index_input
 from .scene import Scene
-from .stats import scene_counts
 
 
 def demo_document() -> Scene:
@@ -67,21 +63,6 @@ def _split_member(path: Path) -> tuple[Path, str | None]:
 
 
 def document_source(scene: Scene, source: str):
-    """What the ``stats``/``simulate`` commands need of a scene (an ``editor.cli.SceneSource``)."""
-    from editor.cli import SceneSource  # the command line's own record type
-
-    ids = scene.indexed_ids()
-    lo, hi = scene.bounds_of(ids)
-    counts = scene_counts(scene, indexed=(ids, lo, hi))
-    counts = {"brushes": counts["brushes"], "entities": counts["entities"],
-              "brush_entities": counts["brush_entities"], "faces": counts["faces"],
-              "triangles": len(scene.triangle_ids()), "segments": len(scene.segment_ids()),
-              "objects": counts["objects"],
-              "bounds": counts["bounds"]}
-    # point entities move; brushes, wall segments and mesh triangles are static
-    objects = scene.objects
-    dynamic = np.array([isinstance(objects[i], Entity) for i in ids.tolist()], dtype=bool)
-    settings = scene.settings
-    return SceneSource(str(source), counts, ids, lo, hi, dynamic,
-                       split_planes=scene_split_planes(scene), backend=settings.backend,
-                       params=dict(settings.params), document=scene)
+    """What the ``stats``/``simulate`` commands need of a scene: its :class:`~.index_input.IndexInput`
+    with the scene counts of a report."""
+    return index_input(scene, source, counts=True)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from editor.model import ChangeKind, IndexSync, UndoStack
+from editor.model.index_input import index_input
 from editor.model.scene import Edit
 from spatial.params import parse_params
 
@@ -122,10 +122,10 @@ class Document(QObject):
     def rebuild_index(self, background: bool | None = None) -> None:
         """Rebuild the index for the scene's backend and parameters.
 
-        The objects come from the live index's own table (ids, bounds, flags) and the split
-        planes it was offered, not from a walk over the scene: a parameter change on a big
-        level costs the build alone. ``background`` None chooses by size
-        (see :data:`ASYNC_REBUILD_OBJECTS`).
+        The objects come from :func:`editor.model.index_input.index_input`, the record the
+        command line's ``stats`` builds from too, so a backend switch here gives the very tree
+        ``stats`` reports (wall segments and mesh triangles included). ``background`` None
+        chooses by size (see :data:`ASYNC_REBUILD_OBJECTS`).
         """
         settings = self.scene.settings
         cls = self.sync.registry.backend(settings.backend)
@@ -135,23 +135,18 @@ class Document(QObject):
             background = old.objects.count > ASYNC_REBUILD_OBJECTS
         self.cancel_rebuild()
         self.rebuild_started.emit()
-        obj = old.objects
-        slots = obj.alive_slots()
-        snapshot = (obj.ids[slots].copy(), obj.lo[slots].copy(), obj.hi[slots].copy(),
-                    obj.dynamic[slots].copy(), obj.awake[slots].copy(), np.array(old.split_planes))
+        record = index_input(self.scene)
         if not background:
             start = time.perf_counter()
-            if type(old) is cls:
-                old.set_params(params)  # rebuilds from its own objects
-            else:
-                self.sync.index = _build_index(cls, params, *snapshot)
+            self.sync.index = _build_index(cls, params, record)
+            self.sync.split_planes_stale = False
             self.index_version += 1
             self.index_changed.emit()
             self._finish_rebuild((time.perf_counter() - start) * 1e3)
             return
         from .workers import RebuildWorker
         version = self._edit_version
-        worker = RebuildWorker(lambda: _build_index(cls, params, *snapshot))
+        worker = RebuildWorker(lambda: _build_index(cls, params, record))
         worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
         self._worker = worker
         worker.start()
@@ -181,11 +176,9 @@ class Document(QObject):
         return self._worker is not None
 
 
-def _build_index(cls, params, ids, lo, hi, dynamic, awake, planes):
-    """A new ``cls(params)`` index over the given objects (planes offered before the build)."""
+def _build_index(cls, params, record):
+    """A new ``cls(params)`` index built from an :class:`~editor.model.index_input.IndexInput`."""
     index = cls(params)
-    if len(planes):
-        index.set_split_planes(planes)
-    index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
+    record.build(index)
     index.nodes()  # flush lazy work now (on the worker thread when there is one)
     return index
