@@ -52,12 +52,22 @@ def _random_source(n: int, seed: int, layout: str) -> IndexInput:
                       np.ones(n, dtype=bool))
 
 
+def open_document(path: str | None):
+    """The document at ``path`` (None: the demo level) through the one loading path
+    (:func:`editor.model.loading.open_level`); its warnings go to stderr, one line each."""
+    from editor.model.loading import open_level
+
+    loaded = open_level(path)
+    for warning in loaded.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return loaded.document
+
+
 def _document_source(path: str | None) -> IndexInput:
     """Load the demo level (``path`` None) or a file through the importer registry."""
-    from editor.model.loading import demo_document, document_source, load_document
+    from editor.model.loading import document_source
 
-    doc = demo_document() if path is None else load_document(path)
-    return document_source(doc, "demo" if path is None else path)
+    return document_source(open_document(path), "demo" if path is None else path)
 
 
 def load_source(args) -> IndexInput:

@@ -54,9 +54,9 @@ def _configure(p) -> None:
 
 def _load_scene(path: str):
     """A scene from a native ``.json`` file or any registered importer."""
-    from editor.model.loading import load_document
+    from .cli import open_document
 
-    return load_document(path)
+    return open_document(path)
 
 
 def _load_recording(path: str):

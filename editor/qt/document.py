@@ -15,8 +15,9 @@ import time
 
 from PySide6.QtCore import QObject, Signal
 
-from editor.model import ChangeKind, IndexSync, UndoStack
+from editor.model import ChangeKind, IndexSync, SetSettings, UndoStack
 from editor.model.index_input import index_input
+from editor.model.loading import stores_settings
 from editor.model.scene import Edit
 from spatial.params import parse_params
 
@@ -81,6 +82,11 @@ class Document(QObject):
         return os.path.basename(self.path) if self.path else "demo level"
 
     # ------------------------------------------------------------------ editing
+    def settings_command(self, **kwargs) -> SetSettings:
+        """A :class:`~editor.model.SetSettings` for this document: it marks the document
+        modified only when its file format can store the backend and parameters."""
+        return SetSettings(saved=stores_settings(self.path), **kwargs)
+
     def push(self, command) -> bool:
         """Push ``command`` on the undo stack; returns False if it changed nothing."""
         return self.stack.push(command)
