@@ -50,7 +50,7 @@ from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
 from .prompts import Prompts, file_filters
-from .settings import add_recent_file, default_settings, recent_files
+from .settings import add_recent_file, default_settings, last_backend, recent_files, set_last_backend
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
@@ -415,13 +415,14 @@ class MainWindow(QMainWindow):
         self._adopt_loaded(loaded)
         return True
 
-    def _adopt_loaded(self, loaded, selection=None) -> None:
+    def _adopt_loaded(self, loaded, selection=None, keep_settings=None) -> None:
         self._hide_progress()
         self._load_worker = None
         if self.kernel_warmup is not None:
             # on a first start the warm-up process compiles the index kernels meanwhile:
             # loading them from its cache beats compiling them here a second time
             self.kernel_warmup.wait_ready()
+        self._settle_backend(loaded.document, keep_settings)
         doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection)
         self.state.set_document(doc)
         for w in loaded.warnings[:3]:
@@ -429,6 +430,34 @@ class MainWindow(QMainWindow):
         if loaded.path:
             add_recent_file(self.settings, loaded.path)
             self._refresh_recent_menu()
+
+    def _settle_backend(self, scene, keep_settings=None) -> None:
+        """Give a level that brings no backend choice of its own (the default tree with default
+        parameters: a WAD, a mesh, a .map without ``_ps_`` keys) the choice it had before a
+        reload (``keep_settings``), else the user's last choice. Not an edit: nothing to save."""
+        from editor.model.scene import DEFAULT_BACKEND, Edit, Settings
+        from spatial.params import parse_params
+        from spatial.registry import default_registry
+
+        current = scene.settings
+        if current.backend != DEFAULT_BACKEND or current.params:
+            return
+        choice = keep_settings or last_backend(self.settings)
+        if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
+            return
+        cls = default_registry().backends.get(choice[0])
+        try:
+            parse_params(cls.Params, dict(choice[1]))
+        except Exception:  # a plugin gone or a parameter changed since: keep the default
+            return
+        scene.apply(Edit(settings=Settings(choice[0], dict(choice[1]), current.metadata)))
+
+    def _remember_backend(self, doc, kind) -> None:
+        from editor.model import ChangeKind
+
+        if kind & ChangeKind.SETTINGS:
+            settings = doc.scene.settings
+            set_last_backend(self.settings, settings.backend, settings.params)
 
     def _on_load_failed(self, message: str) -> None:
         self._hide_progress()
@@ -443,6 +472,7 @@ class MainWindow(QMainWindow):
 
     def _on_document_replaced(self, doc: Document) -> None:
         doc.stack_changed.connect(self._update_title)
+        doc.scene_changed.connect(lambda ids, kind: self._remember_backend(doc, kind))
         doc.rebuild_started.connect(lambda: self._show_progress("Rebuilding the tree…", busy=True)
                                     if doc.rebuilding else None)
         doc.rebuild_finished.connect(lambda ms: self._hide_progress())
@@ -532,7 +562,9 @@ class MainWindow(QMainWindow):
         selection = set(doc.selection)
         ranges = {name: v.vb.viewRange() for name, v in self.views2d.items()}
         camera = dict(self.view3d.opts) if self.view3d is not None else None
-        self._adopt_loaded(loaded, selection=selection)
+        settings = doc.scene.settings  # a file that holds no choice keeps the one on screen
+        self._adopt_loaded(loaded, selection=selection,
+                           keep_settings=(settings.backend, dict(settings.params)))
         for name, (xr, yr) in ranges.items():
             self.views2d[name].vb.setRange(xRange=xr, yRange=yr, padding=0)
         if camera is not None:

@@ -231,3 +231,29 @@ def test_a_load_error_is_one_line_in_a_dialog_and_the_document_stays(window, pro
     qtbot.waitUntil(lambda: len(window.errors) == 2, timeout=10_000)
     assert "\n" not in prompts.error_box.text() and str(missing).split(":")[0] in prompts.error_box.text()
     assert window.document is doc
+
+
+@pytest.mark.slow
+def test_a_watch_mode_reload_keeps_the_backend_and_a_new_level_gets_the_last_choice(
+        window, prompts, qtbot, tmp_path):
+    mesh = tmp_path / "dm5.obj"
+    shutil.copyfile(level("oa_dm5"), mesh)
+    mesh.chmod(0o644)
+    open_typed(window, prompts, qtbot, str(mesh))
+    choose_backend(window, qtbot, "triangle_octree")
+    doc = window.document
+    assert not doc.is_dirty(), "a mesh cannot store the choice: nothing to save"
+    nodes = doc.index.stats()["nodes"]
+    qtbot.wait(1100)
+    with mesh.open("a") as fh:  # another program saves the mesh
+        fh.write("# touched\n")
+    qtbot.waitUntil(lambda: window.document is not doc, timeout=60_000)
+    _settled(window, qtbot)
+    assert window.document.index.name == "triangle_octree"
+    assert window.document.index.stats()["nodes"] == nodes
+    plain = tmp_path / "plain.map"
+    plain.write_text('{\n"classname" "worldspawn"\n}\n'
+                     '{\n"classname" "info_player_start"\n"origin" "0 0 24"\n}\n')
+    open_typed(window, prompts, qtbot, str(plain))
+    assert window.document.index.name == "triangle_octree", "the user's last choice"
+    assert not window.document.is_dirty()
