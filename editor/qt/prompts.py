@@ -114,3 +114,17 @@ class LevelPicker(QDialog):
     def chosen(self) -> str | None:
         item = self.tree.currentItem()
         return None if item is None else item.data(0, Qt.UserRole)
+
+
+class UnattendedPrompts(Prompts):
+    """Answers without asking, for runs nobody watches (``--screenshot``): the first level of
+    a file holding several, unsaved changes discarded, no reload over them."""
+
+    def ask_save(self, name: str) -> str:
+        return "discard"
+
+    def ask_reload(self, name: str) -> bool:
+        return False
+
+    def choose_part(self, file: str, parts: list[dict]) -> str | None:
+        return parts[0]["name"] if parts else None
