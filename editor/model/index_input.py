@@ -107,16 +107,20 @@ class IndexInput:
         return np.flatnonzero(~self.dynamic)
 
 
+def _columns(objects: list, names: tuple[str, ...], width: int) -> list[np.ndarray]:
+    """One ``(N, width)`` float array per attribute name of ``objects``."""
+    return [np.array([getattr(o, name) for o in objects], dtype=np.float64).reshape(-1, width)
+            for name in names]
+
+
 def scene_segments(scene: Scene) -> SegmentArrays | None:
     """The scene's wall segments as arrays (None when it has none)."""
     ids = scene.segment_ids()
     if not ids:
         return None
     segments = [scene[i] for i in ids]
-    return SegmentArrays(np.array(ids, dtype=np.int64),
-                         np.array([s.a for s in segments], dtype=np.float64).reshape(-1, 2),
-                         np.array([s.b for s in segments], dtype=np.float64).reshape(-1, 2),
-                         np.array([s.two_sided for s in segments], dtype=bool))
+    two_sided = np.array([s.two_sided for s in segments], dtype=bool)
+    return SegmentArrays(np.array(ids, dtype=np.int64), *_columns(segments, ("a", "b"), 2), two_sided)
 
 
 def scene_triangles(scene: Scene) -> TriangleArrays | None:
@@ -124,10 +128,8 @@ def scene_triangles(scene: Scene) -> TriangleArrays | None:
     ids = scene.triangle_ids()
     if not ids:
         return None
-    tris = [scene[i] for i in ids]
-    return TriangleArrays(np.array(ids, dtype=np.int64),
-                          *(np.array([getattr(t, name) for t in tris], dtype=np.float64).reshape(-1, 3)
-                            for name in ("v0", "v1", "v2")))
+    corners = _columns([scene[i] for i in ids], ("v0", "v1", "v2"), 3)
+    return TriangleArrays(np.array(ids, dtype=np.int64), *corners)
 
 
 def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> IndexInput:
