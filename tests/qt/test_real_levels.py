@@ -59,7 +59,10 @@ class ScriptedPrompts(Prompts):
 
     def save_path(self, start, filters):
         self.save_asked += 1
-        return None
+        self.save_filters = filters
+        return self.save_answer
+
+    save_answer: tuple[str, str] | None = None
 
     def ask_save(self, name):
         return "discard"
@@ -257,3 +260,22 @@ def test_a_watch_mode_reload_keeps_the_backend_and_a_new_level_gets_the_last_cho
     open_typed(window, prompts, qtbot, str(plain))
     assert window.document.index.name == "triangle_octree", "the user's last choice"
     assert not window.document.is_dirty()
+
+
+def test_save_as_offers_every_exporter_and_a_save_error_is_one_line(window, prompts, qtbot, tmp_path):
+    doc = window.document
+    state = doc.scene.state()
+    prompts.save_answer = (str(tmp_path / "missing-folder" / "level.json"), "")
+    _focus(window, qtbot)
+    qtbot.keyClick(window, Qt.Key_S, Qt.ControlModifier | Qt.ShiftModifier)
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=10_000)
+    assert prompts.save_filters[0].startswith("All levels (") and "*.map" in prompts.save_filters[0]
+    assert any(f.endswith("(*.map)") for f in prompts.save_filters)
+    text = prompts.error_box.text()
+    assert "\n" not in text and text.startswith(str(tmp_path / "missing-folder" / "level.json"))
+    assert window.document is doc and doc.scene.state() == state and doc.path is None
+    map_filter = next(f for f in prompts.save_filters if f.endswith("(*.map)"))
+    prompts.save_answer = (str(tmp_path / "level"), map_filter)  # no extension typed
+    qtbot.keyClick(window, Qt.Key_S, Qt.ControlModifier | Qt.ShiftModifier)
+    assert doc.path == str(tmp_path / "level.map") and (tmp_path / "level.map").exists()
+    assert not doc.is_dirty()
