@@ -279,3 +279,24 @@ def test_save_as_offers_every_exporter_and_a_save_error_is_one_line(window, prom
     qtbot.keyClick(window, Qt.Key_S, Qt.ControlModifier | Qt.ShiftModifier)
     assert doc.path == str(tmp_path / "level.map") and (tmp_path / "level.map").exists()
     assert not doc.is_dirty()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["freedoom1-E1M1", "freedoom1-E1M2"])
+def test_the_doom_style_bsp_in_the_window_is_the_one_stats_builds(window, prompts, qtbot, capsys, key):
+    name = level(key)
+    open_typed(window, prompts, qtbot, name)
+    choose_backend(window, qtbot, "bsp")
+    doc = window.document
+    for param, value in (("space", "2d"), ("leaf", "convex")):
+        combo = window.params_panel.widgets[param]
+        combo.setFocus()
+        while combo.currentData() != value:
+            qtbot.keyClick(combo, Qt.Key_Down)
+        qtbot.waitUntil(lambda p=param, v=value: doc.scene.settings.params.get(p) == v, timeout=10_000)
+        _settled(window, qtbot)
+    expected = stats_nodes(capsys, name, "--backend", "bsp", "--param", "space=2d", "--param", "leaf=convex")
+    got = doc.index.stats()
+    assert got["segments"] == expected["segments"] > 0, "the wall segments reached the tree"
+    for figure in ("nodes", "leaves", "splits"):
+        assert got[figure] == expected[figure], figure
