@@ -141,6 +141,17 @@ class Document(QObject):
             background = old.objects.count > ASYNC_REBUILD_OBJECTS
         self.cancel_rebuild()
         self.rebuild_started.emit()
+        if not background and type(old) is cls:
+            # new parameters for the same backend: it rebuilds from the objects, planes,
+            # segments and triangles it already holds (kept in step by the sync), without a
+            # walk over the scene
+            start = time.perf_counter()
+            old.set_params(params)
+            old.nodes()
+            self.index_version += 1
+            self.index_changed.emit()
+            self._finish_rebuild((time.perf_counter() - start) * 1e3)
+            return
         record = index_input(self.scene)
         if not background:
             start = time.perf_counter()
