@@ -106,13 +106,7 @@ def open_level(path: str | os.PathLike | None, *, progress: Callable | None = No
     check_cancel()
     caught: list[str] = []
     try:
-        with warnings_module.catch_warnings(record=True) as seen:
-            warnings_module.simplefilter("always", PartitionStudioWarning)
-            document = _read(file, member, _registry(registry))
-        caught = [str(w.message) for w in seen if issubclass(w.category, PartitionStudioWarning)]
-        for w in seen:  # anything else goes on as it came
-            if not issubclass(w.category, PartitionStudioWarning):
-                warnings_module.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        document = _read(file, member, _registry(registry), caught)
     except PartitionStudioError:
         raise
     except (ValueError, OSError, UnicodeError) as exc:
@@ -127,7 +121,7 @@ def open_level(path: str | os.PathLike | None, *, progress: Callable | None = No
     return LoadResult(document, name, caught)
 
 
-def _read(file: str, member: str | None, registry) -> Scene:
+def _read(file: str, member: str | None, registry, caught: list[str]) -> Scene:
     if Path(file).suffix.lower() == ".json":
         if not os.path.exists(file):
             raise PartitionStudioError(f"{file}: no such file")
@@ -148,10 +142,30 @@ def _read(file: str, member: str | None, registry) -> Scene:
         options["member"] = member
     if "on_bad_brush" in accepts:
         options["on_bad_brush"] = "skip"  # a damaged brush is a warning, not a refused level
-    document = importer.load(file, **options)
+    if "warn" in accepts:  # warnings straight to the result: safe on a worker thread
+        options["warn"] = caught.append
+        document = importer.load(file, **options)
+    else:
+        document = _load_catching_warnings(importer, file, options, caught)
     if not isinstance(document, Scene):
         raise PluginError(f"{file}: importer '{importer.name}' returned "
                           f"{type(document).__name__}, not a scene")
+    return document
+
+
+def _load_catching_warnings(importer, file: str, options: dict, caught: list[str]):
+    """``importer.load`` with the product's warnings it emits collected into ``caught``.
+
+    The :mod:`warnings` filters are process-wide: importers that take a ``warn`` callback are
+    preferred (see :func:`_read`); this is for those that do not.
+    """
+    with warnings_module.catch_warnings(record=True) as seen:
+        warnings_module.simplefilter("always", PartitionStudioWarning)
+        document = importer.load(file, **options)
+    caught += [str(w.message) for w in seen if issubclass(w.category, PartitionStudioWarning)]
+    for w in seen:  # anything else goes on as it came
+        if not issubclass(w.category, PartitionStudioWarning):
+            warnings_module.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return document
 
 

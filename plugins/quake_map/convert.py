@@ -92,7 +92,8 @@ def _is_brush_entity(entity: MapEntity) -> bool:
     return bool(entity.brushes) or entity.classname == "worldspawn" or entity.get(TB_TYPE) is not None
 
 
-def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = "raise") -> Scene:
+def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = "raise",
+                     warn=None) -> Scene:
     """Build a scene from a parsed map.
 
     Parameters
@@ -105,16 +106,19 @@ def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = 
         A brush whose planes do not bound a closed solid raises ``ParseError`` at its line
         (``"raise"``), or is left out with a :class:`PartitionStudioWarning` (``"skip"``, what
         level editors do to open a damaged map).
+    warn : callable, optional
+        ``warn(message)`` receives each one-line warning instead of :mod:`warnings` (thread-safe:
+        the editor opens files on a worker thread).
     """
     if on_bad_brush not in ON_BAD_BRUSH:
         raise ValueError(f"on_bad_brush must be one of {ON_BAD_BRUSH}, got {on_bad_brush!r}")
     # Tens of thousands of faces and tuples, none in a reference cycle: the cyclic collector
     # would otherwise walk the growing heap again and again (most of the import time).
     with _collector_paused():
-        return _mapfile_to_scene(mapfile, path, on_bad_brush)
+        return _mapfile_to_scene(mapfile, path, on_bad_brush, warn)
 
 
-def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
+def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None) -> Scene:
     scene = Scene()
     objects: dict[int, object] = {}
     kept: list[tuple[int, int, MapBrush]] = []  # brush id, owner id, map brush
@@ -139,7 +143,7 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
             bid = next(ids)
             if len(map_brush.faces) < 4:
                 _bad(path, map_brush, f"a brush needs at least 4 faces, got "
-                                      f"{len(map_brush.faces)}", on_bad_brush)
+                                      f"{len(map_brush.faces)}", on_bad_brush, warn)
                 continue
             kept.append((bid, eid, map_brush))
     map_faces = [face for _, _, map_brush in kept for face in map_brush.faces]
@@ -159,7 +163,7 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
             continue
         except GeometryError as exc:
             reason = str(exc).split(": ", 1)[-1]
-        _bad(path, map_brush, reason, on_bad_brush)
+        _bad(path, map_brush, reason, on_bad_brush, warn)
         del objects[bid]
     chosen = {} if backend is None else {"backend": backend, "params": params}
     scene.apply(Edit(objects, settings=Settings(**chosen, metadata={
@@ -167,11 +171,14 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
     return scene
 
 
-def _bad(path: str, brush: MapBrush, reason: str, policy: str) -> None:
+def _bad(path: str, brush: MapBrush, reason: str, policy: str, warn=None) -> None:
     if policy == "raise":
         raise ParseError(path, brush.line, brush.column, f"brush: {reason}")
-    warnings.warn(f"{path}:{brush.line}:{brush.column}: brush skipped: {reason}",
-                  PartitionStudioWarning, stacklevel=4)
+    message = f"{path}:{brush.line}:{brush.column}: brush skipped: {reason}"
+    if warn is not None:
+        warn(message)
+    else:
+        warnings.warn(message, PartitionStudioWarning, stacklevel=4)
 
 
 def _faces_from_map(map_faces: list[MapFace], path: str,
@@ -346,9 +353,9 @@ def quake_texture_axes(points, rotation: float) -> tuple[tuple, tuple]:
 
 
 # --------------------------------------------------------------------------- files
-def load_map(path: str | os.PathLike, on_bad_brush: str = "raise") -> Scene:
+def load_map(path: str | os.PathLike, on_bad_brush: str = "raise", warn=None) -> Scene:
     """Read a ``.map`` file into a scene (errors name the file, line and column)."""
-    return mapfile_to_scene(read_map(path), os.fspath(path), on_bad_brush)
+    return mapfile_to_scene(read_map(path), os.fspath(path), on_bad_brush, warn)
 
 
 def save_map_scene(scene: Scene, path: str | os.PathLike, map_format: str | None = None) -> None:
