@@ -20,7 +20,6 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.report import write_section  # noqa: E402
-from editor.model.level_geometry import offer_exact_geometry  # noqa: E402
 from editor.model.loading import document_source, load_document  # noqa: E402
 from plugins.bsp import BSPTree  # noqa: E402
 from plugins.doom_wad.shipped_bsp import load_shipped_bsp  # noqa: E402
@@ -41,7 +40,7 @@ def measure(spec: str, max_depth: int, repeats: int) -> dict:
     for label, params in (("convex", {"space": "2d", "leaf": "convex", "max_depth": max_depth}),
                           ("count", {"space": "2d"})):
         tree = BSPTree(params)
-        offer_exact_geometry(tree, scene)
+        source.offer_exact_geometry(tree)
         times = []
         for _ in range(repeats):
             start = time.perf_counter()

@@ -65,9 +65,9 @@ def main(argv=None) -> int:
 
     from PySide6.QtCore import QSettings
 
+    from editor.model.loading import LoadResult
     from editor.qt.app_main import make_application
     from editor.qt.glcheck import gl_status
-    from editor.qt.loading import LoadedScene
     from editor.qt.main_window import MainWindow
     from editor.qt.screenshot import settle
 
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     window = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat), use_gl=use_gl)
     window.ask_save = lambda: "discard"
     window.resize(1600, 1000)
-    window._adopt_loaded(LoadedScene(scene, None))
+    window._adopt_loaded(LoadResult(scene, None))
     window.show()
     settle(10)
     doc, state = window.document, window.state

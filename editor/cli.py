@@ -11,13 +11,16 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from spatial.errors import PartitionStudioError
 from spatial.params import params_to_dict, split_assignments
+
+if TYPE_CHECKING:
+    from editor.model.index_input import IndexInput
 
 PROG = "partition-studio"
 
@@ -35,23 +38,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # --------------------------------------------------------------------------- scene sources
-@dataclass
-class SceneSource:
-    """What a subcommand needs of a scene: counts for the report and objects for the index."""
-
-    source: str
-    counts: dict
-    ids: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    dynamic: np.ndarray
-    split_planes: np.ndarray = field(default_factory=lambda: np.empty((0, 4)))
-    backend: str | None = None          # the document's own backend choice, if it has one
-    params: dict | None = None
-    document: Any = None                # the loaded document, when there is one
-
-
-def _random_source(n: int, seed: int, layout: str) -> SceneSource:
+def _random_source(n: int, seed: int, layout: str) -> IndexInput:
+    from editor.model.index_input import IndexInput
     from spatial.scenegen import random_boxes
 
     if n < 0 or n > MAX_RANDOM_OBJECTS:
@@ -60,19 +48,29 @@ def _random_source(n: int, seed: int, layout: str) -> SceneSource:
     bounds = [lo.min(axis=0).tolist(), hi.max(axis=0).tolist()] if n else [[0, 0, 0], [0, 0, 0]]
     counts = {"brushes": 0, "entities": 0, "brush_entities": 0, "faces": 0, "triangles": 0,
               "segments": 0, "objects": n, "bounds": bounds}
-    return SceneSource(f"random:{n}:seed={seed}:{layout}", counts, ids, lo, hi,
-                       np.ones(n, dtype=bool))
+    return IndexInput(f"random:{n}:seed={seed}:{layout}", counts, ids, lo, hi,
+                      np.ones(n, dtype=bool))
 
 
-def _document_source(path: str | None) -> SceneSource:
+def open_document(path: str | None):
+    """The document at ``path`` (None: the demo level) through the one loading path
+    (:func:`editor.model.loading.open_level`); its warnings go to stderr, one line each."""
+    from editor.model.loading import open_level
+
+    loaded = open_level(path)
+    for warning in loaded.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return loaded.document
+
+
+def _document_source(path: str | None) -> IndexInput:
     """Load the demo level (``path`` None) or a file through the importer registry."""
-    from editor.model.loading import demo_document, document_source, load_document
+    from editor.model.loading import document_source
 
-    doc = demo_document() if path is None else load_document(path)
-    return document_source(doc, "demo" if path is None else path)
+    return document_source(open_document(path), "demo" if path is None else path)
 
 
-def load_source(args) -> SceneSource:
+def load_source(args) -> IndexInput:
     if getattr(args, "random", None) is not None:
         return _random_source(args.random, args.seed, args.layout)
     if getattr(args, "demo", False):
@@ -82,24 +80,31 @@ def load_source(args) -> SceneSource:
 
 # --------------------------------------------------------------------------- backends
 def make_backend(name: str | None, assignments: list[str] | None, params_file: str | None,
-                 source: SceneSource):
+                 source: IndexInput):
     """Instantiate the backend named on the command line (or the document's, or octree)."""
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
     registry = default_registry()
-    chosen = name or source.backend or ("octree" if "octree" in registry.backends else "brute")
+    from_file = _read_params_file(params_file) if params_file else None
+    # a tuned-parameters file selects the backend it was tuned for, unless --backend says otherwise
+    chosen = name or (from_file or {}).get("backend") or source.backend or \
+        ("octree" if "octree" in registry.backends else "brute")
     cls = registry.backend(chosen)
     values: dict[str, Any] = {}
     if source.params and chosen == source.backend:
         values.update(source.params)
-    if params_file:
-        values.update(_read_params_file(params_file, chosen))
+    if from_file is not None:
+        if from_file.get("backend") not in (None, chosen):
+            raise CliError(f"{params_file}: parameters are for backend "
+                           f"'{from_file['backend']}', not '{chosen}'")
+        values.update(from_file["params"])
     values.update(split_assignments(assignments or []))
     return cls(parse_params(cls.Params, values))
 
 
-def _read_params_file(path: str, backend: str) -> dict:
+def _read_params_file(path: str) -> dict:
+    """The tuned-parameters document in ``path`` (its ``backend`` and ``params``)."""
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -109,9 +114,9 @@ def _read_params_file(path: str, backend: str) -> dict:
         raise CliError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("params"), dict):
         raise CliError(f"{path}: expected an object with a 'params' object")
-    if doc.get("backend") not in (None, backend):
-        raise CliError(f"{path}: parameters are for backend '{doc.get('backend')}', not '{backend}'")
-    return doc["params"]
+    if doc.get("backend") is not None and not isinstance(doc["backend"], str):
+        raise CliError(f"{path}: backend: expected a backend name")
+    return doc
 
 
 # --------------------------------------------------------------------------- subcommands
@@ -136,12 +141,7 @@ def cmd_stats(args) -> dict:
     """Build the index for a scene and report scene, index and pair statistics."""
     source = load_source(args)
     index = make_backend(args.backend, args.param, args.params, source)
-    if len(source.split_planes):
-        index.set_split_planes(source.split_planes)
-    if source.document is not None:  # exact wall segments / triangles for backends that use them
-        from editor.model.level_geometry import offer_exact_geometry
-        offer_exact_geometry(index, source.document)
-    index.build(source.ids, source.lo, source.hi, source.dynamic)
+    source.build(index)  # planes, wall segments and triangles offered, then the boxes
     start = time.perf_counter()
     result = index.pairs("all")
     pairs_ms = (time.perf_counter() - start) * 1e3

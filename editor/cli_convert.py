@@ -12,7 +12,7 @@ from pathlib import Path
 
 from spatial.errors import PluginError
 
-from .cli import CliError, subcommand
+from .cli import CliError, open_document, subcommand
 
 
 def _configure(p) -> None:
@@ -29,7 +29,7 @@ def _show(report: dict) -> None:
 @subcommand("convert", "convert a level between formats by file extension", _configure, _show)
 def cmd_convert(args) -> dict:
     """Read ``args.input`` and write it to ``args.output`` in the format of its extension."""
-    from editor.model.loading import load_document
+    from editor.model.loading import save_level
     from editor.model.stats import scene_counts
     from spatial.registry import default_registry
 
@@ -38,11 +38,8 @@ def cmd_convert(args) -> dict:
         raise CliError(f"{out}: exists (pass --force to overwrite)")
     if os.path.abspath(args.input) == os.path.abspath(out):
         raise CliError(f"{out}: output must differ from the input")
-    scene = load_document(args.input)
+    scene = open_document(args.input)
     if out.suffix.lower() == ".json":
-        from editor.model.native import save_scene
-
-        save_scene(scene, out)
         fmt = "native"
     else:
         exporter = default_registry().exporter_for(out, kind="scene")
@@ -50,8 +47,8 @@ def cmd_convert(args) -> dict:
             known = sorted({p for e in default_registry().exporters.values() if e.kind == "scene"
                             for p in e.patterns} | {"*.json"})
             raise PluginError(f"{out}: no exporter writes this kind of file (known: {', '.join(known)})")
-        exporter.save(scene, out)
         fmt = exporter.name
+    save_level(scene, out)
     counts = scene_counts(scene)
     return {"input": str(args.input), "output": str(out), "format": fmt,
             "brushes": counts["brushes"], "entities": counts["entities"], "faces": counts["faces"]}

@@ -23,10 +23,11 @@ import os
 
 import numpy as np
 
+from editor.model.index_input import IndexInput
 from editor.model.simulation import SimulationConfig
 from spatial.params import params_to_dict
 
-from .cli import CliError, SceneSource, _add_backend_args, make_backend, subcommand
+from .cli import CliError, _add_backend_args, make_backend, subcommand
 
 DEFAULT_FRAMES = 300
 
@@ -53,9 +54,9 @@ def _configure(p) -> None:
 
 def _load_scene(path: str):
     """A scene from a native ``.json`` file or any registered importer."""
-    from editor.model.loading import load_document
+    from .cli import open_document
 
-    return load_document(path)
+    return open_document(path)
 
 
 def _load_recording(path: str):
@@ -89,10 +90,10 @@ def _summary(frames: list[dict]) -> dict:
             "overlapping_max": int(col["overlapping"].max())}
 
 
-def _no_source(backend=None, params=None) -> SceneSource:
+def _no_source(backend=None, params=None) -> IndexInput:
     empty = np.empty((0, 3))
-    return SceneSource("", {}, np.empty(0, dtype=np.int64), empty, empty, np.empty(0, dtype=bool),
-                       backend=backend, params=params)
+    return IndexInput("", {}, np.empty(0, dtype=np.int64), empty, empty, np.empty(0, dtype=bool),
+                      backend=backend, params=params)
 
 
 def cmd_simulate(args) -> dict:

@@ -90,7 +90,6 @@ def _weights(items):
 
 def cmd_tune(args) -> dict:
     """Tune, export, report."""
-    from editor.model.loading import demo_document, load_document
     from editor.model.tuning import scene_content_hash, scene_fixed_params, scene_workload
     from spatial.registry import default_registry
     from spatial.tuned_params import tuned_params_document
@@ -109,7 +108,9 @@ def cmd_tune(args) -> dict:
     weights = _weights(args.weight)
     registry = default_registry()
 
-    scene = demo_document() if args.demo else load_document(args.path)
+    from .cli import open_document
+
+    scene = open_document(None if args.demo else args.path)
     source = "demo" if args.demo else args.path
     recording = None
     if args.recording:

@@ -5,7 +5,8 @@ of the scene (and so one object of the spatial index), in file order; faces with
 three corners are fanned into triangles by trimesh. The file is read with ``process=False`` so
 no vertex is merged and no face dropped: the scene holds exactly the file's triangles. A glTF
 scene graph is flattened with each node's transform; the node (or the OBJ object/group) a
-triangle came from is its ``group``. The scene chooses the ``triangle_octree`` backend.
+triangle came from is its ``group``. The scene keeps the default backend like every other
+level (a mesh file cannot store a choice); ``triangle_octree`` is the tree made for it.
 """
 from __future__ import annotations
 
@@ -77,8 +78,7 @@ def load_mesh(path: str | os.PathLike):
     ids = scene.allocate_ids(len(corners))
     objects = {oid: Triangle(tuple(c[0]), tuple(c[1]), tuple(c[2]), groups[g])
                for oid, c, g in zip(ids, corners.tolist(), group_of.tolist())}
-    settings = Settings(backend="triangle_octree",
-                        metadata={"source_format": "mesh", "mesh": os.fspath(path),
+    settings = Settings(metadata={"source_format": "mesh", "mesh": os.fspath(path),
                                   "groups": groups})
     scene.apply(Edit(objects=objects, settings=settings))
     return scene

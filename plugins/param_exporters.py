@@ -25,9 +25,11 @@ atomically (a temporary file renamed over the target).
   help in comments.
 * ``unreal-ini`` (``*.ini``) — a ``[ConsoleVariables]`` block for ``DefaultEngine.ini`` with the
   Chaos AABB-tree console variables our parameters correspond to (see :data:`UNREAL_MAP`),
-  and a comment for every parameter that has no counterpart.
+  a comment for every parameter that has no counterpart, and every tuned value in a
+  ``[PartitionStudio.<backend>]`` section game code reads.
 * ``godot`` (``*.godot``, ``*.cfg``) — a ``[physics]`` block of Godot 3.5 project settings for
-  the parameters that have a counterpart (see :func:`godot_settings`).
+  the parameters that have a counterpart (see :func:`godot_settings`), and every tuned value as
+  a custom project setting ``partition_studio/<backend>/<name>``.
 """
 from __future__ import annotations
 
@@ -132,7 +134,13 @@ def _value_text(value: Any) -> str:
 
 
 def unreal_ini_text(document: dict) -> str:
-    """A ``[ConsoleVariables]`` block for ``DefaultEngine.ini``."""
+    """``DefaultEngine.ini`` sections: Chaos console variables and every tuned value.
+
+    The parameters Chaos has a console variable for go to ``[ConsoleVariables]``. Every tuned
+    value is also written to the section ``[PartitionStudio.<backend>]``, which game code reads
+    with ``GConfig`` (engine ini files accept any section), so nothing tuned is lost; each
+    value without a Chaos counterpart carries a comment saying so.
+    """
     backend, params = document["backend"], document["params"]
     mapping = UNREAL_MAP.get(backend, {})
     lines = [f"; Tuned {backend} parameters from {TOOL_NAME} ({document.get('date', '')}),",
@@ -151,7 +159,19 @@ def unreal_ini_text(document: dict) -> str:
             unmapped.append(f"{name}={_value_text(value)}")
     if unmapped:
         lines.append(f"; no Unreal counterpart: {', '.join(unmapped)}")
+    lines += ["", f"; every tuned value, for game code: GConfig->GetString(TEXT(\"{unreal_section(backend)}\"), "
+                  "TEXT(\"<name>\"), Value, GEngineIni)",
+              f"[{unreal_section(backend)}]"]
+    for name, value in params.items():
+        if name not in mapping:
+            lines.append(f"; {name}: no Chaos console variable")
+        lines.append(f"{name}={_value_text(value)}")
     return "\n".join(lines) + "\n"
+
+
+def unreal_section(backend: str) -> str:
+    """The ini section holding every tuned value of ``backend``."""
+    return f"PartitionStudio.{backend}"
 
 
 def save_unreal_ini(document: dict, path) -> None:
@@ -191,7 +211,14 @@ def _godot_value(value: Any) -> str:
 
 
 def godot_text(document: dict) -> str:
-    """A ``[physics]`` block for ``project.godot``."""
+    """``project.godot`` sections: Godot physics settings and every tuned value.
+
+    The parameters Godot has a setting for go to ``[physics]`` (see :func:`godot_settings`).
+    Every tuned value is also written as a custom project setting under
+    ``[partition_studio]`` as ``<backend>/<name>``, read in GDScript with
+    ``ProjectSettings.get_setting("partition_studio/<backend>/<name>")``; each value without a
+    Godot counterpart carries a comment saying so.
+    """
     backend, params = document["backend"], document["params"]
     settings, unmapped = godot_settings(backend, params)
     lines = [f"; Tuned {backend} parameters from {TOOL_NAME} ({document.get('date', '')}).",
@@ -201,7 +228,18 @@ def godot_text(document: dict) -> str:
     if unmapped:
         lines.append("; no Godot counterpart: "
                      + ", ".join(f"{n}={_value_text(params[n])}" for n in unmapped))
+    lines += ["", "; every tuned value, for game code: "
+                  f"ProjectSettings.get_setting(\"{GODOT_SECTION}/{backend}/<name>\")",
+              f"[{GODOT_SECTION}]"]
+    for name, value in params.items():
+        if name in unmapped:
+            lines.append(f"; {name}: no Godot physics setting")
+        lines.append(f"{backend}/{name}={_godot_value(value)}")
     return "\n".join(lines) + "\n"
+
+
+#: the project-settings section holding every tuned value
+GODOT_SECTION = "partition_studio"
 
 
 def save_godot(document: dict, path) -> None:

@@ -50,6 +50,9 @@ class Importer:
     load: Callable[..., Any]
     description: str = ""
     plugin: str = ""
+    #: ``parts(path)`` lists the levels of a file holding several (a WAD's maps) as dicts with
+    #: at least a ``name`` (opened as ``FILE:name``); None for one level a file
+    parts: Callable[..., Any] | None = None
 
 
 @dataclass
@@ -62,6 +65,8 @@ class Exporter:
     kind: str = "scene"  # "scene" or "params"
     description: str = ""
     plugin: str = ""
+    #: the format keeps the document's settings (backend and parameters) through a round trip
+    stores_settings: bool = False
 
 
 @dataclass
@@ -111,17 +116,26 @@ class Registry:
         self._provided(f"backend:{cls.name}")
 
     def add_importer(self, name: str, patterns: Iterable[str], load: Callable[..., Any],
-                     description: str = "") -> None:
-        """Register a file importer for glob ``patterns`` such as ``("*.map",)``."""
+                     description: str = "", parts: Callable[..., Any] | None = None) -> None:
+        """Register a file importer for glob ``patterns`` such as ``("*.map",)``.
+
+        ``load(path)`` returns the document; it may also take ``member`` (one level of a file
+        holding several, listed by ``parts(path)``) and ``on_bad_brush`` (``"skip"``: leave a
+        broken brush out with a warning instead of refusing the file).
+        """
         self._unique(self.importers, name, "importer")
-        self.importers[name] = Importer(name, tuple(patterns), load, description, self._current)
+        self.importers[name] = Importer(name, tuple(patterns), load, description, self._current,
+                                        parts)
         self._provided(f"importer:{name}")
 
     def add_exporter(self, name: str, patterns: Iterable[str], save: Callable[..., Any],
-                     kind: str = "scene", description: str = "") -> None:
-        """Register an exporter (``kind`` is ``"scene"`` or ``"params"``)."""
+                     kind: str = "scene", description: str = "",
+                     stores_settings: bool = False) -> None:
+        """Register an exporter (``kind`` is ``"scene"`` or ``"params"``); ``stores_settings``
+        says the format keeps the document's backend and parameters."""
         self._unique(self.exporters, name, "exporter")
-        self.exporters[name] = Exporter(name, tuple(patterns), save, kind, description, self._current)
+        self.exporters[name] = Exporter(name, tuple(patterns), save, kind, description, self._current,
+                                        stores_settings)
         self._provided(f"exporter:{name}")
 
     def add_motion(self, name: str, factory: Callable[..., Any], description: str = "") -> None:

@@ -29,8 +29,12 @@ def test_wad_map_suffix_and_convex_bsp_report_splits(capsys):
     need_freedoom()
     count = stats(capsys, f"{FREEDOOM1}:E1M1")
     assert count["scene"]["segments"] == 812  # LINEDEFS of E1M1 (11368 bytes / 14)
+    assert count["index"]["backend"] == "octree", "a WAD map opens on the default tree"
+    doom_style = ["--backend", "bsp", "--param", "space=2d"]
+    count = stats(capsys, f"{FREEDOOM1}:E1M1", *doom_style)
     assert count["index"]["backend"] == "bsp" and count["index"]["params"]["space"] == "2d"
-    convex = stats(capsys, f"{FREEDOOM1}:E1M1", "--param", "leaf=convex", "--param", "max_depth=64")
+    convex = stats(capsys, f"{FREEDOOM1}:E1M1", *doom_style, "--param", "leaf=convex",
+                   "--param", "max_depth=64")
     index = convex["index"]
     assert index["params"]["leaf"] == "convex"
     assert index["nonconvex_leaves"] == 0
@@ -51,13 +55,15 @@ def test_unknown_map_is_a_one_line_error(capsys):
 
 def test_probe_radius_reports_candidates(capsys):
     path = shared_file("meshes", "oa_dm5_world.obj")
-    report = stats(capsys, str(path), "--probe-radius", "16", "--seed", "2")
+    assert stats(capsys, str(path))["index"]["backend"] == "octree", "the default tree"
+    report = stats(capsys, str(path), "--backend", "triangle_octree", "--probe-radius", "16", "--seed", "2")
     assert report["index"]["backend"] == "triangle_octree"
     assert report["scene"]["triangles"] == report["scene"]["objects"] > 0
     probe = report["probe"]
     assert probe["radius"] == 16 and probe["probes"] == 256 and probe["seed"] == 2
     assert probe["mean_hits"] <= probe["mean_candidates"] <= probe["max_candidates"]
-    bigger = stats(capsys, str(path), "--probe-radius", "64", "--seed", "2")["probe"]
+    bigger = stats(capsys, str(path), "--backend", "triangle_octree", "--probe-radius", "64",
+                   "--seed", "2")["probe"]
     assert bigger["mean_hits"] > probe["mean_hits"]
 
 

@@ -52,8 +52,12 @@ Around it:
   those with SetSettings, which checks backend and parameters against the registry).
 * :mod:`.native` — ``save_scene(scene, path)`` (atomic) and ``load_scene(path)`` (validated;
   ``NativeFormatError`` names the JSON field), ``dumps_scene``/``loads_scene``.
-* :mod:`.loading` — ``load_document(path)`` (native JSON or a registered importer such as
-  ``quake-map``), ``demo_document()``.
+* :mod:`.loading` — ``open_level(path)``, the one path from a file to a document (native JSON
+  or a registered importer such as ``quake-map``; ``FILE.wad:MAP``; a ``LoadResult`` with the
+  warnings), ``save_level``, ``level_parts``, ``level_file_types``, ``stores_settings``,
+  ``demo_document()``.
+* :mod:`.index_input` — ``index_input(scene)``: the one record every index is built from
+  (boxes, flags, split planes, wall segments, triangles).
 * :mod:`.shapes` — ``box_brush``, ``ramp_brush``, ``prism_brush`` for tools.
 * :func:`scene_counts` (:mod:`.stats`) — the scene part of ``stats``;
   :func:`~.demo.build_demo_scene` — the demo level (``resources/demo_level.json``).

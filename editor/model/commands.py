@@ -247,10 +247,17 @@ class SetSettings(EditCommand):
 
     def __init__(self, backend: str | None = None, params: Mapping | None = None,
                  metadata: Mapping | None = None, text: str = "Change Settings",
-                 merge_id: Hashable | None = None, registry=None):
+                 merge_id: Hashable | None = None, registry=None, saved: bool = True):
         super().__init__(text, merge_id)
         self.backend, self.params, self.metadata = backend, params, metadata
         self.registry = registry
+        #: False when the document's file format cannot hold settings: the change is undoable
+        #: but leaves the document clean (there is nothing new to save)
+        self.saved = saved
+
+    @property
+    def modifies_document(self) -> bool:
+        return self.saved and super().modifies_document
 
     def plan(self, scene: Scene) -> Edit:
         cur = scene.settings

@@ -22,7 +22,7 @@ from spatial.params import parse_params
 from .brushes import Brush
 from .entities import Entity
 from .events import ChangeKind, Signal
-from .level_geometry import offer_exact_geometry
+from .index_input import index_input
 from .scene import Scene
 
 #: planes closer than this (in normal components and distance) are offered once
@@ -173,15 +173,12 @@ class IndexSync:
 
     def rebuild(self) -> None:
         """Rebuild the index from scratch from the scene."""
-        ids = self.scene.indexed_ids()
-        lo, hi = self.scene.bounds_of(ids)
-        dynamic = np.array([isinstance(self.scene[i], Entity) for i in ids], dtype=bool)
-        # exact wall segments and mesh triangles let the Doom-style BSP and the triangle
-        # octree partition the real geometry instead of its boxes
-        offer_exact_geometry(self.index, self.scene)
-        self.index.build(ids, lo, hi, dynamic=dynamic, awake=True)
-        self._offer_planes()
-        self.changed.emit(frozenset(ids.tolist()), ChangeKind.ADDED)
+        # the one record every index builder uses: boxes, flags, split planes and the exact
+        # wall segments and triangles the Doom-style BSP and the triangle octree partition
+        record = index_input(self.scene)
+        record.build(self.index)
+        self.split_planes_stale = False
+        self.changed.emit(frozenset(record.ids.tolist()), ChangeKind.ADDED)
 
     def close(self) -> None:
         """Stop following the scene."""

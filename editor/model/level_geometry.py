@@ -98,30 +98,3 @@ class Triangle:
 
 
 LEVEL_GEOMETRY = (Segment, Triangle)
-
-
-def offer_exact_geometry(index, scene) -> None:
-    """Give a spatial index the scene's exact segments and triangles, and the document's source
-    description (backends may ignore them all).
-
-    Parameters
-    ----------
-    index : spatial.contract.SpatialIndex
-        Receives :meth:`set_segments` (wall segments, endpoints on the map plane, two-sided
-        flags) and :meth:`set_triangles` (mesh triangles), each only when the scene has some.
-    scene : Scene
-        The document; its ``settings.metadata`` goes to :meth:`set_source` when it is not
-        empty (a Doom map's file and name let the shipped-BSP backend read the map's nodes).
-    """
-    if scene.settings.metadata:
-        index.set_source(scene.settings.metadata)
-    segment_ids = scene.segment_ids()
-    if segment_ids:
-        segments = [scene[i] for i in segment_ids]
-        index.set_segments(segment_ids, [s.a for s in segments], [s.b for s in segments],
-                           [s.two_sided for s in segments])
-    triangle_ids = scene.triangle_ids()
-    if triangle_ids:
-        tris = [scene[i] for i in triangle_ids]
-        index.set_triangles(triangle_ids, [t.v0 for t in tris], [t.v1 for t in tris],
-                            [t.v2 for t in tris])

@@ -31,7 +31,8 @@ from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle
 
 SceneObject = Brush | Entity | Segment | Triangle
 
-DEFAULT_BACKEND = "brute"
+#: the index a document uses until it says otherwise: a real tree, not the brute-force oracle
+DEFAULT_BACKEND = "octree"
 
 
 class SceneEditError(PartitionStudioError, ValueError):

@@ -56,6 +56,7 @@ from .entities import Entity
 from .events import Signal
 from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 from .hotspots import HotspotWindow
+from .index_input import index_input
 from .motion import (
     AT_BOUNDS_CHOICES,
     AT_BOUNDS_KEY,
@@ -159,8 +160,13 @@ class Simulation:
         self.seed = int(seed)
         self.changed = Signal()
         self.index = self._make_index(scene, backend, params)
-        self.static_ids = np.array(scene.brush_ids(), dtype=np.int64)
-        self.static_lo, self.static_hi = scene.bounds_of(self.static_ids)
+        # the static level (brushes, wall segments, mesh triangles) and its exact geometry,
+        # from the record every index builder uses
+        record = index_input(scene)
+        static = record.static_rows
+        self.static_ids = record.ids[static]
+        self.static_lo, self.static_hi = record.lo[static], record.hi[static]
+        record.offer_geometry(self.index)
         if world is None:
             world = scene.bounds()
         wlo, whi = (np.asarray(w, dtype=np.float64).reshape(3) for w in world)

@@ -36,7 +36,6 @@ from spatial.cost import CostWeights, MotionFrame, Workload
 from spatial.geometry import frustum_planes_from_camera
 
 from .entities import Entity
-from .index_sync import scene_split_planes
 from .scene import Scene
 
 #: classnames (prefixes) whose position and angle make a representative camera
@@ -190,16 +189,15 @@ def scene_workload(scene: Scene, seed: int = 0, *, recording=None, frames: int =
     ``recording`` (a :class:`~.recording.Recording`), when given, replaces the synthetic
     motion and supplies the objects of its first frame; at most ``frames`` of it are played.
     """
-    from .level_geometry import offer_exact_geometry
+    from .index_input import index_input
 
+    record = index_input(scene)
     if recording is not None and len(recording):
         (ids, lo, hi, dynamic, awake), motion = recording_frames(recording)
         motion = motion[:frames]
         origin = "recording"
     else:
-        ids = scene.indexed_ids()
-        lo, hi = scene.bounds_of(ids)
-        dynamic = np.array([isinstance(scene[int(i)], Entity) for i in ids], dtype=bool)
+        ids, lo, hi, dynamic = record.ids, record.lo, record.hi, record.dynamic
         awake = None
         motion = synthetic_motion(ids, lo, hi, dynamic, frames, seed, speed_fraction)
         origin = f"synthetic motion seed={seed}"
@@ -209,8 +207,7 @@ def scene_workload(scene: Scene, seed: int = 0, *, recording=None, frames: int =
     views = sample_frusta(scene, frusta, seed, diagonal, world_lo, world_hi) if frusta else \
         np.empty((0, 6, 4))
     return Workload(ids, lo, hi, dynamic, awake, motion, origins, directions, diagonal, views,
-                    scene_split_planes(scene),
-                    prepare=lambda index: offer_exact_geometry(index, scene),
+                    record.split_planes, prepare=record.offer_exact_geometry,
                     description=f"{source or 'scene'}: {len(ids)} objects, {len(motion)} frames "
                                 f"({origin}), {len(origins)} rays, {len(views)} frusta")
 

@@ -10,7 +10,8 @@ import time
 def _parse(argv: list[str]):
     from .overlay import METRICS
     p = argparse.ArgumentParser(prog="partition-studio", description="Partition Studio editor")
-    p.add_argument("path", nargs="?", help="level to open (native .json or .map); default: the demo level")
+    p.add_argument("path", nargs="?", help="level to open (.json, .map, FILE.wad:MAP, .obj/.ply/.gltf; a bare "
+                                            ".wad asks which map); default: the demo level")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window once, save it and exit")
     p.add_argument("--backend", metavar="NAME", help="spatial index backend to show")
     p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS) + ["none"],
@@ -145,6 +146,8 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
         settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.IniFormat)
         window = MainWindow(settings=settings, use_gl=use_gl)
         window.kernel_warmup = warmup
+        from .prompts import UnattendedPrompts
+        window.prompts = UnattendedPrompts(window)  # nobody is there to answer a dialog
         window.ask_save = lambda: "discard"
         window.resize(*(size or (1600, 1000)))
         if not window.open_file(args.path, background=False):

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from editor.model import ChangeKind, IndexSync, UndoStack
+from editor.model import ChangeKind, IndexSync, SetSettings, UndoStack
+from editor.model.index_input import index_input
+from editor.model.loading import stores_settings
 from editor.model.scene import Edit
 from spatial.params import parse_params
 
@@ -81,6 +82,11 @@ class Document(QObject):
         return os.path.basename(self.path) if self.path else "demo level"
 
     # ------------------------------------------------------------------ editing
+    def settings_command(self, **kwargs) -> SetSettings:
+        """A :class:`~editor.model.SetSettings` for this document: it marks the document
+        modified only when its file format can store the backend and parameters."""
+        return SetSettings(saved=stores_settings(self.path), **kwargs)
+
     def push(self, command) -> bool:
         """Push ``command`` on the undo stack; returns False if it changed nothing."""
         return self.stack.push(command)
@@ -122,10 +128,10 @@ class Document(QObject):
     def rebuild_index(self, background: bool | None = None) -> None:
         """Rebuild the index for the scene's backend and parameters.
 
-        The objects come from the live index's own table (ids, bounds, flags) and the split
-        planes it was offered, not from a walk over the scene: a parameter change on a big
-        level costs the build alone. ``background`` None chooses by size
-        (see :data:`ASYNC_REBUILD_OBJECTS`).
+        The objects come from :func:`editor.model.index_input.index_input`, the record the
+        command line's ``stats`` builds from too, so a backend switch here gives the very tree
+        ``stats`` reports (wall segments and mesh triangles included). ``background`` None
+        chooses by size (see :data:`ASYNC_REBUILD_OBJECTS`).
         """
         settings = self.scene.settings
         cls = self.sync.registry.backend(settings.backend)
@@ -135,24 +141,29 @@ class Document(QObject):
             background = old.objects.count > ASYNC_REBUILD_OBJECTS
         self.cancel_rebuild()
         self.rebuild_started.emit()
-        obj = old.objects
-        slots = obj.alive_slots()
-        snapshot = (obj.ids[slots].copy(), obj.lo[slots].copy(), obj.hi[slots].copy(),
-                    obj.dynamic[slots].copy(), obj.awake[slots].copy(), np.array(old.split_planes),
-                    dict(self.scene.settings.metadata))
+        if not background and type(old) is cls:
+            # new parameters for the same backend: it rebuilds from the objects, planes,
+            # segments and triangles it already holds (kept in step by the sync), without a
+            # walk over the scene
+            start = time.perf_counter()
+            old.set_params(params)
+            old.nodes()
+            self.index_version += 1
+            self.index_changed.emit()
+            self._finish_rebuild((time.perf_counter() - start) * 1e3)
+            return
+        record = index_input(self.scene)
         if not background:
             start = time.perf_counter()
-            if type(old) is cls:
-                old.set_params(params)  # rebuilds from its own objects
-            else:
-                self.sync.index = _build_index(cls, params, *snapshot)
+            self.sync.index = _build_index(cls, params, record)
+            self.sync.split_planes_stale = False
             self.index_version += 1
             self.index_changed.emit()
             self._finish_rebuild((time.perf_counter() - start) * 1e3)
             return
         from .workers import RebuildWorker
         version = self._edit_version
-        worker = RebuildWorker(lambda: _build_index(cls, params, *snapshot))
+        worker = RebuildWorker(lambda: _build_index(cls, params, record))
         worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
         self._worker = worker
         worker.start()
@@ -182,14 +193,9 @@ class Document(QObject):
         return self._worker is not None
 
 
-def _build_index(cls, params, ids, lo, hi, dynamic, awake, planes, source):
-    """A new ``cls(params)`` index over the given objects (planes and the document's source
-    description offered before the build)."""
+def _build_index(cls, params, record):
+    """A new ``cls(params)`` index built from an :class:`~editor.model.index_input.IndexInput`."""
     index = cls(params)
-    if source:
-        index.set_source(source)
-    if len(planes):
-        index.set_split_planes(planes)
-    index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
+    record.build(index)
     index.nodes()  # flush lazy work now (on the worker thread when there is one)
     return index

@@ -27,12 +27,20 @@ from PySide6.QtWidgets import (
     QToolBar,
 )
 
+from editor.model.loading import (
+    level_file_types,
+    level_parts,
+    open_level,
+    save_level,
+    split_member,
+)
+from spatial.errors import PartitionStudioError
+
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
 from .first_frame import FirstPaint
 from .glcheck import gl_status
-from .loading import OpenError, load_scene_file, save_scene_file
 from .panels.history_panel import HistoryPanel
 from .panels.inspector_panel import InspectorPanel
 from .panels.overlay_panel import OverlayPanel
@@ -41,8 +49,9 @@ from .panels.params_panel import ParamsPanel
 from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
+from .prompts import Prompts, file_filters
 from .quiet import set_checked_quietly
-from .settings import add_recent_file, default_settings, recent_files
+from .settings import add_recent_file, default_settings, last_backend, recent_files, set_last_backend
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
@@ -82,8 +91,9 @@ class MainWindow(QMainWindow):
         self.setObjectName("main_window")
         self.setAcceptDrops(True)
         self.errors: list[str] = []          # every error shown, newest last (tests read it)
-        self.ask_save = self._ask_save_dialog  # replaced in tests
-        self.ask_reload = self._ask_reload_dialog
+        self.prompts = Prompts(self)  # every dialog goes through it (tests replace it)
+        self.ask_save = lambda: self.prompts.ask_save(self.document.display_name())
+        self.ask_reload = lambda: self.prompts.ask_reload(self.document.display_name())
         self._load_worker = None
         self._ignore_watch_until = 0.0
         self._cursor = None
@@ -370,13 +380,31 @@ class MainWindow(QMainWindow):
         return self.state.document
 
     def open_file(self, path: str | None, background: bool | None = None) -> bool:
-        """Open ``path`` (``None``: the demo level). On failure the current document stays and
-        the error is shown (non-blocking). Returns True when opened (or started, in the background)."""
+        """Open ``path`` (``None``: the demo level; ``FILE.wad:MAP`` one map of a WAD).
+
+        A file holding several levels (a bare ``.wad``) asks which one through
+        :meth:`Prompts.choose_part`. On failure the current document stays untouched and the
+        error is shown as one line in a dialog. Returns True when opened (or started, in the
+        background).
+        """
+        if path is not None:
+            try:
+                parts = level_parts(path)
+            except PartitionStudioError as exc:
+                self.report_error(str(exc))
+                return False
+            if parts:
+                name = parts[0]["name"] if len(parts) == 1 else \
+                    self.prompts.choose_part(os.path.basename(path), parts)
+                if name is None:
+                    return False
+                path = f"{path}:{name}"
         if self.document is not None and self.document.is_dirty() and not self._confirm_discard():
             return False
         if background is None:
-            background = path is not None and os.path.exists(path) and \
-                os.path.getsize(path) > BACKGROUND_OPEN_BYTES
+            file = split_member(path)[0] if path is not None else None
+            background = file is not None and os.path.exists(file) and \
+                os.path.getsize(file) > BACKGROUND_OPEN_BYTES
         if background:
             self.cancel_background_work()
             worker = LoadWorker(path)
@@ -388,27 +416,56 @@ class MainWindow(QMainWindow):
             worker.start()
             return True
         try:
-            loaded = load_scene_file(path)
-        except OpenError as exc:
+            loaded = open_level(path)
+        except PartitionStudioError as exc:
             self.report_error(str(exc))
             return False
         self._adopt_loaded(loaded)
         return True
 
-    def _adopt_loaded(self, loaded, selection=None) -> None:
+    def _adopt_loaded(self, loaded, selection=None, keep_settings=None) -> None:
         self._hide_progress()
         self._load_worker = None
         if self.kernel_warmup is not None:
             # on a first start the warm-up process compiles the index kernels meanwhile:
             # loading them from its cache beats compiling them here a second time
             self.kernel_warmup.wait_ready()
-        doc = Document(loaded.scene, loaded.path, loaded.warnings, selection=selection)
+        self._settle_backend(loaded.document, keep_settings)
+        doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection)
         self.state.set_document(doc)
         for w in loaded.warnings[:3]:
             self.statusBar().showMessage(w, 8000)
         if loaded.path:
             add_recent_file(self.settings, loaded.path)
             self._refresh_recent_menu()
+
+    def _settle_backend(self, scene, keep_settings=None) -> None:
+        """Give a level that brings no backend choice of its own (the default tree with default
+        parameters: a WAD, a mesh, a .map without ``_ps_`` keys) the choice it had before a
+        reload (``keep_settings``), else the user's last choice. Not an edit: nothing to save."""
+        from editor.model.scene import DEFAULT_BACKEND, Edit, Settings
+        from spatial.params import parse_params
+        from spatial.registry import default_registry
+
+        current = scene.settings
+        if current.backend != DEFAULT_BACKEND or current.params:
+            return
+        choice = keep_settings or last_backend(self.settings)
+        if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
+            return
+        cls = default_registry().backends.get(choice[0])
+        try:
+            parse_params(cls.Params, dict(choice[1]))
+        except Exception:  # a plugin gone or a parameter changed since: keep the default
+            return
+        scene.apply(Edit(settings=Settings(choice[0], dict(choice[1]), current.metadata)))
+
+    def _remember_backend(self, doc, kind) -> None:
+        from editor.model import ChangeKind
+
+        if kind & ChangeKind.SETTINGS:
+            settings = doc.scene.settings
+            set_last_backend(self.settings, settings.backend, settings.params)
 
     def _on_load_failed(self, message: str) -> None:
         self._hide_progress()
@@ -419,15 +476,11 @@ class MainWindow(QMainWindow):
         """Show an error without blocking (a modeless message box) and log it in the status bar."""
         self.errors.append(message)
         self.statusBar().showMessage(message, 10000)
-        box = QMessageBox(QMessageBox.Warning, APP_TITLE, message, QMessageBox.Ok, self)
-        box.setObjectName("error_box")
-        box.setAttribute(Qt.WA_DeleteOnClose)
-        box.setModal(False)
-        box.show()
-        self._error_box = box
+        self._error_box = self.prompts.show_error(message)
 
     def _on_document_replaced(self, doc: Document) -> None:
         doc.stack_changed.connect(self._update_title)
+        doc.scene_changed.connect(lambda ids, kind: self._remember_backend(doc, kind))
         doc.rebuild_started.connect(lambda: self._show_progress("Rebuilding the tree…", busy=True)
                                     if doc.rebuilding else None)
         doc.rebuild_finished.connect(lambda ms: self._hide_progress())
@@ -450,33 +503,49 @@ class MainWindow(QMainWindow):
         self.act_redo.setToolTip(f"Redo {doc.stack.redo_text()}".rstrip())
 
     def open_dialog(self) -> None:
-        start = os.path.dirname(self.document.path or "") if self.document is not None else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open level", start,
-                                              "Levels (*.json *.map);;All files (*)")
+        start = os.path.dirname(split_member(self.document.path)[0]) \
+            if self.document is not None and self.document.path else ""
+        path = self.prompts.open_path(start, file_filters(level_file_types()) + ["All files (*)"])
         if path:
             self.open_file(path)
 
     def save(self) -> bool:
+        """Save to the document's own file when its format can be written (``.json``,
+        ``.map``...), else ask for a name."""
         doc = self.document
-        if doc.path is None or not doc.path.lower().endswith(".json"):
+        if doc.path is None or split_member(doc.path)[1] is not None or not self._can_write(doc.path):
             return self.save_as()
         return self._save_to(doc.path)
 
+    @staticmethod
+    def _can_write(path: str) -> bool:
+        from spatial.registry import default_registry
+        return path.lower().endswith(".json") or default_registry().exporter_for(path) is not None
+
     def save_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, "Save level", "", "Partition Studio level (*.json)")
-        if not path:
+        types = level_file_types(saving=True)
+        filters = file_filters(types)
+        doc = self.document
+        start = split_member(doc.path)[0] if doc is not None and doc.path else ""
+        start = os.path.splitext(start)[0] if start and not self._can_write(start) else start
+        answer = self.prompts.save_path(start, filters)
+        if not answer:
             return False
+        path, chosen = answer
         if not os.path.splitext(path)[1]:
-            path += ".json"
+            patterns = types[filters.index(chosen)][1] if chosen in filters and chosen != filters[0] \
+                else ("*.json",)
+            path += patterns[0].lstrip("*")
         return self._save_to(path)
 
     def _save_to(self, path: str) -> bool:
         doc = self.document
         self._ignore_watch_until = time.monotonic() + 1.0  # our own write is not an outside change
         try:
-            save_scene_file(doc.scene, path)
-        except Exception as exc:
-            self.report_error(f"{path}: could not save: {exc}")
+            save_level(doc.scene, path)
+        except Exception as exc:  # one line in a dialog; the document stays as it is
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.report_error(message if path in message else f"{path}: could not save: {message}")
             return False
         doc.path = path
         doc.stack.set_clean()
@@ -493,15 +562,17 @@ class MainWindow(QMainWindow):
         if doc is None or doc.path is None:
             return
         try:
-            loaded = load_scene_file(doc.path)
-        except OpenError as exc:
+            loaded = open_level(doc.path)
+        except PartitionStudioError as exc:
             self.report_error(f"Reload failed, keeping the document: {exc}")
             self._update_watch()
             return
         selection = set(doc.selection)
         ranges = {name: v.vb.viewRange() for name, v in self.views2d.items()}
         camera = dict(self.view3d.opts) if self.view3d is not None else None
-        self._adopt_loaded(loaded, selection=selection)
+        settings = doc.scene.settings  # a file that holds no choice keeps the one on screen
+        self._adopt_loaded(loaded, selection=selection,
+                           keep_settings=(settings.backend, dict(settings.params)))
         for name, (xr, yr) in ranges.items():
             self.views2d[name].vb.setRange(xRange=xr, yRange=yr, padding=0)
         if camera is not None:
@@ -515,8 +586,9 @@ class MainWindow(QMainWindow):
         if files:
             self.watcher.removePaths(files)
         doc = self.document
-        if self.act_watch.isChecked() and doc is not None and doc.path and os.path.exists(doc.path):
-            self.watcher.addPath(doc.path)
+        file = split_member(doc.path)[0] if doc is not None and doc.path else None
+        if self.act_watch.isChecked() and file and os.path.exists(file):
+            self.watcher.addPath(file)  # a WAD map is watched through its WAD
 
     def _on_file_changed(self, path: str) -> None:
         if time.monotonic() < self._ignore_watch_until:
@@ -531,12 +603,6 @@ class MainWindow(QMainWindow):
             self._update_watch()
             return
         self.reload()
-
-    def _ask_reload_dialog(self) -> bool:
-        answer = QMessageBox.question(
-            self, APP_TITLE, f"{self.document.display_name()} changed on disk. Reload it and lose "
-            "your unsaved changes?", QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-        return answer == QMessageBox.Yes
 
     def _refresh_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -640,13 +706,6 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
-
-    def _ask_save_dialog(self) -> str:
-        box = QMessageBox(QMessageBox.Question, APP_TITLE,
-                          f"Save changes to {self.document.display_name()} before closing?",
-                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
-        answer = box.exec()
-        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 
     def _confirm_discard(self) -> bool:
         """Ask about unsaved changes; True when it is fine to go on."""

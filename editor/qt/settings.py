@@ -31,3 +31,25 @@ def add_recent_file(settings: QSettings, path: str) -> list[str]:
     files = files[:MAX_RECENT]
     settings.setValue("recent_files", files)
     return files
+
+
+def last_backend(settings: QSettings) -> tuple[str, dict] | None:
+    """The backend and parameters the user chose last (None: never chose one)."""
+    import json
+
+    text = settings.value("last_backend")
+    try:
+        value = json.loads(str(text)) if text else None
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("backend"), str) \
+            or not isinstance(value.get("params"), dict):
+        return None
+    return value["backend"], value["params"]
+
+
+def set_last_backend(settings: QSettings, backend: str, params: dict) -> None:
+    """Remember the user's backend choice for levels that bring none of their own."""
+    import json
+
+    settings.setValue("last_backend", json.dumps({"backend": backend, "params": dict(params)}))

@@ -42,9 +42,9 @@ class _Cancellable(QThread):
 
 
 class LoadWorker(_Cancellable):
-    """Read a level file into a scene on a worker thread.
+    """Read a level file into a document on a worker thread (:func:`editor.model.loading.open_level`).
 
-    Signals: ``progress(fraction, text)``, ``loaded(LoadedScene)``, ``failed(message)``.
+    Signals: ``progress(fraction, text)``, ``loaded(LoadResult)``, ``failed(message)``.
     """
 
     progress = Signal(float, str)
@@ -56,10 +56,12 @@ class LoadWorker(_Cancellable):
         self.path = path
 
     def run(self) -> None:
-        from .loading import OpenError, load_scene_file
+        from editor.model.loading import open_level
+        from spatial.errors import PartitionStudioError
         try:
-            result = load_scene_file(self.path, progress=lambda f, t: self.progress.emit(f, t))
-        except OpenError as exc:
+            result = open_level(self.path, progress=lambda f, t: self.progress.emit(f, t),
+                                cancel=lambda: self._cancelled)
+        except PartitionStudioError as exc:
             if not self._cancelled:
                 self.failed.emit(str(exc))
             return

@@ -19,9 +19,11 @@ __all__ = ["WadError", "list_maps", "split_map_suffix", "register"]
 def register(registry) -> None:
     """Built-in plugin entry point: the ``doom-wad`` importer (``FILE.wad`` or ``FILE.wad:MAP``)."""
     from .convert import load_wad
+    from .wad import map_summaries
 
     registry.add_importer("doom-wad", ("*.wad",), load_wad,
-                          "Doom/Hexen WAD map (FILE.wad:MAP01 picks a map; binary formats)")
+                          "Doom/Hexen WAD map (FILE.wad:MAP01 picks a map; binary formats)",
+                          parts=map_summaries)
     from .shipped_index import ShippedBSPIndex
 
     registry.add_backend(ShippedBSPIndex)

@@ -114,8 +114,9 @@ def map_to_scene(data: MapData) -> Scene:
     objects[ids[0]] = world
     for oid, obj in zip(ids[1:], segments + things):
         objects[oid] = obj
-    settings = Settings(backend="bsp", params={"space": "2d", "plane": "xy"},
-                        metadata={"source_format": f"{data.format}-wad", "wad": data.path,
+    # the document's default tree like every other level (a WAD cannot store a choice); the
+    # Doom-style tree is one switch away: bsp with space=2d
+    settings = Settings(metadata={"source_format": f"{data.format}-wad", "wad": data.path,
                                   "map": data.name})
     scene.apply(Edit(objects=objects, settings=settings))
     return scene

@@ -153,3 +153,31 @@ def list_maps(path: str | os.PathLike) -> list[str]:
         When the file is not a readable WAD.
     """
     return WadFile(path).map_names()
+
+
+#: bytes of one THINGS / LINEDEFS record in the Doom and the Hexen formats
+_RECORD_BYTES = {"THINGS": (10, 20), "LINEDEFS": (14, 16)}
+
+
+def map_summaries(path: str | os.PathLike) -> list[dict]:
+    """Each map of a WAD with its linedef and thing counts, for a map picker.
+
+    Returns
+    -------
+    list of dict
+        ``{"name", "linedefs", "things"}`` in directory order (counts from the lump sizes; a
+        Hexen map is recognised by its BEHAVIOR lump).
+    """
+    wad = WadFile(path)
+    out = []
+    for name in wad.map_names():
+        try:
+            lumps = wad.map_lumps(name)
+        except WadError:
+            out.append({"name": name, "linedefs": None, "things": None})
+            continue
+        hexen = "BEHAVIOR" in lumps
+        counts = {kind.lower(): lumps[kind].size // sizes[hexen] if kind in lumps else 0
+                  for kind, sizes in _RECORD_BYTES.items()}
+        out.append({"name": name, **counts})
+    return out

@@ -13,4 +13,5 @@ def register(registry) -> None:
     registry.add_importer("quake-map", ("*.map",), load_map,
                           "Quake .map (standard and Valve 220, TrenchBroom layers and groups)")
     registry.add_exporter("quake-map", ("*.map",), save_map_scene, kind="scene",
-                          description="Quake .map in the scene's own face format")
+                          description="Quake .map in the scene's own face format",
+                          stores_settings=True)

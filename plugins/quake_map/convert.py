@@ -40,12 +40,60 @@ from .syntax import (
 
 ON_BAD_BRUSH = ("raise", "skip")
 
+#: worldspawn key holding the document's backend (map compilers ignore keys they do not know)
+BACKEND_KEY = "_ps_backend"
+#: prefix of the worldspawn keys holding the backend's parameters, one key each
+PARAM_KEY_PREFIX = "_ps_param_"
+
+
+def _is_settings_key(key: str) -> bool:
+    return key == BACKEND_KEY or key.startswith(PARAM_KEY_PREFIX)
+
+
+def _settings_of(entity: MapEntity, path: str) -> tuple[str | None, dict]:
+    """The backend and parameters a worldspawn's ``_ps_`` keys hold (strings checked and typed
+    when the backend is registered; an error names the entity's line)."""
+    backend = entity.get(BACKEND_KEY)
+    raw = {k[len(PARAM_KEY_PREFIX):]: v for k, v in entity.properties if k.startswith(PARAM_KEY_PREFIX)}
+    if backend is None:
+        if raw:
+            raise ParseError(path, entity.line, entity.column,
+                             f"worldspawn: {PARAM_KEY_PREFIX}* keys without a {BACKEND_KEY} key")
+        return None, {}
+    from spatial.errors import PartitionStudioError
+    from spatial.params import parse_params
+    from spatial.registry import default_registry
+
+    cls = default_registry().backends.get(backend)
+    if cls is None:  # a backend this installation lacks: kept as written (the index falls back)
+        return backend, raw
+    try:
+        parsed = parse_params(cls.Params, raw)
+    except PartitionStudioError as exc:
+        raise ParseError(path, entity.line, entity.column, f"worldspawn: {exc}") from None
+    return backend, {name: getattr(parsed, name) for name in raw}
+
+
+def _settings_keys(settings: Settings) -> list[tuple[str, str]]:
+    """The worldspawn keys that keep ``settings``' backend and parameters in a ``.map`` (none
+    for the default backend with its defaults: an untouched map is written back unchanged)."""
+    from editor.model.scene import DEFAULT_BACKEND
+
+    if settings.backend == DEFAULT_BACKEND and not settings.params:
+        return []
+    keys = [(BACKEND_KEY, settings.backend)]
+    for name, value in settings.params.items():
+        text = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        keys.append((f"{PARAM_KEY_PREFIX}{name}", text))
+    return keys
+
 
 def _is_brush_entity(entity: MapEntity) -> bool:
     return bool(entity.brushes) or entity.classname == "worldspawn" or entity.get(TB_TYPE) is not None
 
 
-def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = "raise") -> Scene:
+def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = "raise",
+                     warn=None) -> Scene:
     """Build a scene from a parsed map.
 
     Parameters
@@ -58,24 +106,33 @@ def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = 
         A brush whose planes do not bound a closed solid raises ``ParseError`` at its line
         (``"raise"``), or is left out with a :class:`PartitionStudioWarning` (``"skip"``, what
         level editors do to open a damaged map).
+    warn : callable, optional
+        ``warn(message)`` receives each one-line warning instead of :mod:`warnings` (thread-safe:
+        the editor opens files on a worker thread).
     """
     if on_bad_brush not in ON_BAD_BRUSH:
         raise ValueError(f"on_bad_brush must be one of {ON_BAD_BRUSH}, got {on_bad_brush!r}")
     # Tens of thousands of faces and tuples, none in a reference cycle: the cyclic collector
     # would otherwise walk the growing heap again and again (most of the import time).
     with _collector_paused():
-        return _mapfile_to_scene(mapfile, path, on_bad_brush)
+        return _mapfile_to_scene(mapfile, path, on_bad_brush, warn)
 
 
-def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
+def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None) -> Scene:
     scene = Scene()
     objects: dict[int, object] = {}
     kept: list[tuple[int, int, MapBrush]] = []  # brush id, owner id, map brush
     # file order: each entity, then its brushes (one id each, kept even by a skipped brush)
     ids = iter(scene.allocate_ids(sum(1 + len(e.brushes) for e in mapfile.entities)))
+    backend, params = None, {}
     for entity in mapfile.entities:
         kind = BRUSH if _is_brush_entity(entity) else POINT
         eid = next(ids)
+        if entity.classname == "worldspawn" and backend is None:
+            backend, params = _settings_of(entity, path)
+            if backend is not None:  # the keys become the document's settings
+                entity = MapEntity([(k, v) for k, v in entity.properties if not _is_settings_key(k)],
+                                   entity.brushes, entity.line, entity.column)
         if kind == POINT and entity.get("origin") is not None:
             try:
                 parse_vector(entity.get("origin"))
@@ -86,7 +143,7 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
             bid = next(ids)
             if len(map_brush.faces) < 4:
                 _bad(path, map_brush, f"a brush needs at least 4 faces, got "
-                                      f"{len(map_brush.faces)}", on_bad_brush)
+                                      f"{len(map_brush.faces)}", on_bad_brush, warn)
                 continue
             kept.append((bid, eid, map_brush))
     map_faces = [face for _, _, map_brush in kept for face in map_brush.faces]
@@ -106,18 +163,22 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str) -> Scene:
             continue
         except GeometryError as exc:
             reason = str(exc).split(": ", 1)[-1]
-        _bad(path, map_brush, reason, on_bad_brush)
+        _bad(path, map_brush, reason, on_bad_brush, warn)
         del objects[bid]
-    scene.apply(Edit(objects, settings=Settings(metadata={
+    chosen = {} if backend is None else {"backend": backend, "params": params}
+    scene.apply(Edit(objects, settings=Settings(**chosen, metadata={
         "map_format": mapfile.format, "map_header": list(mapfile.header)})))
     return scene
 
 
-def _bad(path: str, brush: MapBrush, reason: str, policy: str) -> None:
+def _bad(path: str, brush: MapBrush, reason: str, policy: str, warn=None) -> None:
     if policy == "raise":
         raise ParseError(path, brush.line, brush.column, f"brush: {reason}")
-    warnings.warn(f"{path}:{brush.line}:{brush.column}: brush skipped: {reason}",
-                  PartitionStudioWarning, stacklevel=4)
+    message = f"{path}:{brush.line}:{brush.column}: brush skipped: {reason}"
+    if warn is not None:
+        warn(message)
+    else:
+        warnings.warn(message, PartitionStudioWarning, stacklevel=4)
 
 
 def _faces_from_map(map_faces: list[MapFace], path: str,
@@ -228,11 +289,18 @@ def scene_to_mapfile(scene: Scene, map_format: str | None = None) -> MapFile:
         raise ValueError(f"unknown map format {fmt!r}; expected one of {FORMATS}")
     header = metadata.get("map_header", [])
     entities = []
+    settings_written = False
     for eid in scene.entity_ids():
         entity = scene[eid]
         map_brushes = [MapBrush([_face_to_map(f, fmt) for f in scene[b].faces])
                        for b in scene.brushes_of(eid)]
-        entities.append(MapEntity(list(entity.properties), map_brushes))
+        properties = list(entity.properties)
+        if entity.classname == "worldspawn" and not settings_written:
+            # the document's backend and parameters ride along as worldspawn keys
+            properties = [kv for kv in properties if not _is_settings_key(kv[0])]
+            properties += _settings_keys(scene.settings)
+            settings_written = True
+        entities.append(MapEntity(properties, map_brushes))
     return MapFile(entities, fmt, [str(h) for h in header] if isinstance(header, list) else [])
 
 
@@ -285,9 +353,9 @@ def quake_texture_axes(points, rotation: float) -> tuple[tuple, tuple]:
 
 
 # --------------------------------------------------------------------------- files
-def load_map(path: str | os.PathLike, on_bad_brush: str = "raise") -> Scene:
+def load_map(path: str | os.PathLike, on_bad_brush: str = "raise", warn=None) -> Scene:
     """Read a ``.map`` file into a scene (errors name the file, line and column)."""
-    return mapfile_to_scene(read_map(path), os.fspath(path), on_bad_brush)
+    return mapfile_to_scene(read_map(path), os.fspath(path), on_bad_brush, warn)
 
 
 def save_map_scene(scene: Scene, path: str | os.PathLike, map_format: str | None = None) -> None:

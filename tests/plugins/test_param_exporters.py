@@ -6,7 +6,7 @@ import json
 import pytest
 
 from plugins.octree.index import Octree
-from plugins.param_exporters import c_header_text, godot_text, save_json, unreal_ini_text
+from plugins.param_exporters import UNREAL_MAP, c_header_text, godot_text, save_json, unreal_ini_text
 from spatial.registry import default_registry
 from spatial.tuned_params import (
     ParamsFormatError,
@@ -121,3 +121,79 @@ def test_exporters_are_registered_by_file_pattern():
 def test_check_accepts_what_stats_reads(document):
     params = check_params_document(json.loads(json.dumps(document)))
     assert params.max_depth == document["params"]["max_depth"]
+
+
+# --------------------------------------------------------------------------- parsed back
+def _ini_sections(text: str) -> dict[str, dict[str, str]]:
+    """``{section: {key: raw value}}`` of an ini-style text (``;`` comments skipped)."""
+    sections: dict[str, dict[str, str]] = {}
+    current = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(";"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], {})
+            continue
+        key, sep, value = line.partition("=")
+        assert sep and current is not None, f"not a setting: {line!r}"
+        current[key] = value
+    return sections
+
+
+def _same_value(raw: str, value) -> bool:
+    if isinstance(value, bool):
+        return raw in ({"1", "true"} if value else {"0", "false"})
+    if isinstance(value, (int, float)):
+        return float(raw) == float(value)
+    return raw in (value, json.dumps(value))
+
+
+BVH_DOC = {"backend": "bvh", "params": {"margin": 0.25, "margin_mode": "absolute",
+                                        "build_method": "incremental", "sah_bins": 16}}
+
+
+def test_c_header_parses_back_to_every_value(document):
+    defines = {}
+    for line in c_header_text(document).splitlines():
+        if line.startswith("#define PS_OCTREE_") and not line.endswith("_H"):
+            _, name, literal = line.split(" ", 2)
+            defines[name.removeprefix("PS_OCTREE_").lower()] = literal
+    assert set(defines) == set(document["params"])
+    for name, value in document["params"].items():
+        assert _same_value(defines[name], value), name
+
+
+@pytest.mark.parametrize("doc_name", ["tuned-octree", "bvh"])
+def test_unreal_ini_parses_back_to_every_value(document, doc_name):
+    doc = document if doc_name == "tuned-octree" else BVH_DOC
+    text = unreal_ini_text(doc)
+    sections = _ini_sections(text)
+    values = sections[f"PartitionStudio.{doc['backend']}"]
+    assert set(values) == set(doc["params"])
+    for name, value in doc["params"].items():
+        assert _same_value(values[name], value), name
+    unmapped = [n for n in doc["params"] if n not in UNREAL_MAP.get(doc["backend"], {})]
+    for name in unmapped:  # a comment for each value Chaos cannot take
+        assert f"; {name}: no Chaos console variable" in text.splitlines()
+    if doc_name == "tuned-octree":
+        assert sections["ConsoleVariables"]["p.AABBMaxTreeDepth"] == str(doc["params"]["max_depth"])
+
+
+@pytest.mark.parametrize("doc_name", ["tuned-octree", "bvh"])
+def test_godot_parses_back_to_every_value(document, doc_name):
+    doc = document if doc_name == "tuned-octree" else BVH_DOC
+    text = godot_text(doc)
+    sections = _ini_sections(text)
+    backend = doc["backend"]
+    values = {key.removeprefix(f"{backend}/"): raw
+              for key, raw in sections["partition_studio"].items()}
+    assert set(values) == set(doc["params"])
+    for name, value in doc["params"].items():
+        assert _same_value(values[name], value), name
+    if doc_name == "bvh":
+        assert float(sections["physics"]["3d/godot_physics/bvh_collision_margin"]) == 0.25
+        assert "; margin: no Godot physics setting" not in text
+    else:  # Godot's physics has no octree setting: every value says so
+        for name in doc["params"]:
+            assert f"; {name}: no Godot physics setting" in text.splitlines()

@@ -9,8 +9,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from editor.model import AddObjects, SetSelection, point_entity
+from editor.model.loading import load_document
 from editor.model.native import save_scene
-from editor.qt.loading import load_scene_file
 
 
 def test_malformed_file_shows_an_error_and_keeps_the_document(window, tmp_path, qtbot):
@@ -49,7 +49,7 @@ def test_save_then_watch_reloads_outside_changes_keeping_selection(window, tmp_p
     doc.push(SetSelection([keep]))
     qtbot.wait(1100)  # past the window that ignores our own save
     # another program edits the file: add a light
-    outside = load_scene_file(path).scene
+    outside = load_document(path)
     new_id = outside.allocate_ids(1)[0]
     from editor.model import UndoStack
     UndoStack(outside).push(AddObjects({new_id: point_entity("light", (0, 0, 100))}))

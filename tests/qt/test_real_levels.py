@@ -141,8 +141,11 @@ def test_shipped_bsp_is_not_offered_on_a_quake_map(window):
 
 
 def test_split_lines_drawn_for_a_bsp(window):
-    _open(window, _level("E1M1"))
+    _open(window, _level("E1M1"))  # opens on the default octree
     st = window.state
+    window.params_panel.choose_backend("bsp")
+    st.flush()
+    assert window.document.index.name == "bsp"
     window.overlay_panel.planes.setChecked(True)
     st.flush()
     geom = st.overlay

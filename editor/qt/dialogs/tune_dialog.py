@@ -335,7 +335,9 @@ class TuneDialog(QDialog):
         budget = self.budget_spin.value()
         weights = self.weights()
         choice = self.backend_combo.currentData()
-        workload = _detached(scene_workload(scene, seed, source=self.document.display_name()))
+        # the workload holds copies of the scene's arrays (its IndexInput): the trials on the
+        # worker thread never read the scene the user goes on editing
+        workload = scene_workload(scene, seed, source=self.document.display_name())
         if choice == ALL_BACKENDS:
             classes = [cls for name, cls in sorted(self.registry.backends.items()) if name != "brute"]
 
@@ -618,42 +620,6 @@ class TuneDialog(QDialog):
             for signal in (worker.stage, worker.trial, worker.done, worker.failed):
                 signal.disconnect()
         super().done(code)
-
-
-class _GeometryRecorder:
-    """Stands in for an index to record what ``offer_exact_geometry`` would give it."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, tuple]] = []
-
-    def set_segments(self, *args) -> None:
-        self.calls.append(("set_segments", args))
-
-    def set_triangles(self, *args) -> None:
-        self.calls.append(("set_triangles", args))
-
-    def set_source(self, *args) -> None:
-        self.calls.append(("set_source", args))
-
-
-def _detached(workload):
-    """``workload`` with its ``prepare`` step replayed from a copy taken now.
-
-    The scene-facing ``prepare`` reads the scene when each trial builds; the trials run on a
-    worker thread while the user may go on editing, so the scene's exact geometry is read here,
-    on the GUI thread, once.
-    """
-    if workload.prepare is None:
-        return workload
-    recorder = _GeometryRecorder()
-    workload.prepare(recorder)
-    calls = list(recorder.calls)
-
-    def prepare(index) -> None:
-        for name, args in calls:
-            getattr(index, name)(*args)
-
-    return dataclasses.replace(workload, prepare=prepare)
 
 
 def _wide(values: np.ndarray) -> bool:

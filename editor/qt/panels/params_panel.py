@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from editor.model import ChangeKind, SetSettings
+from editor.model import ChangeKind
 from spatial.params import param_specs, parse_params
 
 
@@ -204,8 +204,8 @@ class ParamsPanel(QWidget):
         values[name] = value
         try:
             parse_params(self.registry.backend(self._backend).Params, values)
-            doc.push(SetSettings(backend=self._backend, params=values,
-                                 text=f"Set {name} = {value}", merge_id=("param", self._backend, name)))
+            doc.push(doc.settings_command(backend=self._backend, params=values, text=f"Set {name} = {value}",
+                                          merge_id=("param", self._backend, name)))
         except Exception as exc:
             self.state.status_message.emit(f"Parameter {name}: {exc}")
             self._sync_from_model()
@@ -219,11 +219,12 @@ class ParamsPanel(QWidget):
         if doc is None or name == doc.index.name:
             return
         try:
-            doc.push(SetSettings(backend=name, params={}, text=f"Use {name} backend"))
+            doc.push(doc.settings_command(backend=name, params={}, text=f"Use {name} backend"))
         except Exception as exc:
             self.state.status_message.emit(f"Backend {name}: {exc}")
             self._sync_from_model()
 
     def _reset(self) -> None:
         doc = self.state.document
-        doc.push(SetSettings(backend=self._backend, params={}, text=f"Reset {self._backend} parameters"))
+        doc.push(doc.settings_command(backend=self._backend, params={},
+                                      text=f"Reset {self._backend} parameters"))
