@@ -1,4 +1,4 @@
-"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png] [--backend NAME]
+"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png [--force]] [--backend NAME]
 [--overlay METRIC] [--size WxH]``."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ def _parse(argv: list[str]):
     p = argparse.ArgumentParser(prog="partition-studio", description="Partition Studio editor")
     p.add_argument("path", nargs="?", help="level to open (native .json or .map); default: the demo level")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window once, save it and exit")
+    p.add_argument("--force", action="store_true", help="let --screenshot overwrite an existing file")
     p.add_argument("--backend", metavar="NAME", help="spatial index backend to show")
     p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS), help="overlay colour metric")
     p.add_argument("--size", metavar="WxH", default=None, help="window size, e.g. 1600x1000")
@@ -58,6 +59,13 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     marks.mark("gui_entered", at=entered)
     args = _parse(argv)
     size = _size(args.size) if args.size else None
+    if args.screenshot:  # refuse a bad output before the window and the level are built
+        from spatial.atomic import OutputPathError, check_output_path
+        try:
+            check_output_path(args.screenshot, args.force, "--screenshot")
+        except OutputPathError as exc:
+            print(f"partition-studio: error: {exc}", file=sys.stderr)
+            return 2
     warmup = _start_kernel_warmup(args)
     app = make_application()
     marks.mark("qt_application")
