@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from spatial.errors import PartitionStudioError
+from spatial.errors import ParamError, PartitionStudioError
 from spatial.params import params_to_dict, split_assignments
 
 PROG = "partition-studio"
@@ -102,7 +102,12 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
     if source.params and chosen == source.backend:
         values.update(source.params)
     if params_file:
-        values.update(_read_params_file(params_file, chosen))
+        from_file = _read_params_file(params_file, chosen)
+        try:
+            parse_params(cls.Params, from_file)
+        except ParamError as exc:  # say which file holds the bad value
+            raise CliError(f"{params_file}: {exc}") from None
+        values.update(from_file)
     values.update(split_assignments(assignments or []))
     global _ACTIVE_INDEX
     _ACTIVE_INDEX = cls(parse_params(cls.Params, values))
@@ -117,6 +122,13 @@ def _read_params_file(path: str, backend: str) -> dict:
         raise CliError(f"{path}: cannot read: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:  # an integer of thousands of digits (Python's int parsing limit)
+        what = "a number has too many digits" if "digits" in str(exc) else _one_line(exc, 200)
+        raise CliError(f"{path}: invalid JSON: {what}") from None
+    except RecursionError:
+        raise CliError(f"{path}: invalid JSON: nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("params"), dict):
         raise CliError(f"{path}: expected an object with a 'params' object")
     if doc.get("backend") not in (None, backend):
