@@ -9,9 +9,10 @@ talks at import cannot corrupt the JSON document a command prints on stdout.
 The time limit uses ``SIGALRM`` on the main thread of a POSIX process: the Python interpreter
 raises the timeout between two bytecodes, so even a busy loop is interrupted and the import
 machinery cleans up the half-imported module. The alarm repeats every
-:data:`REPEAT_S` seconds until the call returns, so a plugin that swallows the first timeout
-with a bare ``except`` gets the next one. Elsewhere (another thread, Windows) the call runs in
-a daemon thread that is abandoned when the limit passes.
+:data:`REPEAT_S` seconds until the call returns, so a plugin that swallows a timeout with a
+bare ``except`` gets the next one (a loop built to swallow every ``BaseException`` forever is
+only stopped when a timeout lands outside its handler). Elsewhere (another thread, Windows)
+the call runs in a daemon thread that is abandoned when the limit passes.
 """
 from __future__ import annotations
 

@@ -164,7 +164,8 @@ def test_plugins_that_exit_interrupt_or_print_are_contained(tmp_path):
 
 def test_a_plugin_stuck_at_import_is_reported_not_awaited(tmp_path):
     folder = _plugin(tmp_path / "plugins", "loops.py",
-                     "while True:\n    try:\n        pass\n    except BaseException:\n        pass\n")
+                     "try:\n    while True:\n        pass\nexcept BaseException:\n    pass\n"
+                     "while True:\n    pass\n")
     code, out, err = app("--plugin-dir", folder, "plugins", "--json",
                          env={"PARTITION_STUDIO_PLUGIN_TIMEOUT": "1"}, timeout=120)
     assert code == 0, err
