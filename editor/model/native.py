@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from spatial.atomic import atomic_write_text
-from spatial.errors import GeometryError, PartitionStudioError
+from spatial.errors import GeometryError, PartitionStudioError, UnsupportedContentError
 from spatial.objects import MAX_ID
 
 from .brushes import Brush, build_solids
@@ -108,6 +108,11 @@ def dumps_scene(scene: Scene) -> str:
     """
     refuse_level_geometry(scene, f"the native format (version {FORMAT_VERSION})")
     entity_ids, brush_ids = scene.entity_ids(), scene.brush_ids()
+    if len(entity_ids) + len(brush_ids) != len(scene):
+        other = next(o for o in scene.objects.values() if not isinstance(o, (Entity, Brush)))
+        raise UnsupportedContentError(f"format version {FORMAT_VERSION} stores brushes and "
+                                      f"entities only; the scene also holds "
+                                      f"{type(other).__name__} objects")
     settings = scene.settings
     lines = ["{",
              f'  "format": {_str(FORMAT_NAME)},',
