@@ -328,6 +328,8 @@ def describe_failure(exc: BaseException, command: str = "") -> str:
                     f"structure")
         doing = f" while running '{command}'" if command else ""
         return f"{limit}{doing}; use a smaller level"
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:  # e.g. a full disk mid-save
+        return f"{exc.filename}: {exc.strerror}"
     what = f"{type(exc).__name__}: {_one_line(exc)}" if str(exc).strip() else type(exc).__name__
     from spatial import registry as registry_module
 

@@ -258,3 +258,16 @@ def test_huge_finite_coordinates_end_in_one_line(tmp_path):
         code, out, err = app("stats", mesh, "--backend", backend, "--json")
         assert_one_line_error(code, out, err)
         assert "1e+308" in err or "range" in err
+
+
+def test_unexpected_failures_are_summarised_in_one_line():
+    from editor.cli import describe_failure
+
+    assert describe_failure(OSError(28, "No space left on device", "/out/level.map")) == \
+        "/out/level.map: No space left on device"
+    assert "memory budget of" in describe_failure(MemoryError(), "stats")
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        line = describe_failure(exc)
+    assert line.startswith("internal error: KeyError: 'missing' (at test_cli_robust.py:")
