@@ -353,24 +353,26 @@ def _render(report: dict, args) -> str:
     return buffer.getvalue()
 
 
-def run_cli(argv: list[str]) -> int:
+def run_cli(argv: list[str], memory_budget: bool = False) -> int:
     """Run a headless subcommand; returns the exit status.
 
     While the subcommand runs, stdout is redirected to stderr, so nothing a plugin or library
     prints can mix with the report; the report is built whole, then printed in one write.
     Errors are one line on stderr: exit 2 for bad input, 1 for a failure of the product or of a
     plugin (set ``PARTITION_STUDIO_TRACEBACK=1`` to see the traceback of the latter), 130 when
-    interrupted.
+    interrupted. ``memory_budget`` caps the whole process's memory (see
+    :mod:`editor.cli_limits`): the entry point asks for it, a caller embedding the CLI need not.
     """
     command = ""
     try:
-        with contextlib.redirect_stdout(sys.stderr):
-            parser = build_parser()
-            args = parser.parse_args(argv)
-            command = args.command
+        parser = build_parser()
+        args = parser.parse_args(argv)  # --help prints on stdout and exits, as usual
+        command = args.command
+        if memory_budget:
             from .cli_limits import apply_memory_budget
 
             apply_memory_budget()
+        with contextlib.redirect_stdout(sys.stderr):
             from spatial.registry import add_plugin_dir
 
             for folder in args.plugin_dir:

@@ -63,8 +63,9 @@ def test_convert_refuses_a_format_that_cannot_hold_mesh_triangles(tmp_path, mesh
 
 
 @pytest.mark.skipif(not FREEDOOM1.exists(), reason="Freedoom (Debian package freedoom) not installed")
-def test_convert_refuses_to_drop_the_walls_of_a_doom_map(tmp_path):
-    out = tmp_path / "e1m1.map"
+@pytest.mark.parametrize("suffix", [".map", ".json"])
+def test_convert_refuses_to_drop_the_walls_of_a_doom_map(tmp_path, suffix):
+    out = tmp_path / f"e1m1{suffix}"
     assert_one_line_error(*app("convert", f"{FREEDOOM1}:E1M1", out), "wall segments")
     assert os.listdir(tmp_path) == []
 
