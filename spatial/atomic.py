@@ -135,7 +135,8 @@ def _open_temporary(folder: Path, name: str) -> tuple[int, str | None]:
     flag = getattr(os, "O_TMPFILE", 0)
     if flag and os.path.isdir("/proc/self/fd"):
         try:
-            return os.open(folder, flag | os.O_WRONLY | os.O_CLOEXEC, 0o666), None
+            # read-write, so the content can still be copied out if it cannot be linked
+            return os.open(folder, flag | os.O_RDWR | os.O_CLOEXEC, 0o666), None
         except OSError as exc:
             # the file system has no O_TMPFILE (some network and FUSE file systems): fall back
             if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
@@ -148,7 +149,10 @@ def _link_unnamed(fd: int, folder: Path, name: str) -> str:
     """Give the unnamed file ``fd`` a temporary name in ``folder`` and return it."""
     # linkat(AT_SYMLINK_FOLLOW) through /proc is the unprivileged way to name an O_TMPFILE;
     # os.link only calls linkat (rather than link, which would not follow) given a dir fd.
-    proc_fd = os.open("/proc/self/fd", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        proc_fd = os.open("/proc/self/fd", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return _copy_to_named(fd, folder, name)
     try:
         for _ in range(100):
             candidate = os.path.join(folder, f".{name}.{os.urandom(6).hex()}.tmp")
@@ -157,9 +161,29 @@ def _link_unnamed(fd: int, folder: Path, name: str) -> str:
                 return candidate
             except FileExistsError:
                 continue
+            except OSError:  # linking refused (a hardened /proc, a file system quirk)
+                return _copy_to_named(fd, folder, name)
     finally:
         os.close(proc_fd)
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder))
+
+
+def _copy_to_named(fd: int, folder: Path, name: str) -> str:
+    """Copy the unnamed file ``fd`` to a named temporary file in ``folder`` (fsync'ed)."""
+    out_fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(out_fd, stat.S_IMODE(os.fstat(fd).st_mode))
+        offset = 0
+        while chunk := os.pread(fd, 1 << 20, offset):
+            os.write(out_fd, chunk)
+            offset += len(chunk)
+        os.fsync(out_fd)
+    except BaseException:
+        os.close(out_fd)
+        os.unlink(tmp_name)
+        raise
+    os.close(out_fd)
+    return tmp_name
 
 
 def _copy_mode(fd: int, path: Path) -> None:

@@ -104,3 +104,18 @@ def test_check_output_path_refuses_a_read_only_folder(tmp_path):
             check_output_path(folder / "x.json")
     finally:
         folder.chmod(0o755)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="this platform has no O_TMPFILE")
+def test_an_unnamed_file_that_cannot_be_linked_is_copied_to_a_named_one(tmp_path, monkeypatch):
+    path = tmp_path / "level.json"
+    path.write_text("old")
+    path.chmod(0o640)
+
+    def refuse_link(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+    monkeypatch.setattr(atomic.os, "link", refuse_link)
+    atomic_write_bytes(path, b"new" * 500_000)
+    assert path.read_bytes() == b"new" * 500_000
+    assert (path.stat().st_mode & 0o777) == 0o640
+    assert os.listdir(tmp_path) == ["level.json"]
