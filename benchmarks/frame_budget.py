@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
 from editor.model.frame_step import FrameDelta, apply_delta, settle_frame  # noqa: E402
+from spatial.atomic import atomic_write_text  # noqa: E402
 from spatial.registry import default_registry  # noqa: E402
 from spatial.scenegen import random_boxes  # noqa: E402
 
@@ -161,7 +162,7 @@ def main(argv=None) -> int:
         write_section(Path(args.out), render(results, args, machine), "frame-budget",
                       heading="## Frame budget")
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": info, "results": results}, indent=1))
+        atomic_write_text(args.json, json.dumps({"machine": info, "results": results}, indent=1))
     print("\n".join(render(results, args, machine)))
     return 0
 

@@ -49,6 +49,7 @@ from benchmarks.workload import (  # noqa: E402
     parse_world,
     world_side,
 )
+from spatial.atomic import atomic_write_text  # noqa: E402
 
 ALL_OPS = ("build", "pairs", "oneshot", "box", "ray", "update", "rebuild", "frame")
 PAIR_OPS = ("pairs", "oneshot", "frame")
@@ -529,7 +530,7 @@ def _write(results, args, ops, ours, peers, frame_rebuilds, out: Path | None) ->
         serial["scenes"] = [{**s, "cells": {name: {op: c.to_json() for op, c in cells.items()}
                                             for name, cells in s["cells"].items()}}
                             for s in results["scenes"]]
-        Path(args.json).write_text(json.dumps(serial, indent=1, default=str))
+        atomic_write_text(args.json, json.dumps(serial, indent=1, default=str))
 
 
 if __name__ == "__main__":

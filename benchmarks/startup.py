@@ -55,6 +55,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.report import write_section  # noqa: E402
+from spatial.atomic import atomic_write_text  # noqa: E402
 
 #: product targets, seconds from spawn to first frame
 TARGETS = {"warm": 3.0, "cold": 15.0}
@@ -178,7 +179,7 @@ def main(argv=None) -> int:
     if not args.no_write:
         write_section(Path(args.out), body, "startup", heading="## Start-up")
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": info, "command": command, "runs": results}, indent=1))
+        atomic_write_text(args.json, json.dumps({"machine": info, "command": command, "runs": results}, indent=1))
     print("\n".join(body))
     return 0
 

@@ -7,7 +7,10 @@ Qt-free. ``--json`` prints exactly one JSON document on stdout; errors print one
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -16,13 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spatial.errors import PartitionStudioError
+from spatial.errors import ParamError, PartitionStudioError
 from spatial.params import params_to_dict, split_assignments
 
 if TYPE_CHECKING:
     from editor.model.index_input import IndexInput
 
 PROG = "partition-studio"
+#: set to show the traceback of an unexpected failure instead of its one-line summary
+TRACEBACK_ENV = "PARTITION_STUDIO_TRACEBACK"
+
+#: the backend the running subcommand made, named when it runs out of memory
+_ACTIVE_INDEX = None
 
 #: the largest generated scene ``--random`` accepts (memory: ~100 bytes an object and more)
 MAX_RANDOM_OBJECTS = 20_000_000
@@ -98,9 +106,15 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
         if from_file.get("backend") not in (None, chosen):
             raise CliError(f"{params_file}: parameters are for backend "
                            f"'{from_file['backend']}', not '{chosen}'")
+        try:
+            parse_params(cls.Params, from_file["params"])
+        except ParamError as exc:  # say which file holds the bad value
+            raise CliError(f"{params_file}: {exc}") from None
         values.update(from_file["params"])
     values.update(split_assignments(assignments or []))
-    return cls(parse_params(cls.Params, values))
+    global _ACTIVE_INDEX
+    _ACTIVE_INDEX = cls(parse_params(cls.Params, values))
+    return _ACTIVE_INDEX
 
 
 def _read_params_file(path: str) -> dict:
@@ -112,6 +126,13 @@ def _read_params_file(path: str) -> dict:
         raise CliError(f"{path}: cannot read: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:  # an integer of thousands of digits (Python's int parsing limit)
+        what = "a number has too many digits" if "digits" in str(exc) else _one_line(exc, 200)
+        raise CliError(f"{path}: invalid JSON: {what}") from None
+    except RecursionError:
+        raise CliError(f"{path}: invalid JSON: nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("params"), dict):
         raise CliError(f"{path}: expected an object with a 'params' object")
     if doc.get("backend") is not None and not isinstance(doc["backend"], str):
@@ -278,30 +299,102 @@ def _json_default(value):
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
-def run_cli(argv: list[str]) -> int:
-    """Run a headless subcommand; returns the exit status."""
+def _one_line(text: str, limit: int = 400) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def describe_failure(exc: BaseException, command: str = "") -> str:
+    """One line for an exception the product did not raise on purpose.
+
+    A failure inside plugin code names the plugin and what it was asked to do; anything else
+    names the exception and where it was raised. ``MemoryError`` says what ran out.
+    """
+    import traceback
+    from pathlib import Path
+
+    if isinstance(exc, MemoryError):
+        from .cli_limits import MEMORY_BUDGET_ENV, memory_budget_mb
+
+        budget = memory_budget_mb()
+        limit = (f"over the memory budget of {budget} MB (${MEMORY_BUDGET_ENV})" if budget
+                 else "out of memory")
+        index = _ACTIVE_INDEX
+        if index is not None:
+            params = ", ".join(f"{k}={v}" for k, v in params_to_dict(index.params).items())
+            return (f"{index.name} with {params} on {index.objects.count} "
+                    f"objects needs more memory: {limit}; choose parameters that build a smaller "
+                    f"structure")
+        doing = f" while running '{command}'" if command else ""
+        return f"{limit}{doing}; use a smaller level"
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:  # e.g. a full disk mid-save
+        return f"{exc.filename}: {exc.strerror}"
+    what = f"{type(exc).__name__}: {_one_line(exc)}" if str(exc).strip() else type(exc).__name__
+    from spatial import registry as registry_module
+
+    registry = registry_module._DEFAULT  # only a registry that exists can hold plugin code
+    blamed = registry.plugin_in_traceback(exc) if registry is not None else None
+    if blamed is not None:
+        plugin, function = blamed
+        return f"plugin '{plugin}' failed in {function}(): {what}"
+    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" (at {Path(last[0].filename).name}:{last[0].lineno})" if last else ""
+    return f"internal error: {what}{where}"
+
+
+def _render(report: dict, args) -> str:
+    """The whole output text, built before anything is printed (never a partial document)."""
+    if args.json:
+        return json.dumps(report, default=_json_default, allow_nan=False) + "\n"
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        SUBCOMMANDS[args.command].show(report)
+    return buffer.getvalue()
+
+
+def run_cli(argv: list[str], memory_budget: bool = False) -> int:
+    """Run a headless subcommand; returns the exit status.
+
+    While the subcommand runs, stdout is redirected to stderr, so nothing a plugin or library
+    prints can mix with the report; the report is built whole, then printed in one write.
+    Errors are one line on stderr: exit 2 for bad input, 1 for a failure of the product or of a
+    plugin (set ``PARTITION_STUDIO_TRACEBACK=1`` to see the traceback of the latter), 130 when
+    interrupted. ``memory_budget`` caps the whole process's memory (see
+    :mod:`editor.cli_limits`): the entry point asks for it, a caller embedding the CLI need not.
+    """
+    command = ""
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
-        from spatial.registry import add_plugin_dir
+        args = parser.parse_args(argv)  # --help prints on stdout and exits, as usual
+        command = args.command
+        if memory_budget:
+            from .cli_limits import apply_memory_budget
 
-        for folder in args.plugin_dir:
-            add_plugin_dir(folder)
-        report = SUBCOMMANDS[args.command].run(args)
+            apply_memory_budget()
+        with contextlib.redirect_stdout(sys.stderr):
+            from spatial.registry import add_plugin_dir
+
+            for folder in args.plugin_dir:
+                add_plugin_dir(folder)
+            report = SUBCOMMANDS[args.command].run(args)
+            text = None if report is None else _render(report, args)
     except PartitionStudioError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(exc, 2000)}", file=sys.stderr)
         return 2
-    except (MemoryError, KeyboardInterrupt) as exc:
-        print(f"{PROG}: error: {type(exc).__name__}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{PROG}: error: interrupted", file=sys.stderr)
+        return 130
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: B036 - the promise is one line, never a traceback
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"{PROG}: error: {describe_failure(exc, command)}", file=sys.stderr)
         return 1
-    if report is None:
+    if text is None:
         return 0
     try:
-        if args.json:
-            json.dump(report, sys.stdout, default=_json_default, allow_nan=False)
-            sys.stdout.write("\n")
-        else:
-            SUBCOMMANDS[args.command].show(report)
+        sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
         sys.stderr.close()

@@ -3,14 +3,18 @@
 ``.json`` is the native format; any other output extension goes through a registered scene
 exporter (``.map`` for Quake maps). The input is read like ``stats`` reads it (native, or any
 registered importer, including ``FILE.wad:MAP``). The output is written atomically: a failed
-conversion never leaves a half-written or truncated file, and an existing file is kept.
+conversion never leaves a half-written or truncated file, and an existing file is kept unless
+``--force`` is given. A target format that cannot hold the level (a ``.map`` or native ``.json``
+for a Doom map's wall segments or a mesh's triangles) is refused before anything is written,
+rather than writing a file that silently lacks them.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from spatial.errors import PluginError
+from spatial.atomic import check_output_path
+from spatial.errors import PluginError, UnsupportedContentError
 
 from .cli import CliError, open_document, subcommand
 
@@ -34,11 +38,11 @@ def cmd_convert(args) -> dict:
     from spatial.registry import default_registry
 
     out = Path(args.output)
-    if out.exists() and not args.force:
-        raise CliError(f"{out}: exists (pass --force to overwrite)")
-    if os.path.abspath(args.input) == os.path.abspath(out):
+    wad_map = args.input.lower().rfind(".wad:")  # FILE.wad:MAP reads FILE.wad
+    source_file = args.input[:wad_map + 4] if wad_map >= 0 else args.input
+    if os.path.abspath(source_file) == os.path.abspath(out):
         raise CliError(f"{out}: output must differ from the input")
-    scene = open_document(args.input)
+    check_output_path(out, args.force)
     if out.suffix.lower() == ".json":
         fmt = "native"
     else:
@@ -48,7 +52,11 @@ def cmd_convert(args) -> dict:
                             for p in e.patterns} | {"*.json"})
             raise PluginError(f"{out}: no exporter writes this kind of file (known: {', '.join(known)})")
         fmt = exporter.name
-    save_level(scene, out)
+    scene = open_document(args.input)
+    try:
+        save_level(scene, out)
+    except UnsupportedContentError as exc:
+        raise CliError(f"{out}: {exc}") from None
     counts = scene_counts(scene)
     return {"input": str(args.input), "output": str(out), "format": fmt,
             "brushes": counts["brushes"], "entities": counts["entities"], "faces": counts["faces"]}

@@ -16,6 +16,10 @@ candidate pair tests of ``pairs('active')`` and ``overlapping`` the pairs whose 
 overlap. Hotspots are summed over the last ``--window`` frames (see :mod:`editor.model.hotspots`).
 A recording (``.npz`` from ``--save-recording`` or a frame-lines ``.jsonl``, see
 ``docs/frame-format.md``) is replayed into the chosen backend frame by frame.
+
+``--save-recording OUT`` is checked before the first frame (folder exists and is writable,
+``OUT`` does not exist unless ``--force``) and written atomically after the last one; a
+replay has nothing new to record, so it is refused with ``--recording``.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import numpy as np
 
 from editor.model.index_input import IndexInput
 from editor.model.simulation import SimulationConfig
+from spatial.atomic import check_output_path
 from spatial.params import params_to_dict
 
 from .cli import CliError, _add_backend_args, make_backend, subcommand
@@ -45,6 +50,7 @@ def _configure(p) -> None:
     p.add_argument("--window", type=int, default=60, metavar="W", help="hotspot window in frames (default 60)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="hotspots listed (default 10)")
     p.add_argument("--save-recording", metavar="OUT", help="save the frames (.npz, or .jsonl frame lines)")
+    p.add_argument("--force", action="store_true", help="let --save-recording overwrite an existing file")
     p.add_argument("--sleep-frames", type=int, default=_DEFAULTS.sleep_frames, metavar="N",
                    help=f"slow frames before a body falls asleep (default {_DEFAULTS.sleep_frames})")
     p.add_argument("--wake-margin", type=float, default=_DEFAULTS.wake_margin, metavar="UNITS",
@@ -106,6 +112,10 @@ def cmd_simulate(args) -> dict:
         raise CliError(f"--frames must be at least 1, got {args.frames}")
     if args.window < 1 or args.top < 0 or args.sleep_frames < 1 or not args.wake_margin >= 0:
         raise CliError("--window and --sleep-frames must be at least 1, --top and --wake-margin at least 0")
+    if args.save_recording:
+        if args.recording:
+            raise CliError("--save-recording cannot go with --recording: a replay records nothing new")
+        check_output_path(args.save_recording, args.force, "--save-recording")
     if args.recording:
         recording = _load_recording(args.recording)
         index = make_backend(args.backend, args.param, args.params, _no_source())
@@ -134,7 +144,7 @@ def cmd_simulate(args) -> dict:
         hotspots, recording = sim.hotspots, sim.recording
         source, mode, seed, dt = ("demo" if args.demo else args.path), "simulate", args.seed, config.dt
         recording.meta["source"] = source
-    if args.save_recording and mode == "simulate":
+    if args.save_recording:
         _save_recording(recording, args.save_recording)
     return {
         "source": source, "mode": mode, "backend": index.name, "params": params_to_dict(index.params),

@@ -2,7 +2,7 @@
 
 ``python app.py tune (FILE | --demo) [--backend NAME | --all-backends] [--budget SECONDS]
 [--seed S] [--max-trials N] [--recording REC] [--weight NAME=VALUE ...] [--param KEY=VALUE ...]
---out PARAMS.json
+--out PARAMS.json [--force]
 [--format json|c-header|unreal-ini|godot] [--json]``
 
 The cost model is :mod:`spatial.cost` (per-frame work from deterministic counters by default;
@@ -21,9 +21,9 @@ is reported on stderr as it finishes. ``--json`` prints::
 """
 from __future__ import annotations
 
-import os
 import sys
 
+from spatial.atomic import check_output_path
 from spatial.params import split_assignments
 
 from .cli import CliError, subcommand
@@ -53,6 +53,7 @@ def _configure(p) -> None:
                    help="hold a parameter at this value (e.g. plane=xz); repeatable; "
                         "not with --all-backends")
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the parameters")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.add_argument("--format", metavar="NAME",
                    help="output format: a parameters exporter from `plugins` (json, c-header, "
                         "unreal-ini, godot, ...); default: from the --out suffix, else json")
@@ -99,9 +100,7 @@ def cmd_tune(args) -> dict:
         raise CliError(f"--budget must be a positive number of seconds, got {args.budget}")
     if args.max_trials is not None and args.max_trials < 1:
         raise CliError(f"--max-trials must be at least 1, got {args.max_trials}")
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir):
-        raise CliError(f"--out {args.out}: folder {out_dir} does not exist")
+    check_output_path(args.out, args.force, "--out")
     if args.param and args.all_backends:
         raise CliError("--param holds one backend's parameter; it cannot go with --all-backends")
     fmt, exporter = _exporter(args)

@@ -637,6 +637,12 @@ class Grid(SpatialIndex):
         else:
             world_lo = world_hi = np.zeros(3)
         self._coarsened = False
+        # No layout has more than 2**30 cells along an axis (max_cells and the hash key width
+        # are both smaller), so a finer request (cell_size=1e-300) is raised to that at once:
+        # it keeps every count and coarsening factor below finite and exact.
+        finest = float((world_hi - world_lo).max()) / 2.0 ** 30
+        if cell < finest:
+            cell, self._coarsened = finest, True
         while True:
             inv = 1.0 / cell
             origin = world_lo.copy()

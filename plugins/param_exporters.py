@@ -38,13 +38,12 @@ import math
 import re
 from typing import Any
 
+from spatial.atomic import atomic_write_text
 from spatial.params import param_specs
 from spatial.tuned_params import TOOL_NAME
 
 
 def _write(path, text: str) -> None:
-    from editor.model.atomic import atomic_write_text
-
     atomic_write_text(path, text)
 
 

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .errors import GeometryError, IndexInvariantError, ParamError
-from .geometry import as_boxes, normalize_planes
+from .geometry import MAX_COORDINATE, as_boxes, normalize_planes
 from .objects import ObjectTable
 from .params import param_specs, parse_params, validate_params
 
@@ -178,8 +178,12 @@ def _points(values, n: int, dims: int, what: str) -> np.ndarray:
     arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64).reshape(-1, dims))
     if len(arr) != n:
         raise GeometryError(f"{what}: expected {n} rows of {dims} numbers, got {len(arr)}")
-    if not np.isfinite(arr).all():
-        row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+    in_range = np.abs(arr) <= MAX_COORDINATE  # false for NaN and ±inf too
+    if not in_range.all():
+        row = int(np.flatnonzero(~in_range.all(axis=1))[0])
+        if np.isfinite(arr[row]).all():
+            raise GeometryError(f"{what}[{row}]: coordinates must lie within ±{MAX_COORDINATE:g}, "
+                                f"got {arr[row].tolist()}")
         raise GeometryError(f"{what}[{row}]: coordinates must be finite, got {arr[row].tolist()}")
     return arr
 

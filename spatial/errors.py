@@ -47,3 +47,7 @@ class ParseError(PartitionStudioError):
 
 class PartitionStudioWarning(UserWarning):
     """Warnings the product emits; the test-suite turns them into errors."""
+
+
+class UnsupportedContentError(PartitionStudioError, ValueError):
+    """A file format cannot hold what the document contains; nothing was written."""

@@ -2,7 +2,8 @@
 
 Conventions
 -----------
-* A box is a pair ``lo``, ``hi`` of ``(..., 3)`` float64 arrays with ``lo <= hi``.
+* A box is a pair ``lo``, ``hi`` of ``(..., 3)`` float64 arrays with ``lo <= hi``, every
+  coordinate within ``±MAX_COORDINATE``.
 * Every test is **closed**: touching counts as overlapping, a point on a face is inside,
   a ray grazing an edge hits.
 * A plane is ``(nx, ny, nz, d)``; a point ``p`` is on the inner side when ``n . p + d >= 0``.
@@ -22,15 +23,21 @@ from .errors import GeometryError
 __all__ = [
     "as_boxes", "boxes_overlap", "box_contains_box", "box_contains_point", "ray_box",
     "sphere_box", "frustum_box", "frustum_planes_from_camera", "normalize_planes",
-    "box_union",
+    "box_union", "MAX_COORDINATE",
 ]
+
+#: the largest coordinate magnitude an index accepts, in level units. Far beyond any game world
+#: (a kilometre-scale level spans ~1e5 units), yet small enough that sizes, areas and
+#: power-of-two root cubes computed from it stay finite and exact enough in float64; larger
+#: coordinates (1e308) are refused with the offending row rather than overflowing a tree.
+MAX_COORDINATE = 1e12
 
 
 def as_boxes(lo, hi, *, dims: int = 3, what: str = "boxes") -> tuple[np.ndarray, np.ndarray]:
     """Validate and return ``(lo, hi)`` as contiguous ``(N, dims)`` float64 arrays.
 
     Raises :class:`GeometryError` naming the first offending row for NaN/inf coordinates,
-    wrong shapes or inverted boxes (``lo > hi``).
+    coordinates outside ``±MAX_COORDINATE``, wrong shapes or inverted boxes (``lo > hi``).
     """
     lo = np.ascontiguousarray(np.asarray(lo, dtype=np.float64).reshape(-1, dims))
     hi = np.ascontiguousarray(np.asarray(hi, dtype=np.float64).reshape(-1, dims))
@@ -39,6 +46,9 @@ def as_boxes(lo, hi, *, dims: int = 3, what: str = "boxes") -> tuple[np.ndarray,
     not_finite, inverted = _first_bad_rows(lo, hi)
     if not_finite >= 0:
         row = int(not_finite)
+        if np.isfinite(lo[row]).all() and np.isfinite(hi[row]).all():
+            raise GeometryError(f"{what}[{row}]: coordinates must lie within ±{MAX_COORDINATE:g}, "
+                                f"got lo={lo[row].tolist()} hi={hi[row].tolist()}")
         raise GeometryError(f"{what}[{row}]: coordinates must be finite, got lo={lo[row].tolist()}"
                             f" hi={hi[row].tolist()}")
     if inverted >= 0:
@@ -49,16 +59,17 @@ def as_boxes(lo, hi, *, dims: int = 3, what: str = "boxes") -> tuple[np.ndarray,
 
 @numba.njit(cache=True, nogil=True)
 def _first_bad_rows(lo, hi):
-    """First row with a non-finite coordinate and first inverted row (``-1``: none), in one
-    pass: validating a million boxes with numpy's chained masks costs several full passes."""
+    """First row with a coordinate that is not finite or out of range, and first inverted row
+    (``-1``: none), in one pass: validating a million boxes with numpy's chained masks costs
+    several full passes."""
     not_finite = -1
     inverted = -1
     for i in range(lo.shape[0]):
         for a in range(lo.shape[1]):
             x = lo[i, a]
             y = hi[i, a]
-            # x - x is NaN for NaN and for ±inf, and 0 otherwise
-            if not_finite < 0 and not (x - x == 0.0 and y - y == 0.0):
+            # false for NaN and ±inf too
+            if not_finite < 0 and not (abs(x) <= MAX_COORDINATE and abs(y) <= MAX_COORDINATE):
                 not_finite = i
             elif inverted < 0 and x > y:
                 inverted = i

@@ -74,6 +74,12 @@ def param_specs(params_cls: type) -> list[ParamSpec]:
     return specs
 
 
+def _shown(raw: Any, limit: int = 40) -> str:
+    """``repr(raw)`` cut to ``limit`` characters, so a 5,000-digit value stays a short message."""
+    text = repr(raw)
+    return text if len(text) <= limit else f"{text[:limit - 3]}... ({len(text)} characters)"
+
+
 def _coerce(spec: ParamSpec, raw: Any) -> Any:
     """Convert ``raw`` (a string from the CLI or a JSON value) to the field's type and check it."""
     name = spec.name
@@ -85,23 +91,23 @@ def _coerce(spec: ParamSpec, raw: Any) -> Any:
             return True
         if text in ("0", "false", "no", "off"):
             return False
-        raise ParamError(name, f"expected true or false, got {raw!r}")
+        raise ParamError(name, f"expected true or false, got {_shown(raw)}")
     if spec.kind is str:
         value = str(raw)
         if spec.choices is not None and value not in spec.choices:
             raise ParamError(name, f"expected one of {', '.join(spec.choices)}, got {value!r}")
         return value
     if isinstance(raw, bool):
-        raise ParamError(name, f"expected a number, got {raw!r}")
+        raise ParamError(name, f"expected a number, got {_shown(raw)}")
     try:
         number = float(raw)
     except (TypeError, ValueError):
-        raise ParamError(name, f"expected a number, got {raw!r}") from None
+        raise ParamError(name, f"expected a number, got {_shown(raw)}") from None
     if not math.isfinite(number):
-        raise ParamError(name, f"must be a finite number, got {raw!r}")
+        raise ParamError(name, f"must be a finite number, got {_shown(raw)}")
     if spec.kind is int:
         if number != int(number):
-            raise ParamError(name, f"expected a whole number, got {raw!r}")
+            raise ParamError(name, f"expected a whole number, got {_shown(raw)}")
         value: Any = int(number)
     else:
         value = number

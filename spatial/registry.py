@@ -11,6 +11,15 @@ discovered by *name* first and imported only when the registry is first used:
 A plugin that fails to import or to register is recorded in :attr:`Registry.failures` with its
 error and the others carry on (pytest's pluggy and napari's manifests work the same way). What a
 failing plugin registered before it raised is rolled back, so no half-registered plugin remains.
+Plugin code runs contained (:mod:`.plugin_guard`): ``sys.exit()``, ``KeyboardInterrupt`` and
+any exception become a reported failure, ``print()`` goes to stderr, and the import and
+registration of a plugin from a folder or an entry point must finish within
+:func:`plugin_time_limit` seconds (``$PARTITION_STUDIO_PLUGIN_TIMEOUT``, default
+:data:`DEFAULT_PLUGIN_TIME_LIMIT_S`). Built-in plugins are part of the product and have no time
+limit (their first import may compile kernels on a loaded machine).
+
+:meth:`Registry.plugin_in_traceback` names the plugin whose code raised an exception, so a
+command can report "plugin X failed in Y" rather than a traceback.
 
 This module is Qt-free and does not import ``plugins``: the built-in package is found by name.
 """
@@ -22,17 +31,33 @@ import importlib.util
 import os
 import pkgutil
 import sys
-import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import PluginError
+from .plugin_guard import contained
 
 ENTRY_POINT_GROUP = "partition_studio.plugins"
 BUILTIN_PACKAGE = "plugins"
 PLUGIN_PATH_ENV = "PARTITION_STUDIO_PLUGIN_PATH"
+PLUGIN_TIMEOUT_ENV = "PARTITION_STUDIO_PLUGIN_TIMEOUT"
+#: seconds a third-party plugin may take to import and register
+DEFAULT_PLUGIN_TIME_LIMIT_S = 10.0
+
+
+def plugin_time_limit() -> float:
+    """Seconds a folder or entry-point plugin may take to import and register.
+
+    ``$PARTITION_STUDIO_PLUGIN_TIMEOUT`` overrides :data:`DEFAULT_PLUGIN_TIME_LIMIT_S`; a value
+    that is not a positive number is ignored.
+    """
+    try:
+        value = float(os.environ.get(PLUGIN_TIMEOUT_ENV, ""))
+    except ValueError:
+        return DEFAULT_PLUGIN_TIME_LIMIT_S
+    return value if 0 < value < 1e6 else DEFAULT_PLUGIN_TIME_LIMIT_S
 
 
 def default_user_plugin_dir() -> Path:
@@ -100,6 +125,7 @@ class Registry:
         self.motions: dict[str, MotionBehaviour] = {}
         self.plugins: dict[str, PluginInfo] = {}
         self._current: str = ""
+        self._modules: dict[str, str] = {}  # module name -> plugin name, for error reports
 
     # ------------------------------------------------------------------ registration API
     def add_backend(self, cls: type) -> None:
@@ -185,39 +211,80 @@ class Registry:
         return [p for p in self.plugins.values() if p.error]
 
     # ------------------------------------------------------------------ loading
-    def load_module(self, module: Any, name: str, source: str) -> bool:
-        """Call ``module.register(self)``; on error record it and roll back what it added."""
+    def load_module(self, module: Any, name: str, source: str,
+                    time_limit: float | None = None) -> bool:
+        """Call ``module.register(self)`` contained; on failure record it and roll back what it added.
+
+        Parameters
+        ----------
+        module : module
+            The imported plugin.
+        name, source : str
+            How the plugin is listed (see :class:`PluginInfo`).
+        time_limit : float, optional
+            Seconds ``register()`` may take (None: no limit).
+        """
         info = self.plugins.setdefault(name, PluginInfo(name, source))
         register = getattr(module, "register", None)
         if not callable(register):
             info.error = "has no register(registry) function"
             return False
+        self._remember_module(getattr(module, "__name__", ""), name)
         snapshot = (dict(self.backends), dict(self.importers), dict(self.exporters), dict(self.motions))
         self._current = name
         try:
-            register(self)
-        except Exception as exc:  # a broken plugin must not take the application down
-            self.backends, self.importers, self.exporters, self.motions = snapshot
-            info.provides.clear()
-            info.error = f"register() failed: {type(exc).__name__}: {exc}"
-            return False
+            outcome = contained(lambda: register(self), time_limit)
         finally:
             self._current = ""
+        if not outcome.ok:  # a broken plugin must not take the application down
+            self.backends, self.importers, self.exporters, self.motions = snapshot
+            info.provides.clear()
+            info.error = f"register() failed: {outcome.error}"
+            return False
         info.loaded = True
         return True
 
-    def _import_and_load(self, name: str, source: str, importer: Callable[[], Any]) -> None:
+    def _import_and_load(self, name: str, source: str, importer: Callable[[], Any],
+                         module_name: str = "") -> None:
         if name in self.plugins and (self.plugins[name].loaded or self.plugins[name].error):
             return
         info = self.plugins.setdefault(name, PluginInfo(name, source))
-        try:
-            module = importer()
-        except Exception as exc:
-            last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-            where = f" ({Path(last[0].filename).name}:{last[0].lineno})" if last else ""
-            info.error = f"import failed: {type(exc).__name__}: {exc}{where}"
+        time_limit = None if source == "builtin" else plugin_time_limit()
+        self._remember_module(module_name, name)
+        outcome = contained(importer, time_limit)
+        if not outcome.ok:
+            info.error = f"import failed: {outcome.error}"
             return
-        self.load_module(module, name, source)
+        self.load_module(outcome.value, name, source, time_limit)
+
+    def _remember_module(self, module_name: str, plugin: str) -> None:
+        if module_name:
+            self._modules.setdefault(module_name, plugin)
+
+    def plugin_of_module(self, module_name: str) -> str | None:
+        """The plugin a module belongs to (its own module or one below it), or None."""
+        while module_name:
+            if module_name in self._modules:
+                return self._modules[module_name]
+            module_name = module_name.rpartition(".")[0]
+        return None
+
+    def plugin_in_traceback(self, exc: BaseException) -> tuple[str, str] | None:
+        """``(plugin, function)`` for the outermost plugin frame in ``exc``'s traceback.
+
+        The function is what the product asked the plugin to do (``OctreeIndex.build``,
+        ``load_obj``): the first frame, walking from the caller inwards, whose module belongs
+        to a registered plugin. None when no plugin code is on the traceback.
+        """
+        tb = exc.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            plugin = self.plugin_of_module(frame.f_globals.get("__name__", ""))
+            if plugin is not None:
+                code = frame.f_code
+                return plugin, getattr(code, "co_qualname", code.co_name)
+            tb = tb.tb_next
+        return None
 
     def load_builtins(self) -> None:
         """Load every module of the built-in ``plugins`` package that defines ``register``."""
@@ -230,7 +297,7 @@ class Registry:
             if mod.name.startswith("_"):
                 continue
             full = f"{BUILTIN_PACKAGE}.{mod.name}"
-            self._import_and_load(full, "builtin", lambda full=full: importlib.import_module(full))
+            self._import_and_load(full, "builtin", lambda full=full: importlib.import_module(full), full)
 
     def load_folder(self, folder: str | os.PathLike) -> None:
         """Load every ``*.py`` file and package in a user plugin folder."""
@@ -261,7 +328,7 @@ class Registry:
                     raise
                 return module
 
-            self._import_and_load(name, f"folder:{folder}", do_import)
+            self._import_and_load(name, f"folder:{folder}", do_import, mod_name)
 
     def load_entry_points(self) -> None:
         """Load plugins advertised by installed distributions in ``partition_studio.plugins``."""
@@ -273,7 +340,8 @@ class Registry:
             return
         for ep in eps:
             dist = getattr(getattr(ep, "dist", None), "name", "?")
-            self._import_and_load(f"{ep.name}", f"entry-point:{dist}", ep.load)
+            self._import_and_load(f"{ep.name}", f"entry-point:{dist}", ep.load,
+                                  getattr(ep, "module", ""))
 
     def describe(self) -> dict:
         """JSON-ready description of everything registered and every failure."""

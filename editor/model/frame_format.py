@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from spatial.atomic import atomic_writer
 from spatial.errors import ParseError
 from spatial.objects import MAX_ID
 
@@ -237,8 +238,8 @@ def _box_row(oid, lo, hi) -> list:
 
 
 def write_frame_lines(recording: Recording, path: str | os.PathLike) -> None:
-    """Write ``recording`` as frame lines (a header line with the static objects first)."""
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    """Write ``recording`` as frame lines (a header line with the static objects first), atomically."""
+    with atomic_writer(path) as fh:
         header = {"static": [_box_row(i, lo, hi) for i, lo, hi in
                              zip(recording.static_ids, recording.static_lo, recording.static_hi)]}
         if recording.meta:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatial.errors import GeometryError
+from spatial.errors import GeometryError, UnsupportedContentError
 
 
 def _finite(values, count: int, what: str) -> tuple[float, ...]:
@@ -98,3 +98,30 @@ class Triangle:
 
 
 LEVEL_GEOMETRY = (Segment, Triangle)
+
+
+def refuse_level_geometry(scene, format_label: str) -> None:
+    """Raise if ``scene`` holds wall segments or triangles, for formats of brushes and entities.
+
+    Writers of such formats call this before writing anything, so a save or a conversion never
+    produces a file that silently lacks the level's walls or meshes.
+
+    Parameters
+    ----------
+    scene : Scene
+        The document about to be written.
+    format_label : str
+        The format, as the message should name it (``"a Quake .map"``).
+
+    Raises
+    ------
+    UnsupportedContentError
+        One line counting what the format cannot hold.
+    """
+    segments, triangles = len(scene.segment_ids()), len(scene.triangle_ids())
+    if not (segments or triangles):
+        return
+    held = " and ".join(f"{count} {what}" for count, what in
+                        ((segments, "wall segments"), (triangles, "mesh triangles")) if count)
+    raise UnsupportedContentError(f"{format_label} holds brushes and entities only; this level "
+                                  f"also has {held}, which would be lost (nothing was written)")

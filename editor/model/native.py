@@ -38,13 +38,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from spatial.errors import GeometryError, PartitionStudioError
+from spatial.atomic import atomic_write_text
+from spatial.errors import GeometryError, PartitionStudioError, UnsupportedContentError
 from spatial.objects import MAX_ID
 
-from .atomic import atomic_write_text
 from .brushes import Brush, build_solids
 from .entities import KINDS, Entity, parse_vector
 from .faces import Face
+from .level_geometry import refuse_level_geometry
 from .scene import Edit, Scene, Settings
 
 FORMAT_NAME = "partition-studio-scene"
@@ -101,14 +102,17 @@ def _json_value(value: Any) -> str:
 def dumps_scene(scene: Scene) -> str:
     """The scene as native JSON text (deterministic: same scene, same bytes).
 
-    Raises ``ValueError`` if the scene holds objects this format version cannot store, rather
-    than writing a file that silently lacks them.
+    Raises :class:`~spatial.errors.UnsupportedContentError` (a ``ValueError``) if the scene
+    holds objects this format version cannot store, rather than writing a file that silently
+    lacks them.
     """
+    refuse_level_geometry(scene, f"the native format (version {FORMAT_VERSION})")
     entity_ids, brush_ids = scene.entity_ids(), scene.brush_ids()
     if len(entity_ids) + len(brush_ids) != len(scene):
-        other = next(o for i, o in scene.objects.items() if not isinstance(o, (Entity, Brush)))
-        raise ValueError(f"format version {FORMAT_VERSION} stores brushes and entities only; "
-                         f"the scene also holds {type(other).__name__} objects")
+        other = next(o for o in scene.objects.values() if not isinstance(o, (Entity, Brush)))
+        raise UnsupportedContentError(f"format version {FORMAT_VERSION} stores brushes and "
+                                      f"entities only; the scene also holds "
+                                      f"{type(other).__name__} objects")
     settings = scene.settings
     lines = ["{",
              f'  "format": {_str(FORMAT_NAME)},',

@@ -24,7 +24,6 @@ import bisect
 import io
 import json
 import os
-import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spatial.atomic import atomic_write_bytes
 from spatial.contract import PairResult, SpatialIndex
 from spatial.errors import PartitionStudioError
 
@@ -293,26 +293,7 @@ def save_recording(recording: Recording, path: str | os.PathLike) -> None:
     }
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
-    _atomic_write_bytes(path, buffer.getvalue())
-
-
-def _atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Readers see the old file or the complete new one (temporary file + rename)."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 class _Fields:

@@ -1,4 +1,4 @@
-"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png [--report FILE.json]]
+"""GUI entry point: ``python app.py [FILE] [--screenshot OUT.png [--report FILE.json] [--force]]
 [--backend NAME] [--overlay METRIC|none] [--size WxH]``."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ def _parse(argv: list[str]):
     p.add_argument("path", nargs="?", help="level to open (.json, .map, FILE.wad:MAP, .obj/.ply/.gltf; a bare "
                                             ".wad asks which map); default: the demo level")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window once, save it and exit")
+    p.add_argument("--force", action="store_true", help="let --screenshot and --report overwrite existing files")
     p.add_argument("--backend", metavar="NAME", help="spatial index backend to show")
     p.add_argument("--overlay", metavar="METRIC", choices=sorted(METRICS) + ["none"],
                    help="overlay colour metric, or none to hide the tree overlay")
@@ -65,6 +66,15 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     marks.mark("gui_entered", at=entered)
     args = _parse(argv)
     size = _size(args.size) if args.size else None
+    if args.screenshot:  # refuse a bad output before the window and the level are built
+        from spatial.atomic import OutputPathError, check_output_path
+        try:
+            check_output_path(args.screenshot, args.force, "--screenshot")
+            if args.report:
+                check_output_path(args.report, args.force, "--report")
+        except OutputPathError as exc:
+            print(f"partition-studio: error: {exc}", file=sys.stderr)
+            return 2
     warmup = _start_kernel_warmup(args)
     app = make_application()
     marks.mark("qt_application")
@@ -139,9 +149,6 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
     if not use_gl and not args.no_gl:
         print(f"partition-studio: error: cannot render the 3D view: {reason}", file=sys.stderr)
         return 1
-    if args.report and os.path.isdir(args.report):
-        print(f"partition-studio: error: --report {args.report}: is a directory", file=sys.stderr)
-        return 2
     with tempfile.TemporaryDirectory() as tmp:  # a screenshot never changes the user's layout
         settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.IniFormat)
         window = MainWindow(settings=settings, use_gl=use_gl)

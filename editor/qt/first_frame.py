@@ -24,6 +24,8 @@ import time
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
+from spatial.atomic import atomic_write_text
+
 #: the environment variable naming the file to write
 ENV_VARIABLE = "PARTITION_STUDIO_REPORT_FIRST_FRAME"
 
@@ -106,10 +108,7 @@ class FirstFrameReporter(QObject):
         start = marks.get("launched", marks.get("gui_entered"))
         report = {"first_frame_s": marks["first_frame"] - start, "clock": "time.perf_counter",
                   "pid": os.getpid(), "marks": marks}
-        tmp = f"{self.path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, indent=1)
-        os.replace(tmp, self.path)
+        atomic_write_text(self.path, json.dumps(report, indent=1))
         self.window.ask_save = lambda: "discard"  # quitting must never wait on a dialog
         self.window.close()
         QApplication.instance().quit()

@@ -5,9 +5,11 @@ read with ``grabFramebuffer()`` and painted over its place in the window grab.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QApplication
+
+from spatial.atomic import atomic_write_bytes
 
 
 class ScreenshotError(RuntimeError):
@@ -60,18 +62,30 @@ def render_report(window) -> dict:
 def write_render_report(window, path: str) -> None:
     """Write :func:`render_report` as JSON to ``path`` (whole or not at all)."""
     import json
-    import os
+
+    from spatial.atomic import atomic_write_text
+
     text = json.dumps(render_report(window), indent=2) + "\n"
-    tmp = f"{path}.part"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        atomic_write_text(path, text)
     except OSError as exc:
         raise ScreenshotError(f"{path}: could not write the report: {exc.strerror}") from None
 
 
 def save_screenshot(window, path: str) -> None:
+    """Render ``window`` and write it to ``path`` as a PNG, atomically.
+
+    The image is encoded in memory first, so a failed encoding touches nothing on disk and an
+    existing file is replaced in one step (see :mod:`spatial.atomic`).
+    """
     pixmap = grab_window(window)
-    if not pixmap.save(path):
-        raise ScreenshotError(f"{path}: could not write the PNG")
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.WriteOnly)
+    if not pixmap.save(buffer, "PNG"):
+        raise ScreenshotError(f"{path}: could not encode the PNG")
+    buffer.close()
+    try:
+        atomic_write_bytes(path, bytes(data))
+    except OSError as exc:
+        raise ScreenshotError(f"{path}: could not write the PNG: {exc.strerror or exc}") from None

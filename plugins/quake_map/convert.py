@@ -21,6 +21,7 @@ import numpy as np
 from editor.model.brushes import Brush, build_solids
 from editor.model.entities import BRUSH, POINT, TB_TYPE, Entity, parse_vector
 from editor.model.faces import Face
+from editor.model.level_geometry import refuse_level_geometry
 from editor.model.scene import Edit, Scene, Settings
 from spatial.errors import GeometryError, ParseError, PartitionStudioWarning
 
@@ -359,5 +360,6 @@ def load_map(path: str | os.PathLike, on_bad_brush: str = "raise", warn=None) ->
 
 
 def save_map_scene(scene: Scene, path: str | os.PathLike, map_format: str | None = None) -> None:
-    """Write the scene as a ``.map`` file, atomically."""
+    """Write the scene as a ``.map`` file, atomically; refuse walls and triangles it cannot hold."""
+    refuse_level_geometry(scene, "a Quake .map")
     save_map(scene_to_mapfile(scene, map_format), path)

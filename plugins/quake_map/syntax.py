@@ -52,8 +52,6 @@ import gc
 import math
 import os
 import re
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter, is_, itemgetter
@@ -61,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spatial.atomic import atomic_writer
 from spatial.errors import ParseError
 
 from .scan import STANDARD_WIDTH, VALVE_WIDTH, scan_canonical_faces
@@ -952,29 +951,6 @@ def save_map(mapfile: MapFile, path: str | os.PathLike) -> None:
     OSError
         Writing failed; the previous file is intact and no temporary file is left behind.
     """
-    path = Path(path)
     data = write_map(mapfile).encode("utf-8")
-    folder = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            _write_bytes(handle, data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    # Make the rename itself durable; not every platform can open a folder.
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    with atomic_writer(path, binary=True) as handle:
+        _write_bytes(handle, data)

@@ -116,13 +116,12 @@ def test_without_segments_convex_builds_like_count():
 def test_freedoom_e1m1_convex_tree_is_exact_and_convex():
     if not FREEDOOM1.exists():
         pytest.skip(f"{FREEDOOM1} is absent: install the Debian package 'freedoom'")
-    from editor.model.level_geometry import offer_exact_geometry
     from editor.model.loading import document_source, load_document
 
     scene = load_document(f"{FREEDOOM1}:E1M1")
     source = document_source(scene, "e1m1")
     tree = BSPTree(space="2d", leaf="convex", max_depth=64)
-    offer_exact_geometry(tree, scene)
+    source.offer_exact_geometry(tree)
     tree.build(source.ids, source.lo, source.hi, source.dynamic)
     tree.validate()
     stats = tree.stats()

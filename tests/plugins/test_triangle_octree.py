@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from editor.model.level_geometry import Triangle, offer_exact_geometry
+from editor.model.level_geometry import Triangle
 from editor.model.loading import document_source, load_document
 from plugins.mesh_import import MeshImportError, read_triangles
 from plugins.triangle_octree import TriangleOctree
@@ -131,7 +131,7 @@ def test_shared_obj_imports_every_face_and_probes_a_few_candidates():
 
     source = document_source(scene, str(path))
     tree = TriangleOctree()
-    offer_exact_geometry(tree, scene)
+    source.offer_exact_geometry(tree)
     tree.build(source.ids, source.lo, source.hi, source.dynamic)
     tree.validate()
     stats = tree.stats()
