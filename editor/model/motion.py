@@ -13,21 +13,25 @@ written ``"x y z"`` like ``origin``; speeds are in units per second, angles in d
 
 ============================  ===========================================================
 ``_ps_motion``                behaviour name: ``velocity``, ``patrol``, ``orbit``,
-                              ``emitter`` (built-in, :mod:`plugins.motions`) or a plugin's
+                              ``emitter``, ``wander`` (built-in, :mod:`plugins.motions`), a
+                              plugin's, or ``none`` (still, whatever the class default)
 ``_ps_at_bounds``             ``bounce`` (default) or ``despawn`` at the world bounds
 ``_ps_sleep``                 ``1`` (default) may fall asleep, ``0`` never sleeps
 ``_ps_velocity``              velocity: constant velocity (units/s)
 ``_ps_points``                patrol: way points ``"x y z; x y z; ..."`` (origin first)
-``_ps_speed``                 patrol: speed; emitter: projectile speed (units/s)
-``_ps_pause``                 patrol: seconds spent standing at each way point
+``_ps_speed``                 patrol, wander: speed; emitter: projectile speed (units/s)
+``_ps_pause``                 patrol: seconds at each way point; wander: longest stop
 ``_ps_center``                orbit: centre of the circle (vertical axis through it)
 ``_ps_angular_speed``         orbit: degrees per second (counter-clockwise seen from +z)
 ``_ps_direction``             emitter: firing direction
 ``_ps_rate``                  emitter: projectiles per second
 ``_ps_lifetime``              emitter: seconds a projectile lives
 ``_ps_bullet_size``           emitter: half extent of a projectile's box (units)
-``_ps_spread``                emitter: cone half-angle of random deviation (degrees)
+``_ps_spread``                emitter, wander: half-angle of random deviation (degrees)
 ``_ps_bullet_bounds``         emitter: ``despawn`` (default) or ``bounce`` for projectiles
+``_ps_walk_time``             wander: longest walk between stops (seconds)
+``_ps_fire_period``           wander: seconds between shots (0: never)
+``_ps_projectile_*``          wander: ``speed``, ``size`` (half extent), ``lifetime`` of shots
 ============================  ===========================================================
 
 An entity without ``_ps_motion`` is still a dynamic object (like the index sync treats every
