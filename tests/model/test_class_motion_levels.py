@@ -133,3 +133,26 @@ def test_a_minute_of_freedoom_e1m1_keeps_monsters_behind_their_walls():
     sim, stats, lifespans = play(scene, check=check)
     assert_alive(stats, lifespans, len(scene.point_entity_ids()))
     assert crossed == [], "monsters walked through blocking walls"
+
+
+def test_the_cli_animates_a_real_level_by_default(capsys):
+    import json
+
+    from editor.cli import run_cli
+
+    path = str(shared_file("quake", "quake_id1_e1m1.map"))
+    reports = {}
+    for flag in ("--animate", "--no-animate"):
+        assert run_cli(["simulate", path, "--frames", "300", "--backend", "octree", "--json", flag]) == 0
+        reports[flag] = json.loads(capsys.readouterr().out)
+    assert run_cli(["simulate", path, "--frames", "300", "--backend", "octree", "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    def counts(report):
+        return [{k: v for k, v in f.items() if not k.endswith("_ms")} for f in report["frames"]]
+
+    assert default["animate"] is True and counts(default) == counts(reports["--animate"])
+    alive, quiet = reports["--animate"], reports["--no-animate"]
+    assert alive["summary"]["spawned"] > 0
+    assert all(f["candidates"] > 0 and f["awake"] > 0 for f in alive["frames"][60:])
+    assert quiet["animate"] is False and quiet["summary"]["spawned"] == 0
+    assert all(f["awake"] == 0 and f["candidates"] == 0 for f in quiet["frames"][60:])
