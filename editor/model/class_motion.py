@@ -13,6 +13,11 @@ an entity without its own ``_ps_motion`` key moves as its class does in the game
   *tracers*: tiny boxes at :data:`TRACER_SPEED`, the path of the game's ray made visible to
   the broad phase. Monsters that only bite or claw do not fire. A ``monster_`` class nobody
   told us about wanders at :data:`DEFAULT_WALK_SPEED` without firing;
+* a Quake monster whose ``target`` names a ``path_corner`` **patrols** the chain of corners
+  (each corner's ``target`` names the next) at its walking speed, as in the game, and walks back
+  to its start after the last corner; it keeps its height above the first corner, so it follows
+  the chain up and down stairs.
+  The designer laid that path out, so it is not checked against the walls;
 * Quake's ``trap_shooter`` fires spikes along its ``angle`` every ``wait`` seconds;
 * everything else (items, weapons, lights, player starts, decorations...) stays where it is and
   falls asleep; moving bodies passing by wake it.
@@ -31,6 +36,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
+
 from .entities import Entity
 from .motion import MOTION_KEY, MOTION_PREFIX, NO_MOTION
 
@@ -40,6 +47,10 @@ DEFAULT_WALK_SPEED = 80.0
 WANDER = "wander"
 #: speed of the tracers standing for instant (hitscan) attacks (units per second)
 TRACER_SPEED = 1500.0
+#: the behaviour of monsters following path corners
+PATROL = "patrol"
+#: longest path_corner chain followed
+MAX_PATH_CORNERS = 64
 
 
 def _wander(speed: float, fire_period: float = 0.0, projectile_speed: float = 600.0,
@@ -121,12 +132,45 @@ def _trap_shooter(entity: Entity) -> dict[str, str]:
             "_ps_rate": f"{rate:g}", "_ps_speed": "500", "_ps_lifetime": "3", "_ps_bullet_size": "2"}
 
 
+def path_corners(scene) -> dict[str, Entity]:
+    """The scene's ``path_corner`` entities by ``targetname`` (what monsters' ``target`` names)."""
+    out: dict[str, Entity] = {}
+    for oid in scene.point_entity_ids():
+        ent = scene[oid]
+        name = ent.get("targetname")
+        if ent.classname == "path_corner" and name and name not in out:
+            out[name] = ent
+    return out
+
+
+def _corner_chain(entity: Entity, corners: Mapping[str, Entity]) -> list[np.ndarray]:
+    points, seen = [], set()
+    name = entity.get("target")
+    while name and name in corners and name not in seen and len(points) < MAX_PATH_CORNERS:
+        seen.add(name)
+        corner = corners[name]
+        points.append(corner.origin)
+        name = corner.get("target")
+    return points
+
+
+def _patrol(entity: Entity, corners: Mapping[str, Entity], speed: str) -> dict[str, str] | None:
+    chain = _corner_chain(entity, corners)
+    if not chain:
+        return None
+    # corners sit below a walker's origin (designers place them near the floor): keep the
+    # monster's height above the first one, and follow the chain up and down stairs from there
+    lift = entity.origin[2] - chain[0][2]
+    points = "; ".join(f"{p[0]:g} {p[1]:g} {p[2] + lift:g}" for p in chain)
+    return {MOTION_KEY: PATROL, "_ps_points": points, "_ps_speed": speed}
+
+
 def is_doom_thing(entity: Entity) -> bool:
     """True for a thing read from a Doom-format map (it carries its editor number)."""
     return "doomednum" in entity
 
 
-def class_default(entity: Entity) -> dict[str, str] | None:
+def class_default(entity: Entity, corners: Mapping[str, Entity] | None = None) -> dict[str, str] | None:
     """The motion keys an entity's class gives it, or ``None`` (it stays still).
 
     Parameters
@@ -134,6 +178,8 @@ def class_default(entity: Entity) -> dict[str, str] | None:
     entity : Entity
         A point entity; its class name (and for some classes its keys, e.g. a shooter's
         ``angle``) decide.
+    corners : mapping, optional
+        :func:`path_corners` of the scene: a Quake monster targeting one patrols the chain.
     """
     name = entity.classname
     table = DOOM_MONSTERS if is_doom_thing(entity) else QUAKE_MONSTERS
@@ -145,14 +191,22 @@ def class_default(entity: Entity) -> dict[str, str] | None:
         keys = _wander(DEFAULT_WALK_SPEED)
     else:
         return None
-    return None if keys.get(MOTION_KEY) == NO_MOTION else dict(keys)
+    if keys.get(MOTION_KEY) == NO_MOTION:
+        return None
+    if keys[MOTION_KEY] == WANDER and corners and not is_doom_thing(entity):
+        patrol = _patrol(entity, corners, keys["_ps_speed"])
+        if patrol is not None:
+            return patrol
+    return dict(keys)
 
 
-def family(entity: Entity) -> str:
+def family(entity: Entity, corners: Mapping[str, Entity] | None = None) -> str:
     """A short name of the entity's motion family, for panels and reports."""
-    default = class_default(entity)
+    default = class_default(entity, corners)
     if default is None:
         return "static"
+    if default[MOTION_KEY] == PATROL:
+        return "Quake monster (patrols its path_corner chain)"
     if default[MOTION_KEY] == WANDER:
         shooter = "_ps_fire_period" in default
         game = "Doom" if is_doom_thing(entity) else "Quake"
@@ -160,7 +214,8 @@ def family(entity: Entity) -> str:
     return f"{default[MOTION_KEY]}"
 
 
-def motion_keys(entity: Entity, class_motion: bool) -> dict[str, str]:
+def motion_keys(entity: Entity, class_motion: bool,
+                corners: Mapping[str, Entity] | None = None) -> dict[str, str]:
     """The key/values a simulation reads for ``entity``: its own, over its class default.
 
     Parameters
@@ -168,6 +223,8 @@ def motion_keys(entity: Entity, class_motion: bool) -> dict[str, str]:
     entity : Entity
     class_motion : bool
         Whether class defaults apply (the simulation animates level entities).
+    corners : mapping, optional
+        :func:`path_corners` of the scene (monsters targeting one patrol).
 
     Returns
     -------
@@ -179,7 +236,7 @@ def motion_keys(entity: Entity, class_motion: bool) -> dict[str, str]:
     own = dict(entity.properties)
     if not class_motion:
         return own
-    default = class_default(entity)
+    default = class_default(entity, corners)
     if default is None:
         return own
     named = own.get(MOTION_KEY, "").strip()

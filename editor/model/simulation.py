@@ -53,7 +53,7 @@ from spatial.contract import NodeTable, PairResult, SpatialIndex
 from spatial.errors import ParamError
 from spatial.params import parse_params
 
-from .class_motion import motion_keys
+from .class_motion import motion_keys, path_corners
 from .events import Signal
 from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 from .hotspots import HotspotWindow
@@ -196,12 +196,13 @@ class Simulation:
 
     def _make_bodies(self, scene: Scene):
         entities = [(oid, scene[oid]) for oid in scene.point_entity_ids()]
+        corners = path_corners(scene) if self.config.class_motion else {}
         bodies = Bodies(len(entities))
         rows = bodies.allocate(len(entities))
         groups: dict[str, list[int]] = {}
         entries: list[MotionEntry] = []
         for row, (oid, ent) in zip(rows, entities):
-            keys = motion_keys(ent, self.config.class_motion)
+            keys = motion_keys(ent, self.config.class_motion, corners)
             lo, hi = ent.lo, ent.hi
             entry = MotionEntry(oid, ent.classname, keys, (lo + hi) / 2, (hi - lo) / 2, ent.origin)
             entries.append(entry)

@@ -276,3 +276,23 @@ def test_the_probe_hits_walls_in_the_map_plane_and_mesh_triangles():
     t = probe.cast([[0, 0, 64], [0, 20, 0], [0, 0, 0]], [[1, 0, 0], [1, 0, 0], [-1, 0, 0]], 1000)
     assert t[0] == pytest.approx(50) and np.isinf(t[1]) and np.isinf(t[2])
     assert probe.cast([[60, 0, 0]], [[1, 0, 0]], 1000)[0] == pytest.approx(20)
+
+
+def test_a_quake_monster_targeting_path_corners_patrols_the_chain():
+    from editor.model.class_motion import path_corners
+
+    scene = arena([("monster_army", (-100, 0, 24), {"target": "p1"}),
+                   ("path_corner", (100, 0, 0), {"targetname": "p1", "target": "p2"}),
+                   ("path_corner", (100, 100, 16), {"targetname": "p2", "target": "p1"}),
+                   ("monster_army", (0, -100, 24), {"target": "nowhere"})])
+    corners = path_corners(scene)
+    patroller, lost = (scene[i] for i in scene.point_entity_ids() if scene[i].classname == "monster_army")
+    keys = motion_keys(patroller, class_motion=True, corners=corners)
+    assert keys["_ps_motion"] == "patrol" and keys["_ps_points"] == "100 0 24; 100 100 40"
+    assert keys["_ps_speed"] == QUAKE_MONSTERS["monster_army"]["_ps_speed"]
+    assert motion_keys(lost, class_motion=True, corners=corners)["_ps_motion"] == "wander"
+    assert family(patroller, corners).endswith("(patrols its path_corner chain)")
+    _, track = run(scene, 240)
+    pid = scene.point_entity_ids()[0]
+    xs = [((lo + hi) / 2)[ids == pid][0, 0] for _, ids, lo, hi, _ in track]
+    assert max(xs) == pytest.approx(100)

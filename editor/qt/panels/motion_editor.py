@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from editor.model.class_motion import class_default, family
+from editor.model.class_motion import class_default, family, path_corners
 from editor.model.entities import Entity, format_number, format_vector
 from editor.model.motion import (
     AT_BOUNDS_CHOICES,
@@ -103,17 +103,20 @@ class MotionEditor(QGroupBox):
         layout.addWidget(self.clear_button)
 
     # ------------------------------------------------------------------ model -> widgets
-    def show_entity(self, entity: Entity | None) -> None:
-        """Show ``entity``'s motion (``None`` hides the editor); widgets emit nothing meanwhile."""
+    def show_entity(self, entity: Entity | None, scene=None) -> None:
+        """Show ``entity``'s motion (``None`` hides the editor); widgets emit nothing meanwhile.
+
+        ``scene`` (optional) resolves what the class default depends on (path corners)."""
         self.entity = entity
         shown = entity is not None and entity.is_point
         self.setVisible(shown)
         if not shown:
             return
-        default = class_default(entity)
+        corners = path_corners(scene) if scene is not None and entity.get("target") else None
+        default = class_default(entity, corners)
         named = (entity.get(MOTION_KEY) or "").strip()
         in_effect = named or (default[MOTION_KEY] if default else "")
-        self.family_label.setText(f"Class: {family(entity)}")
+        self.family_label.setText(f"Class: {family(entity, corners)}")
         self._fill_behaviours(default, named)
         self._build_form(in_effect, default if not named or named == (default or {}).get(MOTION_KEY) else None)
         self.sleep_box.blockSignals(True)

@@ -98,7 +98,8 @@ class PropertiesPanel(QWidget):
                 self.table.setItem(r, 1, QTableWidgetItem(value))
                 self._keys.append(key)
         self.table.blockSignals(False)
-        self.motion_editor.show_entity(None if self.entity_id is None else doc.scene[self.entity_id])
+        self.motion_editor.show_entity(None if self.entity_id is None else doc.scene[self.entity_id],
+                                       doc.scene)
         enabled = self.entity_id is not None
         self.add_button.setEnabled(enabled)
         self.remove_button.setEnabled(enabled)
