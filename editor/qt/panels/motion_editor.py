@@ -117,6 +117,8 @@ class MotionEditor(QGroupBox):
         named = (entity.get(MOTION_KEY) or "").strip()
         in_effect = named or (default[MOTION_KEY] if default else "")
         self.family_label.setText(f"Class: {family(entity, corners)}")
+        self.family_label.setToolTip("The class default applies while Simulation ▸ Animate level "
+                                     "entities is on; the entity's own keys always win")
         self._fill_behaviours(default, named)
         self._build_form(in_effect, default if not named or named == (default or {}).get(MOTION_KEY) else None)
         self.sleep_box.blockSignals(True)
