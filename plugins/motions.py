@@ -278,9 +278,9 @@ class Wander(Behaviour):
         now = ctx.frame * dt
         ended = rows[b.timer[rows] <= now + 1e-9 * dt]
         stopping = ended[b.leg[ended] == 1]
+        starting = ended[b.leg[ended] == 0]
         if len(stopping):
             self._stop(b, stopping, now, ctx.rng)
-        starting = ended[b.leg[ended] == 0]
         if len(starting):
             self._start_walks(b, starting, now, ctx.rng)
         k = self.position(rows)

@@ -145,7 +145,7 @@ class LevelProbe:
         self._seg_a = np.asarray(seg_a, dtype=np.float64).reshape(-1, 2)
         self._seg_b = np.asarray(seg_b, dtype=np.float64).reshape(-1, 2)
         self._tris = np.asarray(corners, dtype=np.float64).reshape(-1, 3, 3)
-        self.has_floors = bool(len(plane_counts) or len(corners))
+        self._has_floors = bool(len(plane_counts) or len(corners))
         if self._registry is None:
             from spatial.registry import default_registry
             self._registry = default_registry()
@@ -157,6 +157,14 @@ class LevelProbe:
         index.build(np.asarray(ids, dtype=np.int64), lo_arr - 0.5, hi_arr + 0.5,
                     dynamic=np.zeros(len(ids), dtype=bool))
         self._index = index
+
+    @property
+    def has_floors(self) -> bool:
+        """Whether the level has geometry to stand on (brushes or triangles; walls of a 2D
+        level have no floor to probe)."""
+        if self._index is None:
+            self._build()
+        return self._has_floors
 
     @property
     def solid_count(self) -> int:

@@ -118,6 +118,9 @@ def test_a_monster_wanders_inside_its_room_sleeps_and_wakes_again():
         assert all((lo[:2] >= -240).all() and (hi[:2] <= 240).all() for lo, hi, _ in rows)
         path = np.array([lo for lo, _, _ in rows])
         assert np.ptp(path[:, 0]) > 64 and np.ptp(path[:, 1]) > 64  # it does get around
+        moving = np.any(np.diff(path, axis=0) != 0, axis=1)
+        stops = np.count_nonzero(moving[:-1] & ~moving[1:])
+        assert stops >= 3, "walks and stops take turns"
         awake = np.array([a for _, _, a in rows])
         asleep = np.flatnonzero(~awake)
         assert len(asleep) and awake[asleep[0]:].any(), "never slept, or never woke again"
@@ -296,3 +299,10 @@ def test_a_quake_monster_targeting_path_corners_patrols_the_chain():
     pid = scene.point_entity_ids()[0]
     xs = [((lo + hi) / 2)[ids == pid][0, 0] for _, ids, lo, hi, _ in track]
     assert max(xs) == pytest.approx(100)
+
+
+def test_a_level_without_geometry_bounds_wanderers_by_the_world_only():
+    scene = scene_with([], [("monster_dog", (0, 0, 24), {}), ("monster_army", (300, 200, 24), {})])
+    sim, track = run(scene, 600)
+    assert sim.level.solid_count == 0 and not sim.level.has_floors
+    assert sum(s.moved for s, *_ in track) > 0
