@@ -57,7 +57,6 @@ from .class_motion import motion_keys, path_corners
 from .events import Signal
 from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 from .hotspots import HotspotWindow
-from .level_probe import LevelProbe
 from .motion import (
     AT_BOUNDS_CHOICES,
     AT_BOUNDS_KEY,
@@ -162,13 +161,12 @@ class Simulation:
         self.seed = int(seed)
         self.changed = Signal()
         self.index = self._make_index(scene, backend, params)
-        # level geometry never moves: brushes, and the walls and triangles of other levels
-        self.static_ids = np.array(sorted(scene.brush_ids() + scene.segment_ids() + scene.triangle_ids()),
-                                   dtype=np.int64)
+        self.static_ids = np.array(scene.brush_ids(), dtype=np.int64)
         self.static_lo, self.static_hi = scene.bounds_of(self.static_ids)
         if world is None:
             world = scene.bounds()
         wlo, whi = (np.asarray(w, dtype=np.float64).reshape(3) for w in world)
+        from .level_probe import LevelProbe  # built lazily: only wandering bodies cast rays
         self.level = LevelProbe(scene, registry)
         self.world = World(wlo, whi, self.config.dt, self.level)
         self._first_id = scene.next_id
