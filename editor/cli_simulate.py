@@ -1,9 +1,10 @@
 """``simulate``: step the moving entities of a level (or replay a recording) and report per frame.
 
 ``python app.py simulate (FILE | --demo | --recording FILE) --frames N [--backend NAME]
-[--param K=V ...] [--seed S] [--save-recording OUT] --json`` prints one JSON document::
+[--param K=V ...] [--seed S] [--no-animate] [--save-recording OUT] --json`` prints one JSON
+document::
 
-    {"source", "mode": "simulate"|"replay", "backend", "params", "seed", "dt",
+    {"source", "mode": "simulate"|"replay", "backend", "params", "seed", "dt", "animate",
      "frames": [{"frame", "moved", "spawned", "despawned", "awake", "dynamic", "nodes",
                  "candidates", "overlapping", "update_ms", "pairs_ms", "frame_ms"}, ...],
      "summary": {"frames", "median_update_ms", "median_frame_ms", "max_frame_ms",
@@ -14,6 +15,9 @@
 Frame 0 (the initial state) is not listed; frames 1..N are. ``candidates`` counts the
 candidate pair tests of ``pairs('active')`` and ``overlapping`` the pairs whose boxes really
 overlap. Hotspots are summed over the last ``--window`` frames (see :mod:`editor.model.hotspots`).
+Level entities move as their class does (monsters wander and shoot, see
+:mod:`editor.model.class_motion`) unless ``--no-animate`` keeps only the explicit motion keys;
+``animate`` is ``null`` for a replay.
 A recording (``.npz`` from ``--save-recording`` or a frame-lines ``.jsonl``, see
 ``docs/frame-format.md``) is replayed into the chosen backend frame by frame.
 
@@ -23,6 +27,7 @@ replay has nothing new to record, so it is refused with ``--recording``.
 """
 from __future__ import annotations
 
+import argparse
 import os
 
 import numpy as np
@@ -47,6 +52,9 @@ def _configure(p) -> None:
     p.add_argument("--frames", type=int, default=DEFAULT_FRAMES, metavar="N",
                    help=f"frames to step (default {DEFAULT_FRAMES}; a replay stops at its end)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    p.add_argument("--animate", action=argparse.BooleanOptionalAction, default=True,
+                   help="level entities move as their class does: monsters wander and shoot "
+                        "(default); --no-animate moves only entities with motion keys")
     p.add_argument("--window", type=int, default=60, metavar="W", help="hotspot window in frames (default 60)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="hotspots listed (default 10)")
     p.add_argument("--save-recording", metavar="OUT", help="save the frames (.npz, or .jsonl frame lines)")
@@ -130,6 +138,7 @@ def cmd_simulate(args) -> dict:
             hotspots.push(stats.frame, nodes, replay.last_pairs.node_tests)
             frames.append(stats.as_dict())
         source, mode, seed, dt = args.recording, "replay", None, recording.meta.get("dt")
+        animate = None
     else:
         scene = _load_scene(args.path) if args.path else _demo_scene()
         settings = scene.settings
@@ -138,17 +147,18 @@ def cmd_simulate(args) -> dict:
         config = SimulationConfig(hotspot_window=args.window, sleep_frames=args.sleep_frames,
                                   wake_margin=args.wake_margin,
                                   recording_capacity=args.frames + 1,
-                                  record=bool(args.save_recording))
+                                  record=bool(args.save_recording), class_motion=args.animate)
         sim = Simulation(scene, index, seed=args.seed, config=config)
         frames = [sim.step().as_dict() for _ in range(args.frames)]
         hotspots, recording = sim.hotspots, sim.recording
         source, mode, seed, dt = ("demo" if args.demo else args.path), "simulate", args.seed, config.dt
+        animate = args.animate
         recording.meta["source"] = source
     if args.save_recording:
         _save_recording(recording, args.save_recording)
     return {
         "source": source, "mode": mode, "backend": index.name, "params": params_to_dict(index.params),
-        "seed": seed, "dt": dt, "frames": frames, "summary": _summary(frames),
+        "seed": seed, "dt": dt, "animate": animate, "frames": frames, "summary": _summary(frames),
         "lifespans": lifespan_histogram(index),
         "hotspots": [h.as_dict() for h in hotspots.ranking(args.top)],
     }

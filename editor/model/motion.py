@@ -13,25 +13,31 @@ written ``"x y z"`` like ``origin``; speeds are in units per second, angles in d
 
 ============================  ===========================================================
 ``_ps_motion``                behaviour name: ``velocity``, ``patrol``, ``orbit``,
-                              ``emitter`` (built-in, :mod:`plugins.motions`) or a plugin's
+                              ``emitter``, ``wander`` (built-in, :mod:`plugins.motions`), a
+                              plugin's, or ``none`` (still, whatever the class default)
 ``_ps_at_bounds``             ``bounce`` (default) or ``despawn`` at the world bounds
 ``_ps_sleep``                 ``1`` (default) may fall asleep, ``0`` never sleeps
 ``_ps_velocity``              velocity: constant velocity (units/s)
 ``_ps_points``                patrol: way points ``"x y z; x y z; ..."`` (origin first)
-``_ps_speed``                 patrol: speed; emitter: projectile speed (units/s)
-``_ps_pause``                 patrol: seconds spent standing at each way point
+``_ps_speed``                 patrol, wander: speed; emitter: projectile speed (units/s)
+``_ps_pause``                 patrol: seconds at each way point; wander: longest stop
 ``_ps_center``                orbit: centre of the circle (vertical axis through it)
 ``_ps_angular_speed``         orbit: degrees per second (counter-clockwise seen from +z)
 ``_ps_direction``             emitter: firing direction
 ``_ps_rate``                  emitter: projectiles per second
 ``_ps_lifetime``              emitter: seconds a projectile lives
 ``_ps_bullet_size``           emitter: half extent of a projectile's box (units)
-``_ps_spread``                emitter: cone half-angle of random deviation (degrees)
+``_ps_spread``                emitter, wander: half-angle of random deviation (degrees)
 ``_ps_bullet_bounds``         emitter: ``despawn`` (default) or ``bounce`` for projectiles
+``_ps_walk_time``             wander: longest walk between stops (seconds)
+``_ps_fire_period``           wander: seconds between shots (0: never)
+``_ps_projectile_*``          wander: ``speed``, ``size`` (half extent), ``lifetime`` of shots
 ============================  ===========================================================
 
 An entity without ``_ps_motion`` is still a dynamic object (like the index sync treats every
-point entity): it stands still and falls asleep after the sleep delay.
+point entity): it stands still and falls asleep after the sleep delay, unless its class has a
+default motion and the simulation animates level entities (:mod:`.class_motion`).
+``_ps_motion`` ``none`` keeps an entity still whatever its class default.
 
 Behaviour plugins
 -----------------
@@ -47,6 +53,13 @@ that must survive a frame lives in the generic columns ``phase``, ``leg`` and ``
 :class:`Bodies` (they are part of every checkpoint, which makes seeking exact); constant
 parameters parsed from the keys may live in the behaviour object. Randomness must come from
 ``ctx.rng`` only, which keeps a simulation reproducible for a given seed.
+
+A behaviour that lets its bodies sleep through a planned pause sets their ``alarm`` (the
+simulation time in seconds at which a sleeping body wakes by itself, like a game's think
+timer); the simulation wakes sleepers whose alarm has passed. ``World.level`` answers ray casts
+against the level's solid geometry (:class:`~.level_probe.LevelProbe`) for behaviours that
+must stay inside their room. ``params`` (a tuple of :class:`MotionParam`) describes the keys
+with types and bounds, for the GUI's motion editor.
 """
 from __future__ import annotations
 
@@ -60,6 +73,10 @@ from spatial.errors import PartitionStudioError
 
 #: key naming an entity's behaviour
 MOTION_KEY = "_ps_motion"
+#: ``_ps_motion`` value that keeps an entity still whatever its class default
+NO_MOTION = "none"
+#: prefix of every motion key (class defaults apply to keys with it)
+MOTION_PREFIX = "_ps_"
 AT_BOUNDS_KEY = "_ps_at_bounds"
 SLEEP_KEY = "_ps_sleep"
 AT_BOUNDS_CHOICES = ("bounce", "despawn")
@@ -149,12 +166,44 @@ class MotionEntry:
 
 
 @dataclass(frozen=True)
+class MotionParam:
+    """One key of a behaviour, typed for editors and documentation.
+
+    Attributes
+    ----------
+    key : str
+        The entity key (``_ps_speed``...).
+    kind : {"number", "vector", "points", "choice"}
+        A finite number, an ``"x y z"`` vector, a ``"x y z; x y z"`` list or one of ``choices``.
+    default : str or None
+        The value used when the key is absent (``None``: the key is required).
+    help : str
+        One line for tooltips.
+    lo, hi : float
+        Bounds of a number.
+    unit : str
+    choices : tuple of str
+    """
+
+    key: str
+    kind: str
+    default: str | None
+    help: str
+    lo: float = -math.inf
+    hi: float = math.inf
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class World:
-    """Bounds of the simulated world (bodies bounce or despawn there) and the frame time."""
+    """Bounds of the simulated world (bodies bounce or despawn there), the frame time and the
+    level's solid geometry (``None`` for a simulation without level geometry)."""
 
     lo: np.ndarray
     hi: np.ndarray
     dt: float
+    level: object | None = None
 
 
 class Bodies:
@@ -164,8 +213,10 @@ class Bodies:
     ``ids`` object id, ``center``/``half``/``velocity`` ``(n, 3)``, ``behaviour`` index into the
     simulation's behaviour list (``-1`` none, :data:`PROJECTILE` for spawned projectiles),
     ``awake``, ``can_sleep``, ``still`` (consecutive frames below the sleep speed), ``alive``,
-    ``age``/``lifetime`` (seconds; ``inf`` lifetime never expires), ``despawn_at_bounds``, and
-    the behaviour-owned state ``phase`` (float), ``leg`` (int) and ``timer`` (float).
+    ``age``/``lifetime`` (seconds; ``inf`` lifetime never expires), ``despawn_at_bounds``,
+    ``alarm`` (simulation time in seconds at which a sleeping body wakes by itself; ``inf`` never),
+    and the behaviour-owned state ``phase`` (float), ``leg`` (int), ``timer`` and ``cooldown``
+    (float).
     """
 
     FLOAT3 = ("center", "half", "velocity")
@@ -174,7 +225,8 @@ class Bodies:
         "can_sleep": (np.bool_, False), "still": (np.int32, 0), "alive": (np.bool_, False),
         "age": (np.float64, 0.0), "lifetime": (np.float64, np.inf),
         "despawn_at_bounds": (np.bool_, False), "phase": (np.float64, 0.0),
-        "leg": (np.int32, 0), "timer": (np.float64, 0.0),
+        "leg": (np.int32, 0), "timer": (np.float64, 0.0), "cooldown": (np.float64, 0.0),
+        "alarm": (np.float64, np.inf),
     }
 
     def __init__(self, capacity: int = 0) -> None:
@@ -297,16 +349,21 @@ class StepContext:
 class Behaviour:
     """Base class of motion behaviours (see the module docstring).
 
-    Subclasses set ``name``, ``description``, ``keys`` (key -> help, for documentation and the
-    GUI's property hints) and ``can_sleep``, parse their keys in ``__init__`` (raising
+    Subclasses set ``name``, ``description``, ``params`` (typed keys, see :class:`MotionParam`)
+    and ``can_sleep``, parse their keys in ``__init__`` (raising
     :class:`MotionKeyError` through the :class:`MotionEntry` helpers) and implement
     :meth:`steer`.
     """
 
     name: str = ""
     description: str = ""
-    keys: dict[str, str] = {}
+    params: tuple[MotionParam, ...] = ()
     can_sleep: bool = True
+
+    @classmethod
+    def keys(cls) -> dict[str, str]:
+        """Key -> help of every parameter (documentation, property hints)."""
+        return {p.key: p.help for p in cls.params}
 
     def __init__(self, rows: np.ndarray, entries: list[MotionEntry], world: World) -> None:
         self.rows = np.asarray(rows, dtype=np.int64)

@@ -18,7 +18,8 @@ One frame (:meth:`Simulation.step`):
 4. the index is edited incrementally: ``remove`` despawned ids, ``insert`` spawned ones,
    ``update`` only the moved ids (:func:`.frame_step.apply_delta`);
 5. wake test: a sleeping body whose box comes within ``wake_margin`` of an awake body's box
-   (``0`` = contact) wakes up; found with one batch box query on the index;
+   (``0`` = contact) wakes up, found with one batch box query on the index; so does a sleeper
+   whose behaviour's alarm has passed (the end of a planned stop);
 6. ``set_awake`` for the flags that changed, ``step(1)`` the lifespans, ``pairs('active')``
    (:func:`.frame_step.settle_frame`): candidates (pair tests) and really overlapping pairs;
 7. per-node pair tests go into the :class:`~.hotspots.HotspotWindow`; the frame's objects go
@@ -52,7 +53,7 @@ from spatial.contract import NodeTable, PairResult, SpatialIndex
 from spatial.errors import ParamError
 from spatial.params import parse_params
 
-from .entities import Entity
+from .class_motion import motion_keys, path_corners
 from .events import Signal
 from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 from .hotspots import HotspotWindow
@@ -61,6 +62,7 @@ from .motion import (
     AT_BOUNDS_CHOICES,
     AT_BOUNDS_KEY,
     MOTION_KEY,
+    NO_MOTION,
     PROJECTILE,
     SLEEP_KEY,
     Bodies,
@@ -96,6 +98,9 @@ class SimulationConfig:
         Checkpoints kept besides frame 0's.
     hotspot_window : int
         Frames summed by the hotspot window.
+    class_motion : bool
+        Animate level entities: entities without their own ``_ps_motion`` move as their class
+        does (monsters wander and shoot; see :mod:`.class_motion`). Off: only motion keys move.
     inspect_nodes : bool
         Read the node table every frame (node count, hotspots). Off for pure timing runs.
     record : bool
@@ -110,6 +115,7 @@ class SimulationConfig:
     checkpoint_every: int = 30
     checkpoints_kept: int = 20
     hotspot_window: int = 60
+    class_motion: bool = False
     inspect_nodes: bool = True
     record: bool = True
 
@@ -123,10 +129,6 @@ class SimulationConfig:
         for name, ok in checks.items():
             if not ok:
                 raise ParamError(name, f"invalid simulation setting {getattr(self, name)!r}")
-
-
-def _entity_keys(entity: Entity) -> dict[str, str]:
-    return dict(entity.properties)  # later duplicates win, like Entity.get
 
 
 class Simulation:
@@ -170,7 +172,9 @@ class Simulation:
         if world is None:
             world = scene.bounds()
         wlo, whi = (np.asarray(w, dtype=np.float64).reshape(3) for w in world)
-        self.world = World(wlo, whi, self.config.dt)
+        from .level_probe import LevelProbe  # built lazily: only wandering bodies cast rays
+        self.level = LevelProbe(scene, registry)
+        self.world = World(wlo, whi, self.config.dt, self.level)
         self._first_id = scene.next_id
         self.behaviours, self.bodies = self._make_bodies(scene)
         self.hotspots = HotspotWindow(self.config.hotspot_window)
@@ -196,12 +200,13 @@ class Simulation:
 
     def _make_bodies(self, scene: Scene):
         entities = [(oid, scene[oid]) for oid in scene.point_entity_ids()]
+        corners = path_corners(scene) if self.config.class_motion else {}
         bodies = Bodies(len(entities))
         rows = bodies.allocate(len(entities))
         groups: dict[str, list[int]] = {}
         entries: list[MotionEntry] = []
         for row, (oid, ent) in zip(rows, entities):
-            keys = _entity_keys(ent)
+            keys = motion_keys(ent, self.config.class_motion, corners)
             lo, hi = ent.lo, ent.hi
             entry = MotionEntry(oid, ent.classname, keys, (lo + hi) / 2, (hi - lo) / 2, ent.origin)
             entries.append(entry)
@@ -217,7 +222,7 @@ class Simulation:
                                      f"expected 0 or 1, got {sleep!r}")
             bodies.can_sleep[row] = sleep == "1"
             name = keys.get(MOTION_KEY, "").strip()
-            if name:
+            if name and name != NO_MOTION:
                 if name not in self.registry.motions:
                     known = ", ".join(sorted(self.registry.motions)) or "none"
                     raise MotionKeyError(f"entity {oid} ({ent.classname}): key '{MOTION_KEY}': "
@@ -334,7 +339,7 @@ class Simulation:
         edit_ms = apply_delta(self.index, delta)
 
         start = time.perf_counter()
-        woken = self._wake()
+        woken = self._wake(frame)
         wake_ms = (time.perf_counter() - start) * 1e3
         b.awake[woken] = True
         b.still[woken] = 0
@@ -444,15 +449,24 @@ class Simulation:
         b.can_sleep[rows] = False
         return rows
 
-    def _wake(self) -> np.ndarray:
-        """Rows of sleeping bodies within ``wake_margin`` of an awake body (one batch query).
+    def _wake(self, frame: int | None = None) -> np.ndarray:
+        """Rows of sleeping bodies whose alarm has passed at ``frame`` (default: the current
+        one) or that lie within ``wake_margin`` of an awake body (one batch query)."""
+        frame = self.frame if frame is None else frame
+        b = self.bodies
+        alive = b.alive_rows()
+        sleeping = alive[~b.awake[alive]]
+        alarmed = sleeping[b.alarm[sleeping] <= frame * self.config.dt + 1e-9 * self.config.dt]
+        near = self._wake_near(alive, sleeping)
+        return np.union1d(alarmed, near).astype(np.int64)
+
+    def _wake_near(self, alive: np.ndarray, sleeping: np.ndarray) -> np.ndarray:
+        """Rows of ``sleeping`` within ``wake_margin`` of an awake body.
 
         The query runs from whichever side is smaller: growing box A by the margin meets box B
         exactly when growing B meets A, so both directions find the same sleepers.
         """
         b, margin = self.bodies, self.config.wake_margin
-        alive = b.alive_rows()
-        sleeping = alive[~b.awake[alive]]
         waking = alive[b.awake[alive]]
         if not len(sleeping) or not len(waking):
             return np.empty(0, dtype=np.int64)

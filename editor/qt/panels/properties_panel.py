@@ -1,7 +1,8 @@
 """Entity key/values of the selected entity (or of the entity owning a selected brush).
 
 Editing a value, adding or removing a key pushes ``SetProperties``; the table follows model
-changes with its signals blocked.
+changes with its signals blocked. Below the table a point entity's motion has its own editor
+(:class:`.motion_editor.MotionEditor`), whose changes are ``SetProperties`` commands too.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from editor.model import Brush, ChangeKind, Entity, SetProperties
+
+from .motion_editor import MotionEditor
 
 
 class PropertiesPanel(QWidget):
@@ -45,6 +48,10 @@ class PropertiesPanel(QWidget):
         row.addWidget(self.add_button)
         row.addWidget(self.remove_button)
         layout.addLayout(row)
+        self.motion_editor = MotionEditor()
+        self.motion_editor.edit_requested.connect(self.set_values)
+        self.motion_editor.hide()
+        layout.addWidget(self.motion_editor)
         self._keys: list[str] = []
         state.selection_changed.connect(lambda ids: self.refresh())
         state.document_replaced.connect(self._on_document_replaced)
@@ -91,6 +98,8 @@ class PropertiesPanel(QWidget):
                 self.table.setItem(r, 1, QTableWidgetItem(value))
                 self._keys.append(key)
         self.table.blockSignals(False)
+        self.motion_editor.show_entity(None if self.entity_id is None else doc.scene[self.entity_id],
+                                       doc.scene)
         enabled = self.entity_id is not None
         self.add_button.setEnabled(enabled)
         self.remove_button.setEnabled(enabled)
@@ -104,6 +113,22 @@ class PropertiesPanel(QWidget):
                                                    text=f"Set {key}" if value is not None else f"Remove {key}"))
         except Exception as exc:
             self.state.status_message.emit(f"{key}: {exc}")
+            self.refresh()
+
+    def set_values(self, changes: dict) -> None:
+        """Set or delete (``None``) several keys of the shown entity in one command."""
+        if self.entity_id is None or not changes:
+            return
+        if len(changes) == 1:
+            key, value = next(iter(changes.items()))
+            self.set_value(key, value)
+            return
+        try:
+            self.state.document.push(SetProperties([self.entity_id], changes, text="Clear motion keys"
+                                                   if all(v is None for v in changes.values())
+                                                   else "Set motion"))
+        except Exception as exc:
+            self.state.status_message.emit(f"motion: {exc}")
             self.refresh()
 
     def _on_item_changed(self, item) -> None:

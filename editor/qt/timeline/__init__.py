@@ -9,8 +9,8 @@
   pair tests over the sliding window, with the objects causing them (click to select and frame);
 * the tree overlay and the views follow the displayed frame (:class:`.live_view.LiveView`), so
   the lifespan and awake heatmaps are live;
-* a **Simulation** menu (transport, heatmap shortcuts, load/save recordings, import of the
-  JSON frame-lines format) and the two docks under View ▸ Panels.
+* a **Simulation** menu (transport, *Animate level entities*, heatmap shortcuts, load/save
+  recordings, import of the JSON frame-lines format) and the two docks under View ▸ Panels.
 
 The simulation runs on its own copy of the level (:mod:`editor.model.simulation`): playing
 never pushes undo commands nor marks the document dirty, and *Stop* shows the edited level.
@@ -109,6 +109,8 @@ def _add_menu(window, controller, docks) -> None:
         for act in (window.act_play, window.act_step, window.act_stop):
             toolbar.addAction(act)
     menu.addSeparator()
+    window.act_animate = _animate_action(window, controller)
+    menu.addAction(window.act_animate)
     loop = _action(window, "&Loop playback", controller.set_loop, checkable=True)
     loop.toggled.connect(lambda on: window.timeline_panel.loop_box.setChecked(on))
     window.timeline_panel.loop_box.toggled.connect(loop.setChecked)
@@ -134,6 +136,32 @@ def _add_menu(window, controller, docks) -> None:
     if panels is not None:
         for dock in docks:
             panels.addAction(dock.toggleViewAction())
+
+
+#: QSettings key remembering the *Animate level entities* choice
+ANIMATE_SETTING = "simulation/animate_level_entities"
+
+
+def _animate_action(window, controller) -> QAction:
+    settings = getattr(window, "settings", None)
+    if settings is not None:
+        controller.set_animate(str(settings.value(ANIMATE_SETTING, "true")).lower() == "true")
+
+    def toggled(on: bool) -> None:
+        controller.set_animate(on)
+        if settings is not None:
+            settings.setValue(ANIMATE_SETTING, "true" if on else "false")
+        window.statusBar().showMessage(
+            "Level entities move as their class does (monsters wander and shoot)" if on else
+            "Only entities with motion keys move", 4000)
+
+    act = QAction("&Animate level entities", window)
+    act.setCheckable(True)
+    act.setChecked(controller.animate)
+    act.setStatusTip("Monsters wander inside their rooms and shoot, items stay; explicit motion "
+                     "keys win (the level itself is not edited)")
+    act.toggled.connect(toggled)
+    return act
 
 
 def _panels_menu(window):

@@ -12,6 +12,12 @@ when *loop* is on, otherwise it carries on simulating live. A loaded recording (
 JSON frame-lines format) has no live simulation: its playback stops at the end or wraps.
 ``stop()`` drops the simulation and the views show the edited document again.
 
+*Animate level entities* (:attr:`TimelineController.animate`, on by default like the command
+line's ``simulate``) lets entities without motion keys move as their class does (monsters
+wander and shoot, :mod:`editor.model.class_motion`); switching it drops the running simulation,
+so the next frame starts from the edited level with the new choice. It is a view of the
+simulation, not an edit: the document stays clean.
+
 Per displayed frame the controller emits ``frame_changed(FrameStats)`` once; views and panels
 redraw from :meth:`shown_index`, :meth:`shown_bodies` and :meth:`shown_nodes`.
 """
@@ -70,6 +76,7 @@ class TimelineController(QObject):
         self.speed = 1.0
         self.loop = False
         self.record = True
+        self.animate = True
         self.simulation: Simulation | None = None
         self.loaded: Recording | None = None     # a recording opened from a file
         self.loaded_name = ""
@@ -202,7 +209,7 @@ class TimelineController(QObject):
         doc = self.state.document
         if doc is None:
             return False
-        config = _default_config(self.record)
+        config = _default_config(self.record, self.animate)
         try:
             self.simulation = Simulation(doc.scene, backend=self._index_like_document(), config=config)
         except Exception as exc:  # a bad motion key names the entity and key
@@ -298,6 +305,15 @@ class TimelineController(QObject):
         if not speed > 0:
             raise ValueError(f"playback speed must be positive, got {speed}")
         self.speed = float(speed)
+
+    def set_animate(self, on: bool) -> None:
+        """Animate level entities by class (or only those with motion keys) from now on."""
+        on = bool(on)
+        if on == self.animate:
+            return
+        self.animate = on
+        if self.simulation is not None:
+            self.stop()  # the running simulation was made with the other choice
 
     def set_loop(self, on: bool) -> None:
         self.loop = bool(on)
@@ -399,6 +415,6 @@ class TimelineController(QObject):
         self.frame_changed.emit(stats)
 
 
-def _default_config(record: bool = True):
+def _default_config(record: bool = True, animate: bool = True):
     from editor.model.simulation import SimulationConfig
-    return SimulationConfig(record=record)
+    return SimulationConfig(record=record, class_motion=animate)
