@@ -38,7 +38,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from spatial.errors import GeometryError, PartitionStudioError
+from spatial.bounded_json import loads_bounded
+from spatial.errors import GeometryError, ParseError, PartitionStudioError
 from spatial.objects import MAX_ID
 
 from .atomic import atomic_write_text
@@ -235,12 +236,13 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {json.dumps(value)}"
 
 
-def loads_scene(text: str, source: str = "<scene>") -> Scene:
-    """Build a scene from native JSON text; raises :class:`NativeFormatError` (nothing built)."""
+def loads_scene(text: str | bytes, source: str = "<scene>") -> Scene:
+    """Build a scene from native JSON text (bytes: UTF-8); raises :class:`NativeFormatError`
+    (nothing built). Nesting and number length are bounded (:mod:`spatial.bounded_json`)."""
     try:
-        doc = json.loads(text, parse_constant=_NonFinite)
-    except json.JSONDecodeError as exc:
-        raise NativeFormatError(f"{source}:{exc.lineno}:{exc.colno}", "", f"invalid JSON: {exc.msg}") from None
+        doc = loads_bounded(text, source, parse_constant=_NonFinite)
+    except ParseError as exc:
+        raise NativeFormatError(f"{source}:{exc.line}:{exc.column}", "", exc.detail) from None
     r = _Reader(source)
     if not isinstance(doc, dict):
         r.fail("", f"expected a JSON object at the top, got {_describe(doc)}")
@@ -340,9 +342,14 @@ def _check_params(r: _Reader, backend: str, params: dict) -> None:
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
-    cls = default_registry().backends.get(backend)
+    registry = default_registry()
+    cls = registry.backends.get(backend)
     if cls is None:
-        return  # a plugin missing here: keep the values, the index falls back to brute force
+        # Refused rather than opened with another backend: a scene is tuned for its backend,
+        # and a silent substitute would change every figure computed from it.
+        known = ", ".join(sorted(registry.backends))
+        r.fail("settings.backend", f"unknown backend '{backend}' (known: {known}); install the "
+                                   "plugin that provides it or change the backend in the file")
     try:
         parse_params(cls.Params, params)
     except ParamError as exc:
@@ -397,8 +404,4 @@ def load_scene(path: str | os.PathLike) -> Scene:
         data = path.read_bytes()
     except OSError as exc:
         raise NativeFormatError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NativeFormatError(str(path), "", f"not UTF-8 text (byte {exc.start})") from None
-    return loads_scene(text, str(path))
+    return loads_scene(data, str(path))
