@@ -150,6 +150,8 @@ def check_params_document(doc: Any, source: str = "<params>", registry=None) -> 
 def load_params_document(path: str | Path, registry=None) -> tuple[dict, Any]:
     """Read a tuned-parameters JSON file: ``(document, Params instance)``; errors name file and field."""
     source = str(path)
+    if Path(path).exists() and not Path(path).is_file():  # a folder, or a pipe never ending
+        raise ParamsFormatError(source, "", "cannot read: not a regular file")
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

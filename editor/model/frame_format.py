@@ -162,6 +162,8 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         ``path:line:column: message`` for the first malformed line (nothing is returned).
     """
     name = os.fspath(path)
+    if os.path.exists(name) and not os.path.isfile(name):  # a folder, or a pipe never ending
+        raise ParseError(name, 0, 0, "cannot read: not a regular file")
     try:
         data = Path(name).read_bytes()
     except OSError as exc:

@@ -34,6 +34,8 @@ def load_document(path: str | os.PathLike, registry=None) -> Scene:
     argument.
     """
     path, member = _split_member(Path(path))
+    if path.exists():
+        _check_readable(path)
     if path.suffix.lower() == ".json":
         from .native import load_scene
         return load_scene(path)
@@ -46,16 +48,30 @@ def load_document(path: str | os.PathLike, registry=None) -> Scene:
         raise PluginError(f"{path}: no importer reads this kind of file (known: {', '.join(known)})")
     if not path.exists():
         raise PartitionStudioError(f"{path}: no such file")
-    if member is None:
-        document = importer.load(path)
-    elif "member" in inspect.signature(importer.load).parameters:
-        document = importer.load(path, member=member)
-    else:
+    if member is not None and "member" not in inspect.signature(importer.load).parameters:
         raise PluginError(f"{path}:{member}: importer '{importer.name}' reads whole files only")
+    try:
+        document = importer.load(path) if member is None else importer.load(path, member=member)
+    except OSError as exc:  # read between the check above and now, or by the importer itself
+        raise PartitionStudioError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(document, Scene):
         raise PluginError(f"{path}: importer '{importer.name}' returned "
                           f"{type(document).__name__}, not a scene")
     return document
+
+
+def _check_readable(path: Path) -> None:
+    """Refuse a folder, a device or pipe (reading one may never end) and an unreadable file."""
+    if path.is_dir():
+        raise PartitionStudioError(f"{path}: is a folder, not a level file")
+    if not path.is_file():
+        raise PartitionStudioError(f"{path}: is not a regular file (a device or pipe cannot be "
+                                   "read as a level)")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise PartitionStudioError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _split_member(path: Path) -> tuple[Path, str | None]:
