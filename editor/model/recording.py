@@ -324,7 +324,15 @@ def _atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 MAX_RECORDING_BYTES = 4 * 1024 ** 3
 
 # What reading a damaged zip member can raise besides our own checks.
-_ZIP_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
+# (A damaged flag bit makes zipfile think a member is encrypted: RuntimeError.)
+_ZIP_ERRORS = (OSError, ValueError, EOFError, RuntimeError, zipfile.BadZipFile, zlib.error,
+               NotImplementedError)
+
+
+def _reason(exc: BaseException) -> str:
+    """The library's own words on a damaged archive, on one short line."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _check_members(path: str) -> None:
@@ -367,7 +375,7 @@ def _check_members(path: str) -> None:
     except RecordingFormatError:
         raise
     except _ZIP_ERRORS as exc:
-        raise RecordingFormatError(f"{path}: not a readable .npz recording: {exc}") from None
+        raise RecordingFormatError(f"{path}: not a readable .npz recording: {_reason(exc)}") from None
 
 
 class _Fields:
@@ -383,7 +391,7 @@ class _Fields:
         try:
             arr = self.data[name]
         except _ZIP_ERRORS as exc:  # a damaged member: bad CRC, truncated stream
-            raise self.fail(name, f"cannot be read: {exc}") from None
+            raise self.fail(name, f"cannot be read: {_reason(exc)}") from None
         ok = {"int": np.issubdtype(arr.dtype, np.integer), "float": np.issubdtype(arr.dtype, np.floating)
               or np.issubdtype(arr.dtype, np.integer), "bool": arr.dtype == np.bool_,
               "str": arr.dtype.kind == "U"}[kind]
@@ -407,7 +415,7 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
     try:
         data = np.load(path, allow_pickle=False)
     except _ZIP_ERRORS as exc:
-        raise RecordingFormatError(f"{os.fspath(path)}: not a readable .npz recording: {exc}") from None
+        raise RecordingFormatError(f"{os.fspath(path)}: not a readable .npz recording: {_reason(exc)}") from None
     with data:
         f = _Fields(path, data)
         fmt = f.get("format", "str", 0)
