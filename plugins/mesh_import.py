@@ -18,6 +18,7 @@ import os
 
 import numpy as np
 
+from spatial.collector import collector_paused
 from spatial.errors import PartitionStudioError
 
 from .mesh_obj import read_obj
@@ -118,12 +119,13 @@ def load_mesh(path: str | os.PathLike):
     corners, groups, group_of = read_triangles(path)
     scene = Scene()
     ids = scene.allocate_ids(len(corners))
-    objects = {oid: Triangle(tuple(c[0]), tuple(c[1]), tuple(c[2]), groups[g])
-               for oid, c, g in zip(ids, corners.tolist(), group_of.tolist())}
+    with collector_paused():
+        objects = dict(zip(ids, Triangle.many(corners, groups, group_of)))
     settings = Settings(backend="triangle_octree",
                         metadata={"source_format": "mesh", "mesh": os.fspath(path),
                                   "groups": groups})
-    scene.apply(Edit(objects=objects, settings=settings))
+    with collector_paused():
+        scene.apply(Edit(objects=objects, settings=settings))
     return scene
 
 

@@ -48,7 +48,7 @@ class _Lines:
     """The statements of an OBJ file that matter, with their 1-based line numbers."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.text = text
         self.vertex_rests: list[str] = []
         self.vertex_lines: list[int] = []
         self.face_rests: list[str] = []
@@ -56,7 +56,9 @@ class _Lines:
         self.group_marks: list[tuple[int, str]] = []  # (line, name) of each o / g statement
         vertex_rests, vertex_lines = self.vertex_rests, self.vertex_lines
         face_rests, face_lines = self.face_rests, self.face_lines
-        for number, line in enumerate(self.lines, 1):
+        # The list of lines is dropped after this loop; only the line-by-line passes need the
+        # lines again, and split the text anew.
+        for number, line in enumerate(text.splitlines(), 1):
             head = line[:2]
             if head == "v ":
                 vertex_rests.append(line[2:])
@@ -98,8 +100,9 @@ def _vertices(lines: _Lines, path: str) -> np.ndarray:
 
 def _vertices_line_by_line(lines: _Lines, path: str) -> np.ndarray:
     rows = []
+    texts = lines.text.splitlines()
     for rest, number in zip(lines.vertex_rests, lines.vertex_lines):
-        text = lines.lines[number - 1]
+        text = texts[number - 1]
         parts = rest.split()
         if len(parts) < 3:
             raise ParseError(path, number, len(text.rstrip()) + 1,
@@ -142,8 +145,9 @@ def _faces_line_by_line(lines: _Lines, vertex_count: int,
                         path: str) -> tuple[np.ndarray, np.ndarray]:
     vertex_lines = np.asarray(lines.vertex_lines, dtype=np.int64)
     triangles, face_of = [], []
+    texts = lines.text.splitlines()
     for row, (rest, number) in enumerate(zip(lines.face_rests, lines.face_lines)):
-        text = lines.lines[number - 1]
+        text = texts[number - 1]
         parts = rest.split()
         if len(parts) < 3:
             raise ParseError(path, number, len(text.rstrip()) + 1,

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatial.collector import collector_paused
 from spatial.errors import GeometryError
+
+# Triangles converted between arrays and objects at a time: bounds the temporary lists.
+_TRIANGLES_PER_SLICE = 1 << 16
 
 
 def _finite(values, count: int, what: str) -> tuple[float, ...]:
@@ -71,9 +75,12 @@ class Segment:
                          max(self.floor, self.ceiling)])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Triangle:
-    """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from."""
+    """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from.
+
+    Slots rather than a per-object dictionary: a big mesh holds millions of triangles.
+    """
 
     v0: tuple[float, float, float]
     v1: tuple[float, float, float]
@@ -83,6 +90,50 @@ class Triangle:
     def __post_init__(self) -> None:
         for name in ("v0", "v1", "v2"):
             object.__setattr__(self, name, _finite(getattr(self, name), 3, f"triangle {name}"))
+
+    @classmethod
+    def many(cls, corners: np.ndarray, groups: list[str], group_of: np.ndarray) -> list[Triangle]:
+        """Triangles from a ``(T, 3, 3)`` array of corners, checked in one pass.
+
+        Parameters
+        ----------
+        corners : ndarray, shape (T, 3, 3)
+            Corners of each triangle.
+        groups : list of str
+            Group names; ``group_of[k]`` indexes it for triangle ``k``.
+        group_of : ndarray of int, shape (T,)
+
+        Raises
+        ------
+        GeometryError
+            A coordinate is not finite (naming the first such triangle).
+        """
+        corners = np.asarray(corners, dtype=np.float64).reshape(-1, 3, 3)
+        bad = ~np.isfinite(corners).all(axis=(1, 2))
+        if bad.any():
+            raise GeometryError(f"triangle {int(np.flatnonzero(bad)[0])}: corners must be "
+                                "finite numbers")
+        new, set_field = object.__new__, object.__setattr__
+        group_of = np.asarray(group_of)
+        out = []
+        append = out.append
+        # The checks of __post_init__ were made above for the whole array at once; building
+        # each object field by field is several times faster than the validating constructor.
+        # Converted a slice at a time, so the temporary Python lists stay small.
+        with collector_paused():
+            for start in range(0, len(corners), _TRIANGLES_PER_SLICE):
+                part = corners[start:start + _TRIANGLES_PER_SLICE].reshape(-1, 3).tolist()
+                points = list(map(tuple, part))
+                del part
+                names = [groups[g] for g in group_of[start:start + _TRIANGLES_PER_SLICE].tolist()]
+                for v0, v1, v2, group in zip(points[0::3], points[1::3], points[2::3], names):
+                    tri = new(cls)
+                    set_field(tri, "v0", v0)
+                    set_field(tri, "v1", v1)
+                    set_field(tri, "v2", v2)
+                    set_field(tri, "group", group)
+                    append(tri)
+        return out
 
     @property
     def corners(self) -> np.ndarray:
@@ -118,6 +169,15 @@ def offer_exact_geometry(index, scene) -> None:
                            [s.two_sided for s in segments])
     triangle_ids = scene.triangle_ids()
     if triangle_ids:
-        tris = [scene[i] for i in triangle_ids]
-        index.set_triangles(triangle_ids, [t.v0 for t in tris], [t.v1 for t in tris],
-                            [t.v2 for t in tris])
+        corners = triangle_corners([scene[i] for i in triangle_ids])
+        index.set_triangles(triangle_ids, corners[:, 0], corners[:, 1], corners[:, 2])
+
+
+def triangle_corners(triangles: list[Triangle]) -> np.ndarray:
+    """``(T, 3, 3)`` corners of many triangles, gathered in one conversion."""
+    out = np.empty((len(triangles), 3, 3))
+    with collector_paused():
+        for start in range(0, len(triangles), _TRIANGLES_PER_SLICE):
+            part = triangles[start:start + _TRIANGLES_PER_SLICE]
+            out[start:start + len(part)] = [(t.v0, t.v1, t.v2) for t in part]
+    return out

@@ -37,10 +37,11 @@ columns count characters) point at it: bytes that are not UTF-8, control charact
 tokens, unterminated strings, brushes and entities (reported where they were opened), faces with
 missing or malformed parts, NaN or infinite numbers, faces whose three plane points are collinear
 or coincident, patches and other non-brush blocks (``patchDef2``, ``brushDef`` ...), faces whose
-form contradicts the rest of the file or its ``// Format:`` header, and header lines announcing
+form contradicts the rest of the file or its ``// Format:`` header, header lines announcing
 two formats, a token (a run of characters between white space) longer than
-:data:`MAX_TOKEN_CHARS` or a line longer than :data:`MAX_LINE_CHARS`. When a line stops short (a truncated face, a key without its value) the error
-points just past its last token rather than at the next line. Syntax is checked first and plane
+:data:`MAX_TOKEN_CHARS` and a line longer than :data:`MAX_LINE_CHARS`. When a line stops short
+(a truncated face, a key without its value) the error points just past its last token rather
+than at the next line. Syntax is checked first and plane
 geometry after it, and no partial result is ever returned.
 
 Whether brushes are closed and convex, and how many faces a brush has (even none), is a question
@@ -50,7 +51,6 @@ character set rather than UTF-8 are rejected as not UTF-8.
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import os
 import re
@@ -63,6 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spatial.collector import collector_paused
 from spatial.errors import ParseError
 
 from .scan import STANDARD_WIDTH, VALVE_WIDTH, scan_canonical_faces
@@ -776,26 +777,8 @@ class _Parser:
         return self.error(at, f"expected {what}, got {got}{hint}")
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """Pause the cyclic garbage collector while parsing.
-
-    A big map allocates hundreds of thousands of small tuples and faces, none of them in a
-    reference cycle; left running, the collector traverses them again and again for nothing
-    (about a quarter of the parse time on a 22,000-face map).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # The objects made meanwhile still count as young: the first collection after this would
-        # walk them all at once. Freezing and unfreezing moves every tracked object to the oldest
-        # generation in constant time, so they are walked only by the next full collection.
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
+# Kept under its old name for the importer (plugins/quake_map/convert.py).
+_collector_paused = collector_paused
 
 
 def _decode(data: bytes, path: str) -> str:

@@ -91,3 +91,16 @@ def test_a_folder_named_like_a_mesh_is_one_line(tmp_path):
     with pytest.raises(MeshImportError) as caught:
         read_triangles(folder)
     assert str(caught.value) == f"{folder}: cannot read: Is a directory"
+
+
+def test_bulk_triangles_equal_the_checked_constructor():
+    from editor.model.level_geometry import Triangle
+    from spatial.errors import GeometryError
+
+    corners = np.arange(2 * 9, dtype=np.float64).reshape(2, 3, 3)
+    made = Triangle.many(corners, ["a", "b"], np.array([1, 0]))
+    assert made == [Triangle((0, 1, 2), (3, 4, 5), (6, 7, 8), "b"),
+                    Triangle((9, 10, 11), (12, 13, 14), (15, 16, 17), "a")]
+    corners[1, 2, 0] = np.inf
+    with pytest.raises(GeometryError, match="triangle 1"):
+        Triangle.many(corners, ["a"], np.array([0, 0]))
