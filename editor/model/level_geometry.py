@@ -13,6 +13,8 @@ their boxes ``lo``/``hi``, and static (they never move in the simulation).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -176,8 +178,12 @@ def offer_exact_geometry(index, scene) -> None:
 def triangle_corners(triangles: list[Triangle]) -> np.ndarray:
     """``(T, 3, 3)`` corners of many triangles, gathered in one conversion."""
     out = np.empty((len(triangles), 3, 3))
-    with collector_paused():
-        for start in range(0, len(triangles), _TRIANGLES_PER_SLICE):
-            part = triangles[start:start + _TRIANGLES_PER_SLICE]
-            out[start:start + len(part)] = [(t.v0, t.v1, t.v2) for t in part]
+    flat = out.reshape(-1)
+    corners_of = attrgetter("v0", "v1", "v2")
+    # A flat stream of floats is converted several times faster than nested tuples.
+    for start in range(0, len(triangles), _TRIANGLES_PER_SLICE):
+        part = triangles[start:start + _TRIANGLES_PER_SLICE]
+        numbers = chain.from_iterable(chain.from_iterable(map(corners_of, part)))
+        flat[9 * start:9 * (start + len(part))] = np.fromiter(numbers, dtype=np.float64,
+                                                              count=9 * len(part))
     return out
