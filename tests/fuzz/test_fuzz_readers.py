@@ -28,7 +28,7 @@ from spatial.tuned_params import load_params_document
 
 from . import strategies as fuzz
 
-FUZZ = settings(max_examples=60, deadline=timedelta(seconds=5),
+FUZZ = settings(max_examples=300, deadline=timedelta(seconds=5),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.large_base_example])
 
@@ -104,41 +104,29 @@ def test_wads_with_random_directories_and_node_graphs(data):
         loaded_or_refused(path, load_document)
 
 
+# name: (strategy, file name, reader, whether refusals carry line:column)
+TEXT_READERS = {
+    "obj meshes with bad indices and numbers": (fuzz.obj_files(), "fuzz.obj", load_document, True),
+    "ply meshes with bad indices and numbers": (fuzz.ply_files(), "fuzz.ply", load_document, False),
+    "native scenes with extreme nesting and numbers": (fuzz.native_scenes(), "fuzz.json",
+                                                       load_document, True),
+    "frame lines with extreme nesting and numbers": (fuzz.frame_line_files(), "fuzz.jsonl",
+                                                     load_frame_lines, True),
+    "params files with extreme nesting and numbers": (fuzz.params_files(), "params.json",
+                                                      load_params_document, False),
+}
+
+
+@pytest.mark.parametrize("reader", TEXT_READERS)
 @FUZZ
-@given(fuzz.obj_files())
-def test_obj_meshes_with_bad_indices_and_numbers(text):
+@given(data=st.data())
+def test_text_files_load_or_are_refused(reader, data):
+    strategy, name, load, located = TEXT_READERS[reader]
+    text = data.draw(strategy)
     with tempfile.TemporaryDirectory() as folder:
-        loaded_or_refused(_write(folder, "fuzz.obj", text), load_document, located=True)
-
-
-@FUZZ
-@given(fuzz.ply_files())
-def test_ply_meshes_with_bad_indices_and_numbers(text):
-    with tempfile.TemporaryDirectory() as folder:
-        result = loaded_or_refused(_write(folder, "fuzz.ply", text), load_document)
-        if not isinstance(result, PartitionStudioError):
-            assert len(result.triangle_ids()) > 0
-
-
-@FUZZ
-@given(fuzz.native_scenes())
-def test_native_scenes_with_extreme_nesting_and_numbers(text):
-    with tempfile.TemporaryDirectory() as folder:
-        loaded_or_refused(_write(folder, "fuzz.json", text), load_document, located=True)
-
-
-@FUZZ
-@given(fuzz.frame_line_files())
-def test_frame_lines_with_extreme_nesting_and_numbers(text):
-    with tempfile.TemporaryDirectory() as folder:
-        loaded_or_refused(_write(folder, "fuzz.jsonl", text), load_frame_lines, located=True)
-
-
-@FUZZ
-@given(fuzz.params_files())
-def test_params_files_with_extreme_nesting_and_numbers(text):
-    with tempfile.TemporaryDirectory() as folder:
-        loaded_or_refused(_write(folder, "params.json", text), load_params_document)
+        result = loaded_or_refused(_write(folder, name, text), load, located=located)
+    if name.endswith(".ply") and not isinstance(result, PartitionStudioError):
+        assert len(result.triangle_ids()) > 0
 
 
 @pytest.fixture(scope="module")

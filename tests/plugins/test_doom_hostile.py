@@ -90,11 +90,3 @@ def test_a_declared_count_beyond_the_file_is_refused(tmp_path):
     with pytest.raises(WadError, match="directory of 2147483647 lumps at offset .* lies outside "
                                        "the file"):
         open_map(path)
-
-
-def test_a_folder_given_as_a_wad_is_one_line(tmp_path):
-    folder = tmp_path / "level.wad"
-    folder.mkdir()
-    with pytest.raises(WadError) as caught:
-        open_map(folder)
-    assert str(caught.value) == f"{folder}: cannot read: Is a directory"

@@ -85,14 +85,6 @@ def test_bad_ply_input_names_the_record_without_warning(tmp_path, face, vertex, 
     assert str(caught.value) == f"{path}: {message}"
 
 
-def test_a_folder_named_like_a_mesh_is_one_line(tmp_path):
-    folder = tmp_path / "level.obj"
-    folder.mkdir()
-    with pytest.raises(MeshImportError) as caught:
-        read_triangles(folder)
-    assert str(caught.value) == f"{folder}: cannot read: Is a directory"
-
-
 def test_bulk_triangles_equal_the_checked_constructor():
     from editor.model.level_geometry import Triangle
     from spatial.errors import GeometryError

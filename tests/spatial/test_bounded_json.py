@@ -45,23 +45,16 @@ def test_bad_utf8_is_located():
         loads_bounded(b'[\n"ab\xff"]', "x.json")
 
 
+@pytest.mark.parametrize("read, error", [(load_scene, NativeFormatError),
+                                         (load_params_document, ParamsFormatError)])
 @pytest.mark.parametrize("name", HOSTILE)
-def test_native_scenes_refuse_hostile_json_with_one_located_line(tmp_path, name):
-    path = tmp_path / "scene.json"
+def test_scene_and_params_files_refuse_hostile_json_with_one_located_line(tmp_path, name, read,
+                                                                          error):
+    path = tmp_path / "document.json"
     text, line, column, message = HOSTILE[name]
     path.write_text(text)
-    with pytest.raises(NativeFormatError) as caught:
-        load_scene(path)
-    assert str(caught.value).startswith(f"{path}:{line}:{column}: {message}")
-
-
-@pytest.mark.parametrize("name", HOSTILE)
-def test_params_files_refuse_hostile_json_with_one_located_line(tmp_path, name):
-    path = tmp_path / "params.json"
-    text, line, column, message = HOSTILE[name]
-    path.write_text(text)
-    with pytest.raises(ParamsFormatError) as caught:
-        load_params_document(path)
+    with pytest.raises(error) as caught:
+        read(path)
     assert str(caught.value).startswith(f"{path}:{line}:{column}: {message}")
 
 
