@@ -1,6 +1,6 @@
 """Triangle meshes (OBJ, PLY, glTF) as scenes of triangles.
 
-OBJ files are read by :mod:`plugins.mesh_obj` (a bulk reader of our own that reports bad
+OBJ files are read by :mod:`plugins._mesh_obj` (a bulk reader of our own that reports bad
 indices and numbers at their line and column); PLY and glTF by ``trimesh``, whose vertices and
 face indices are checked here before use (an index out of range names the face, a coordinate
 that is not finite names the vertex).
@@ -21,7 +21,7 @@ import numpy as np
 from spatial.collector import collector_paused
 from spatial.errors import PartitionStudioError
 
-from .mesh_obj import read_obj
+from ._mesh_obj import read_obj
 
 PATTERNS = ("*.obj", "*.ply", "*.gltf", "*.glb")
 

@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
+from plugins._mesh_obj import read_obj
 from plugins.mesh_import import MeshImportError, read_triangles
-from plugins.mesh_obj import read_obj
 from spatial.errors import ParseError
 
 TRIANGLE = "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
