@@ -38,7 +38,7 @@ def load_document(path: str | os.PathLike, registry=None) -> Scene:
         _check_readable(path)
     if path.suffix.lower() == ".json":
         from .native import load_scene
-        return load_scene(path)
+        return load_scene(path, registry)
     if registry is None:
         from spatial.registry import default_registry
         registry = default_registry()

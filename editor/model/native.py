@@ -236,9 +236,13 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {json.dumps(value)}"
 
 
-def loads_scene(text: str | bytes, source: str = "<scene>") -> Scene:
+def loads_scene(text: str | bytes, source: str = "<scene>", registry=None) -> Scene:
     """Build a scene from native JSON text (bytes: UTF-8); raises :class:`NativeFormatError`
-    (nothing built). Nesting and number length are bounded (:mod:`spatial.bounded_json`)."""
+    (nothing built). Nesting and number length are bounded (:mod:`spatial.bounded_json`).
+
+    The scene's backend must be one ``registry`` (default: the plugin registry) provides, and
+    its parameters valid for it; an unknown backend is refused naming ``settings.backend``.
+    """
     try:
         doc = loads_bounded(text, source, parse_constant=_NonFinite)
     except ParseError as exc:
@@ -258,7 +262,7 @@ def loads_scene(text: str | bytes, source: str = "<scene>") -> Scene:
     next_id = r.integer(doc["next_id"], "next_id")
     if next_id > MAX_ID:
         r.fail("next_id", f"{next_id} is too large (ids must stay below {MAX_ID})")
-    settings = _read_settings(r, doc["settings"])
+    settings = _read_settings(r, doc["settings"], registry)
 
     objects: dict[int, Any] = {}
     where: dict[int, str] = {}
@@ -323,7 +327,7 @@ def _read_id(r: _Reader, value, field: str, seen: dict) -> int:
     return oid
 
 
-def _read_settings(r: _Reader, raw) -> Settings:
+def _read_settings(r: _Reader, raw, registry) -> Settings:
     raw = r.obj(raw, "settings", ("backend", "params", "metadata"))
     backend = r.string(raw["backend"], "settings.backend")
     params = r.obj(raw["params"], "settings.params", (),
@@ -332,17 +336,18 @@ def _read_settings(r: _Reader, raw) -> Settings:
     metadata = r.obj(raw["metadata"], "settings.metadata", (),
                      tuple(raw["metadata"]) if isinstance(raw["metadata"], dict) else ())
     r.json_data(metadata, "settings.metadata")
-    _check_params(r, backend, params)
+    _check_params(r, backend, params, registry)
     return Settings(backend, params, metadata)
 
 
-def _check_params(r: _Reader, backend: str, params: dict) -> None:
+def _check_params(r: _Reader, backend: str, params: dict, registry) -> None:
     """Parameters of a backend this installation knows must be valid for it."""
     from spatial.errors import ParamError
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
-    registry = default_registry()
+    if registry is None:
+        registry = default_registry()
     cls = registry.backends.get(backend)
     if cls is None:
         # Refused rather than opened with another backend: a scene is tuned for its backend,
@@ -397,11 +402,11 @@ def _check_geometry(r: _Reader, brush_fields: list[tuple[Brush, str]]) -> None:
             r.fail(field, message)
 
 
-def load_scene(path: str | os.PathLike) -> Scene:
+def load_scene(path: str | os.PathLike, registry=None) -> Scene:
     """Read a native scene file (errors name the file and the JSON field)."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise NativeFormatError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    return loads_scene(data, str(path))
+    return loads_scene(data, str(path), registry)

@@ -114,7 +114,7 @@ def test_random_edits_undo_and_redo_exactly(data):
             assert_index_matches(sync)
             _check_consistent(scene)
     final = scene.state()
-    saved = loads_scene(dumps_scene(scene))  # the native file holds the same document
+    saved = loads_scene(dumps_scene(scene), registry=registry)  # the native file holds the same document
     assert saved.state()[0] == final[0] and saved.settings == final[2]
     history = []
     while stack.can_undo():
