@@ -777,8 +777,6 @@ class _Parser:
         return self.error(at, f"expected {what}, got {got}{hint}")
 
 
-# Kept under its old name for the importer (plugins/quake_map/convert.py).
-_collector_paused = collector_paused
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -828,7 +826,7 @@ def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
         raise parser.error(control.start(), f"control character U+{ord(control.group()):04X} is "
                                             "not allowed in a .map file (is this a binary file?)")
     parser.check_sizes()
-    with _collector_paused():
+    with collector_paused():
         return parser.parse()
 
 
