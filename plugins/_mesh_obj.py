@@ -24,6 +24,8 @@ import numpy as np
 from spatial.errors import ParseError
 
 _SLASH_TAIL = re.compile(r"/\S*")
+# Statements converted in bulk at a time: bounds the temporary lists of tokens.
+_STATEMENTS_PER_SLICE = 1 << 16
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -84,17 +86,35 @@ class _Lines:
             self.group_marks.append((number, rest.strip()))
 
 
-def _vertices(lines: _Lines, path: str) -> np.ndarray:
-    rests = lines.vertex_rests
-    tokens = " ".join(rests).split()
-    if len(tokens) == 3 * len(rests):
+def _bulk_numbers(rests: list[str], convert, dtype, prepare=None) -> np.ndarray | None:
+    """Three numbers per statement, converted a slice of statements at a time (so the
+    temporary token lists stay small); None when any statement is not exactly three numbers
+    that convert."""
+    out = np.empty((len(rests), 3), dtype=dtype)
+    for start in range(0, len(rests), _STATEMENTS_PER_SLICE):
+        part = rests[start:start + _STATEMENTS_PER_SLICE]
+        joined = " ".join(part)
+        if prepare is not None:
+            joined = prepare(joined)
+        tokens = joined.split()
+        if len(tokens) != 3 * len(part):
+            return None
         try:
-            vertices = np.fromiter(map(float, tokens), dtype=np.float64,
-                                   count=len(tokens)).reshape(-1, 3)
-        except ValueError:
-            vertices = None
-        if vertices is not None and np.isfinite(vertices).all():
-            return vertices
+            out[start:start + len(part)] = np.fromiter(map(convert, tokens), dtype=dtype,
+                                                       count=len(tokens)).reshape(-1, 3)
+        except (ValueError, OverflowError):
+            return None
+    return out
+
+
+def _without_slash_tails(joined: str) -> str:
+    return _SLASH_TAIL.sub("", joined) if "/" in joined else joined
+
+
+def _vertices(lines: _Lines, path: str) -> np.ndarray:
+    vertices = _bulk_numbers(lines.vertex_rests, float, np.float64)
+    if vertices is not None and np.isfinite(vertices).all():
+        return vertices
     return _vertices_line_by_line(lines, path)
 
 
@@ -125,19 +145,10 @@ def _vertices_line_by_line(lines: _Lines, path: str) -> np.ndarray:
 
 def _faces(lines: _Lines, vertex_count: int, path: str) -> tuple[np.ndarray, np.ndarray]:
     """``(triangles, face_of)``: vertex indices (0-based) of every triangle and its face row."""
-    rests = lines.face_rests
-    joined = " ".join(rests)
-    if "/" in joined:
-        joined = _SLASH_TAIL.sub("", joined)
-    tokens = joined.split()
-    if len(tokens) == 3 * len(rests):
-        try:
-            corners = np.fromiter(map(int, tokens), dtype=np.int64, count=len(tokens))
-        except (ValueError, OverflowError):
-            corners = None
-        if corners is not None and len(corners) and corners.min() >= 1 \
-                and corners.max() <= vertex_count:
-            return corners.reshape(-1, 3) - 1, np.arange(len(rests))
+    corners = _bulk_numbers(lines.face_rests, int, np.int64, _without_slash_tails)
+    if corners is not None and len(corners) and corners.min() >= 1 \
+            and corners.max() <= vertex_count:
+        return corners - 1, np.arange(len(corners))
     return _faces_line_by_line(lines, vertex_count, path)
 
 
