@@ -119,20 +119,16 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
 
 def _read_params_file(path: str) -> dict:
     """The tuned-parameters document in ``path`` (its ``backend`` and ``params``)."""
+    from spatial.bounded_json import loads_bounded
+    from spatial.errors import ParseError
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        with open(path, "rb") as fh:
+            doc = loads_bounded(fh.read(), path)
     except OSError as exc:
         raise CliError(f"{path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise CliError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except ValueError as exc:  # an integer of thousands of digits (Python's int parsing limit)
-        what = "a number has too many digits" if "digits" in str(exc) else _one_line(exc, 200)
-        raise CliError(f"{path}: invalid JSON: {what}") from None
-    except RecursionError:
-        raise CliError(f"{path}: invalid JSON: nested too deeply") from None
+    except ParseError as exc:  # located, nesting and number length bounded
+        raise CliError(str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("params"), dict):
         raise CliError(f"{path}: expected an object with a 'params' object")
     if doc.get("backend") is not None and not isinstance(doc["backend"], str):

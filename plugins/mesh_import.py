@@ -1,8 +1,13 @@
-"""Triangle meshes (OBJ, PLY, glTF) as scenes of triangles, read with ``trimesh``.
+"""Triangle meshes (OBJ, PLY, glTF) as scenes of triangles.
+
+OBJ files are read by :mod:`plugins._mesh_obj` (a bulk reader of our own that reports bad
+indices and numbers at their line and column); PLY and glTF by ``trimesh``, whose vertices and
+face indices are checked here before use (an index out of range names the face, a coordinate
+that is not finite names the vertex).
 
 Every triangle of the file becomes one :class:`~editor.model.level_geometry.Triangle` object
 of the scene (and so one object of the spatial index), in file order; faces with more than
-three corners are fanned into triangles by trimesh. The file is read with ``process=False`` so
+three corners are fanned into triangles. The file is read with ``process=False`` so
 no vertex is merged and no face dropped: the scene holds exactly the file's triangles. A glTF
 scene graph is flattened with each node's transform; the node (or the OBJ object/group) a
 triangle came from is its ``group``. The scene keeps the default backend like every other
@@ -14,7 +19,10 @@ import os
 
 import numpy as np
 
+from spatial.collector import collector_paused
 from spatial.errors import PartitionStudioError
+
+from ._mesh_obj import read_obj
 
 PATTERNS = ("*.obj", "*.ply", "*.gltf", "*.glb")
 
@@ -38,11 +46,26 @@ def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.n
     Raises
     ------
     MeshImportError
-        When trimesh cannot read the file, it holds no triangle, or a coordinate is not finite.
+        When trimesh cannot read the file, it holds no triangle, a face index is out of range
+        or a coordinate is not finite.
+    spatial.errors.ParseError
+        An OBJ file is malformed (at its line and column).
     """
+    path = os.fspath(path)
+    if path.lower().endswith(".obj"):
+        try:
+            corners, groups, group_of = read_obj(path)
+        except OSError as exc:
+            raise MeshImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if not len(corners):
+            raise MeshImportError(f"{path}: the file holds no triangle mesh")
+        return corners, groups, group_of
+    return _read_with_trimesh(path)
+
+
+def _read_with_trimesh(path: str) -> tuple[np.ndarray, list[str], np.ndarray]:
     import trimesh
 
-    path = os.fspath(path)
     try:
         loaded = trimesh.load(path, force="scene", process=False)
     except Exception as exc:  # trimesh raises many types for unreadable files
@@ -54,8 +77,10 @@ def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.n
         if not isinstance(geometry, trimesh.Trimesh) or len(geometry.faces) == 0:
             continue
         vertices = np.asarray(geometry.vertices, dtype=np.float64)
+        faces = np.asarray(geometry.faces, dtype=np.int64)
+        _check_part(path, str(node), vertices, faces)
         vertices = vertices @ transform[:3, :3].T + transform[:3, 3]
-        parts.append(vertices[np.asarray(geometry.faces, dtype=np.int64)])
+        parts.append(vertices[faces])
         group_of.append(np.full(len(geometry.faces), len(groups), dtype=np.int64))
         groups.append(str(node))
     if not parts:
@@ -68,6 +93,25 @@ def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.n
     return corners, groups, np.concatenate(group_of)
 
 
+def _check_part(path: str, node: str, vertices: np.ndarray, faces: np.ndarray) -> None:
+    """Refuse a vertex that is not finite or a face index out of range, naming the record.
+
+    Checked on the file's own numbers, before the node transform, so no arithmetic on a
+    non-finite value prints a warning first.
+    """
+    part = f" (part '{node}')" if node and node != os.path.basename(path) else ""
+    bad = ~np.isfinite(vertices).all(axis=1)
+    if bad.any():
+        raise MeshImportError(f"{path}: vertex {int(np.flatnonzero(bad)[0])}{part} has a "
+                              "coordinate that is not finite")
+    outside = ((faces < 0) | (faces >= len(vertices))).any(axis=1)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        index = int(faces[row][(faces[row] < 0) | (faces[row] >= len(vertices))][0])
+        raise MeshImportError(f"{path}: face {row}{part} uses vertex index {index}, out of range "
+                              f"(the part has {len(vertices)} vertices)")
+
+
 def load_mesh(path: str | os.PathLike):
     """Importer entry point: a scene with one triangle object per triangle of the file."""
     from editor.model.level_geometry import Triangle
@@ -76,11 +120,12 @@ def load_mesh(path: str | os.PathLike):
     corners, groups, group_of = read_triangles(path)
     scene = Scene()
     ids = scene.allocate_ids(len(corners))
-    objects = {oid: Triangle(tuple(c[0]), tuple(c[1]), tuple(c[2]), groups[g])
-               for oid, c, g in zip(ids, corners.tolist(), group_of.tolist())}
+    with collector_paused():
+        objects = dict(zip(ids, Triangle.many(corners, groups, group_of)))
     settings = Settings(metadata={"source_format": "mesh", "mesh": os.fspath(path),
                                   "groups": groups})
-    scene.apply(Edit(objects=objects, settings=settings))
+    with collector_paused():
+        scene.apply(Edit(objects=objects, settings=settings))
     return scene
 
 

@@ -7,12 +7,12 @@ error. Exporters (``plugins/param_exporters.py``) turn the document into engine 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from spatial.errors import PartitionStudioError
+from spatial.bounded_json import loads_bounded
+from spatial.errors import ParseError, PartitionStudioError
 from spatial.params import param_specs, parse_params
 
 FORMAT_NAME = "partition-studio-params"
@@ -150,12 +150,14 @@ def check_params_document(doc: Any, source: str = "<params>", registry=None) -> 
 def load_params_document(path: str | Path, registry=None) -> tuple[dict, Any]:
     """Read a tuned-parameters JSON file: ``(document, Params instance)``; errors name file and field."""
     source = str(path)
+    if Path(path).exists() and not Path(path).is_file():  # a folder, or a pipe never ending
+        raise ParamsFormatError(source, "", "cannot read: not a regular file")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
-        raise ParamsFormatError(source, "", f"cannot read: {exc.strerror}") from None
+        raise ParamsFormatError(source, "", f"cannot read: {exc.strerror or exc}") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParamsFormatError(f"{source}:{exc.lineno}:{exc.colno}", "", f"invalid JSON: {exc.msg}") from None
+        doc = loads_bounded(data, source)
+    except ParseError as exc:
+        raise ParamsFormatError(f"{source}:{exc.line}:{exc.column}", "", exc.detail) from None
     return doc, check_params_document(doc, source, registry)

@@ -232,9 +232,9 @@ def test_parameters_that_outgrow_the_memory_budget_end_in_one_line():
 
 
 @pytest.mark.parametrize("text,needles", [
-    ('{"params": {"max_depth": 1' + "0" * 5000 + "}}", ["too many digits"]),
-    ('{"params": ' + "[" * 100_000 + "]" * 100_000 + "}", ["nested too deeply"]),
-    ('{"params": {"min_size": 1' + "0" * 400 + ".5}}", ["'min_size'", "finite"]),
+    ('{"params": {"max_depth": 1' + "0" * 5000 + "}}", [":1:26:", "longer than the limit of 100"]),
+    ('{"params": ' + "[" * 100_000 + "]" * 100_000 + "}", [":1:", "nesting deeper than 64"]),
+    ('{"params": {"min_size": 1' + "0" * 400 + ".5}}", [":1:25:", "longer than the limit of 100"]),
     ('{"params": {"max_depth": 1e400}}', ["'max_depth'", "finite"]),
     ('{"params": {"max_depth": 1e300}}', ["'max_depth'", "above the maximum"]),
 ])

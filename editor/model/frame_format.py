@@ -18,11 +18,13 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from spatial.atomic import atomic_writer
+from spatial.bounded_json import check_json_bounds, loads_bounded
 from spatial.errors import ParseError
 from spatial.objects import MAX_ID
 
@@ -161,13 +163,29 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         ``path:line:column: message`` for the first malformed line (nothing is returned).
     """
     name = os.fspath(path)
+    if os.path.exists(name) and not os.path.isfile(name):  # a folder, or a pipe never ending
+        raise ParseError(name, 0, 0, "cannot read: not a regular file")
     try:
-        with open(name, encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
-            lines = fh.read().split("\n")
+        data = Path(name).read_bytes()
     except OSError as exc:
-        raise ParseError(name, 0, 0, f"cannot read: {exc.strerror}") from None
+        raise ParseError(name, 0, 0, f"cannot read: {exc.strerror or exc}") from None
+    if data.startswith(b"\xef\xbb\xbf"):  # tolerate a byte-order mark
+        data = data[3:]
+    try:
+        lines = data.decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
-        raise ParseError(name, 1, 1, f"not UTF-8 text: {exc.reason}") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[data.rfind(b"\n", 0, exc.start) + 1:exc.start].decode()) + 1
+        raise ParseError(name, line, column, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
+                                             "cannot be decoded") from None
+    # One pass over the whole file bounds nesting and numbers; when some line breaks the
+    # bounds (or leaves a string open, which can mislead the pass), each line is checked on
+    # its own so the first problem in file order is the one reported.
+    try:
+        check_json_bounds(data, name)
+        checked = True
+    except ParseError:
+        checked = False
     static = None
     meta: dict = {}
     records: list[FrameRecord] = []
@@ -177,10 +195,7 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         if not text.strip():
             continue
         line = _Line(name, number, text)
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise line.fail(exc.colno, f"invalid JSON: {exc.msg}") from None
+        doc = loads_bounded(text, name, first_line=number, bounds_checked=checked)
         if not isinstance(doc, dict):
             raise line.fail(1, "expected a JSON object per line")
         unknown = sorted(set(doc) - FRAME_KEYS - HEADER_KEYS)

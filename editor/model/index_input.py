@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .entities import Entity
+from .level_geometry import triangle_corners
 from .scene import Scene
 
 
@@ -135,8 +136,8 @@ def scene_triangles(scene: Scene) -> TriangleArrays | None:
     ids = scene.triangle_ids()
     if not ids:
         return None
-    corners = _columns([scene[i] for i in ids], ("v0", "v1", "v2"), 3)
-    return TriangleArrays(np.array(ids, dtype=np.int64), *corners)
+    corners = triangle_corners([scene[i] for i in ids])  # one conversion for big meshes
+    return TriangleArrays(np.array(ids, dtype=np.int64), corners[:, 0], corners[:, 1], corners[:, 2])
 
 
 def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> IndexInput:

@@ -13,10 +13,16 @@ their boxes ``lo``/``hi``, and static (they never move in the simulation).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
+from spatial.collector import collector_paused
 from spatial.errors import GeometryError, UnsupportedContentError
+
+# Triangles converted between arrays and objects at a time: bounds the temporary lists.
+_TRIANGLES_PER_SLICE = 1 << 16
 
 
 def _finite(values, count: int, what: str) -> tuple[float, ...]:
@@ -71,9 +77,12 @@ class Segment:
                          max(self.floor, self.ceiling)])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Triangle:
-    """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from."""
+    """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from.
+
+    Slots rather than a per-object dictionary: a big mesh holds millions of triangles.
+    """
 
     v0: tuple[float, float, float]
     v1: tuple[float, float, float]
@@ -83,6 +92,50 @@ class Triangle:
     def __post_init__(self) -> None:
         for name in ("v0", "v1", "v2"):
             object.__setattr__(self, name, _finite(getattr(self, name), 3, f"triangle {name}"))
+
+    @classmethod
+    def many(cls, corners: np.ndarray, groups: list[str], group_of: np.ndarray) -> list[Triangle]:
+        """Triangles from a ``(T, 3, 3)`` array of corners, checked in one pass.
+
+        Parameters
+        ----------
+        corners : ndarray, shape (T, 3, 3)
+            Corners of each triangle.
+        groups : list of str
+            Group names; ``group_of[k]`` indexes it for triangle ``k``.
+        group_of : ndarray of int, shape (T,)
+
+        Raises
+        ------
+        GeometryError
+            A coordinate is not finite (naming the first such triangle).
+        """
+        corners = np.asarray(corners, dtype=np.float64).reshape(-1, 3, 3)
+        bad = ~np.isfinite(corners).all(axis=(1, 2))
+        if bad.any():
+            raise GeometryError(f"triangle {int(np.flatnonzero(bad)[0])}: corners must be "
+                                "finite numbers")
+        new, set_field = object.__new__, object.__setattr__
+        group_of = np.asarray(group_of)
+        out = []
+        append = out.append
+        # The checks of __post_init__ were made above for the whole array at once; building
+        # each object field by field is several times faster than the validating constructor.
+        # Converted a slice at a time, so the temporary Python lists stay small.
+        with collector_paused():
+            for start in range(0, len(corners), _TRIANGLES_PER_SLICE):
+                part = corners[start:start + _TRIANGLES_PER_SLICE].reshape(-1, 3).tolist()
+                points = list(map(tuple, part))
+                del part
+                names = [groups[g] for g in group_of[start:start + _TRIANGLES_PER_SLICE].tolist()]
+                for v0, v1, v2, group in zip(points[0::3], points[1::3], points[2::3], names):
+                    tri = new(cls)
+                    set_field(tri, "v0", v0)
+                    set_field(tri, "v1", v1)
+                    set_field(tri, "v2", v2)
+                    set_field(tri, "group", group)
+                    append(tri)
+        return out
 
     @property
     def corners(self) -> np.ndarray:
@@ -125,3 +178,17 @@ def refuse_level_geometry(scene, format_label: str) -> None:
                         ((segments, "wall segments"), (triangles, "mesh triangles")) if count)
     raise UnsupportedContentError(f"{format_label} holds brushes and entities only; this level "
                                   f"also has {held}, which would be lost (nothing was written)")
+
+
+def triangle_corners(triangles: list[Triangle]) -> np.ndarray:
+    """``(T, 3, 3)`` corners of many triangles, gathered in one conversion."""
+    out = np.empty((len(triangles), 3, 3))
+    flat = out.reshape(-1)
+    corners_of = attrgetter("v0", "v1", "v2")
+    # A flat stream of floats is converted several times faster than nested tuples.
+    for start in range(0, len(triangles), _TRIANGLES_PER_SLICE):
+        part = triangles[start:start + _TRIANGLES_PER_SLICE]
+        numbers = chain.from_iterable(chain.from_iterable(map(corners_of, part)))
+        flat[9 * start:9 * (start + len(part))] = np.fromiter(numbers, dtype=np.float64,
+                                                              count=9 * len(part))
+    return out

@@ -125,8 +125,9 @@ def _read(file: str, member: str | None, registry, caught: list[str]) -> Scene:
     if Path(file).suffix.lower() == ".json":
         if not os.path.exists(file):
             raise PartitionStudioError(f"{file}: no such file")
+        _check_readable(Path(file))
         from .native import load_scene
-        return load_scene(file)
+        return load_scene(file, registry)
     importer = registry.importer_for(file)
     if importer is None:
         known = ", ".join(sorted({p for i in registry.importers.values() for p in i.patterns}
@@ -134,6 +135,7 @@ def _read(file: str, member: str | None, registry, caught: list[str]) -> Scene:
         raise PluginError(f"{file}: no importer reads this kind of file (known: {known})")
     if not os.path.exists(file):
         raise PartitionStudioError(f"{file}: no such file")
+    _check_readable(Path(file))
     accepts = inspect.signature(importer.load).parameters
     options = {}
     if member is not None:
@@ -142,15 +144,33 @@ def _read(file: str, member: str | None, registry, caught: list[str]) -> Scene:
         options["member"] = member
     if "on_bad_brush" in accepts:
         options["on_bad_brush"] = "skip"  # a damaged brush is a warning, not a refused level
-    if "warn" in accepts:  # warnings straight to the result: safe on a worker thread
-        options["warn"] = caught.append
-        document = importer.load(file, **options)
-    else:
-        document = _load_catching_warnings(importer, file, options, caught)
+    try:
+        if "warn" in accepts:  # warnings straight to the result: safe on a worker thread
+            options["warn"] = caught.append
+            document = importer.load(file, **options)
+        else:
+            document = _load_catching_warnings(importer, file, options, caught)
+    except OSError as exc:  # read between the check above and now, or by the importer itself
+        raise PartitionStudioError(f"{file}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(document, Scene):
         raise PluginError(f"{file}: importer '{importer.name}' returned "
                           f"{type(document).__name__}, not a scene")
     return document
+
+
+def _check_readable(path: Path) -> None:
+    """Refuse a folder, a device or pipe (reading one may never end) and an unreadable file."""
+    if path.is_dir():
+        raise PartitionStudioError(f"{path}: is a folder, not a level file")
+    if not path.is_file():
+        raise PartitionStudioError(f"{path}: is not a regular file (a device or pipe cannot be "
+                                   "read as a level)")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise PartitionStudioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
 
 
 def _load_catching_warnings(importer, file: str, options: dict, caught: list[str]):

@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from spatial.atomic import atomic_write_text
-from spatial.errors import GeometryError, PartitionStudioError, UnsupportedContentError
+from spatial.bounded_json import loads_bounded
+from spatial.errors import GeometryError, ParseError, PartitionStudioError, UnsupportedContentError
 from spatial.objects import MAX_ID
 
 from .brushes import Brush, build_solids
@@ -239,12 +240,17 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {json.dumps(value)}"
 
 
-def loads_scene(text: str, source: str = "<scene>") -> Scene:
-    """Build a scene from native JSON text; raises :class:`NativeFormatError` (nothing built)."""
+def loads_scene(text: str | bytes, source: str = "<scene>", registry=None) -> Scene:
+    """Build a scene from native JSON text (bytes: UTF-8); raises :class:`NativeFormatError`
+    (nothing built). Nesting and number length are bounded (:mod:`spatial.bounded_json`).
+
+    The scene's backend must be one ``registry`` (default: the plugin registry) provides, and
+    its parameters valid for it; an unknown backend is refused naming ``settings.backend``.
+    """
     try:
-        doc = json.loads(text, parse_constant=_NonFinite)
-    except json.JSONDecodeError as exc:
-        raise NativeFormatError(f"{source}:{exc.lineno}:{exc.colno}", "", f"invalid JSON: {exc.msg}") from None
+        doc = loads_bounded(text, source, parse_constant=_NonFinite)
+    except ParseError as exc:
+        raise NativeFormatError(f"{source}:{exc.line}:{exc.column}", "", exc.detail) from None
     r = _Reader(source)
     if not isinstance(doc, dict):
         r.fail("", f"expected a JSON object at the top, got {_describe(doc)}")
@@ -260,7 +266,7 @@ def loads_scene(text: str, source: str = "<scene>") -> Scene:
     next_id = r.integer(doc["next_id"], "next_id")
     if next_id > MAX_ID:
         r.fail("next_id", f"{next_id} is too large (ids must stay below {MAX_ID})")
-    settings = _read_settings(r, doc["settings"])
+    settings = _read_settings(r, doc["settings"], registry)
 
     objects: dict[int, Any] = {}
     where: dict[int, str] = {}
@@ -325,7 +331,7 @@ def _read_id(r: _Reader, value, field: str, seen: dict) -> int:
     return oid
 
 
-def _read_settings(r: _Reader, raw) -> Settings:
+def _read_settings(r: _Reader, raw, registry) -> Settings:
     raw = r.obj(raw, "settings", ("backend", "params", "metadata"))
     backend = r.string(raw["backend"], "settings.backend")
     params = r.obj(raw["params"], "settings.params", (),
@@ -334,19 +340,25 @@ def _read_settings(r: _Reader, raw) -> Settings:
     metadata = r.obj(raw["metadata"], "settings.metadata", (),
                      tuple(raw["metadata"]) if isinstance(raw["metadata"], dict) else ())
     r.json_data(metadata, "settings.metadata")
-    _check_params(r, backend, params)
+    _check_params(r, backend, params, registry)
     return Settings(backend, params, metadata)
 
 
-def _check_params(r: _Reader, backend: str, params: dict) -> None:
+def _check_params(r: _Reader, backend: str, params: dict, registry) -> None:
     """Parameters of a backend this installation knows must be valid for it."""
     from spatial.errors import ParamError
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
-    cls = default_registry().backends.get(backend)
+    if registry is None:
+        registry = default_registry()
+    cls = registry.backends.get(backend)
     if cls is None:
-        return  # a plugin missing here: keep the values, the index falls back to brute force
+        # Refused rather than opened with another backend: a scene is tuned for its backend,
+        # and a silent substitute would change every figure computed from it.
+        known = ", ".join(sorted(registry.backends))
+        r.fail("settings.backend", f"unknown backend '{backend}' (known: {known}); install the "
+                                   "plugin that provides it or change the backend in the file")
     try:
         parse_params(cls.Params, params)
     except ParamError as exc:
@@ -394,15 +406,11 @@ def _check_geometry(r: _Reader, brush_fields: list[tuple[Brush, str]]) -> None:
             r.fail(field, message)
 
 
-def load_scene(path: str | os.PathLike) -> Scene:
+def load_scene(path: str | os.PathLike, registry=None) -> Scene:
     """Read a native scene file (errors name the file and the JSON field)."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise NativeFormatError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NativeFormatError(str(path), "", f"not UTF-8 text (byte {exc.start})") from None
-    return loads_scene(text, str(path))
+    return loads_scene(data, str(path), registry)

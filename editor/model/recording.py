@@ -25,6 +25,8 @@ import io
 import json
 import os
 import time
+import zipfile
+import zlib
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,8 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spatial.atomic import atomic_write_bytes
+from spatial.bounded_json import loads_bounded
 from spatial.contract import PairResult, SpatialIndex
-from spatial.errors import PartitionStudioError
+from spatial.errors import ParseError, PartitionStudioError
+from spatial.objects import MAX_ID
 
 from .frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 
@@ -296,6 +300,65 @@ def save_recording(recording: Recording, path: str | os.PathLike) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
+#: The most bytes the arrays of a recording may hold once unpacked (a ring of 10,000 frames of
+#: 10,000 objects is about 0.6 GB): a damaged or hostile file is refused before it is unpacked.
+MAX_RECORDING_BYTES = 4 * 1024 ** 3
+
+# What reading a damaged zip member can raise besides our own checks.
+# (A damaged flag bit makes zipfile think a member is encrypted: RuntimeError.)
+_ZIP_ERRORS = (OSError, ValueError, EOFError, RuntimeError, zipfile.BadZipFile, zlib.error,
+               NotImplementedError)
+
+
+def _reason(exc: BaseException) -> str:
+    """The library's own words on a damaged archive, on one short line."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _check_members(path: str) -> None:
+    """Check every array's header against the bytes the zip holds for it, before any is read.
+
+    A header may claim any shape (10**12 rows) and numpy allocates what it claims before
+    reading; object arrays would need unpickling, which is never done.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = 0
+            for info in archive.infolist():
+                name = info.filename.removesuffix(".npy")
+                total += info.file_size
+                if total > MAX_RECORDING_BYTES:
+                    raise RecordingFormatError(
+                        f"{path}: field '{name}': the arrays unpack to more than the limit of "
+                        f"{MAX_RECORDING_BYTES:,} bytes")
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    elif version == (2, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                    else:
+                        raise RecordingFormatError(f"{path}: field '{name}': unsupported .npy "
+                                                   f"version {version}")
+                    header = member.tell()
+                if dtype.hasobject:
+                    raise RecordingFormatError(f"{path}: field '{name}': holds Python objects, "
+                                               "which are never loaded (pickled data)")
+                declared = dtype.itemsize
+                for extent in shape:
+                    declared *= int(extent)
+                held = info.file_size - header
+                if declared != held:
+                    raise RecordingFormatError(
+                        f"{path}: field '{name}': the header declares shape {tuple(shape)} "
+                        f"({declared:,} bytes) but the file holds {held:,} bytes")
+    except RecordingFormatError:
+        raise
+    except _ZIP_ERRORS as exc:
+        raise RecordingFormatError(f"{path}: not a readable .npz recording: {_reason(exc)}") from None
+
+
 class _Fields:
     def __init__(self, path, data) -> None:
         self.path, self.data = os.fspath(path), data
@@ -306,7 +369,10 @@ class _Fields:
     def get(self, name: str, kind: str, ndim: int, width: int | None = None) -> np.ndarray:
         if name not in self.data.files:
             raise self.fail(name, "is missing")
-        arr = self.data[name]
+        try:
+            arr = self.data[name]
+        except _ZIP_ERRORS as exc:  # a damaged member: bad CRC, truncated stream
+            raise self.fail(name, f"cannot be read: {_reason(exc)}") from None
         ok = {"int": np.issubdtype(arr.dtype, np.integer), "float": np.issubdtype(arr.dtype, np.floating)
               or np.issubdtype(arr.dtype, np.integer), "bool": arr.dtype == np.bool_,
               "str": arr.dtype.kind == "U"}[kind]
@@ -323,10 +389,14 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
 
     ``capacity`` defaults to the number of frames in the file; a smaller one keeps the last.
     """
+    if not os.path.isfile(path):
+        reason = "is a folder" if os.path.isdir(path) else "no such file"
+        raise RecordingFormatError(f"{os.fspath(path)}: cannot read: {reason}")
+    _check_members(os.fspath(path))
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
-        raise RecordingFormatError(f"{os.fspath(path)}: not a readable .npz recording: {exc}") from None
+    except _ZIP_ERRORS as exc:
+        raise RecordingFormatError(f"{os.fspath(path)}: not a readable .npz recording: {_reason(exc)}") from None
     with data:
         f = _Fields(path, data)
         fmt = f.get("format", "str", 0)
@@ -336,9 +406,9 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
         if version != FORMAT_VERSION:
             raise f.fail("version", f"this program reads version {FORMAT_VERSION}, the file is version {version}")
         try:
-            meta = json.loads(str(f.get("meta", "str", 0)))
-        except json.JSONDecodeError as exc:
-            raise f.fail("meta", f"invalid JSON: {exc.msg}") from None
+            meta = loads_bounded(str(f.get("meta", "str", 0)), "meta")
+        except ParseError as exc:
+            raise f.fail("meta", f"{exc.line}:{exc.column}: {exc.detail}") from None
         if not isinstance(meta, dict):
             raise f.fail("meta", "expected a JSON object")
         static_ids = f.get("static_ids", "int", 1)
@@ -360,6 +430,7 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
             if len(arr) != total:
                 raise f.fail(name, f"holds {len(arr)} rows but 'offsets' ends at {total}")
         _check_boxes(f, "", lo, hi)
+        _check_id_range(f, "ids", ids)
         spawn_offsets = _check_offsets(f, "spawn_offsets", nf)
         spawned = f.get("spawned", "int", 1)
         despawn_offsets = _check_offsets(f, "despawn_offsets", nf)
@@ -372,6 +443,7 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
                               capacity=capacity if capacity is not None else max(nf, 1),
                               meta=meta)
         static_set = static_ids
+        previous = np.empty(0, dtype=np.int64)
         for k in range(nf):
             a, b = offsets[k], offsets[k + 1]
             frame_ids = ids[a:b]
@@ -379,6 +451,17 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
                 raise f.fail("ids", f"ids of frame {int(frames[k])} are not ascending and unique")
             if np.isin(frame_ids, static_set).any():
                 raise f.fail("ids", f"frame {int(frames[k])} moves a static object")
+            # Spawns and despawns are what replay inserts and removes: they must be the ids
+            # that appear and disappear, or the index would meet ids it does not hold.
+            born = spawned[spawn_offsets[k]:spawn_offsets[k + 1]]
+            gone = despawned[despawn_offsets[k]:despawn_offsets[k + 1]]
+            if k and not np.array_equal(np.sort(born), np.setdiff1d(frame_ids, previous)):
+                raise f.fail("spawned", f"frame {int(frames[k])} lists spawns other than the ids "
+                                        "that appear in it")
+            if k and not np.array_equal(np.sort(gone), np.setdiff1d(previous, frame_ids)):
+                raise f.fail("despawned", f"frame {int(frames[k])} lists despawns other than the "
+                                          "ids that disappear in it")
+            previous = frame_ids
             recording.append(FrameRecord(int(frames[k]), frame_ids.astype(np.int64), lo[a:b].astype(np.float64),
                                          hi[a:b].astype(np.float64), awake[a:b].copy(),
                                          spawned[spawn_offsets[k]:spawn_offsets[k + 1]].astype(np.int64),
@@ -401,8 +484,12 @@ def _check_boxes(f: _Fields, prefix: str, lo: np.ndarray, hi: np.ndarray) -> Non
         raise f.fail(prefix + ("_" if prefix else "") + "lo", f"row {int(bad[0])} has lo > hi")
 
 
+def _check_id_range(f: _Fields, name: str, ids: np.ndarray) -> None:
+    if len(ids) and (ids.min() < 0 or ids.max() >= MAX_ID):
+        raise f.fail(name, f"ids must be in [0, {MAX_ID})")
+
+
 def _check_ids(f: _Fields, name: str, ids: np.ndarray) -> None:
-    if len(ids) and ids.min() < 0:
-        raise f.fail(name, "ids must be >= 0")
+    _check_id_range(f, name, ids)
     if len(np.unique(ids)) != len(ids):
         raise f.fail(name, "ids must be unique")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
 from types import MappingProxyType
 
 import numpy as np
@@ -27,7 +28,7 @@ from spatial.errors import GeometryError, PartitionStudioError
 from .brushes import Brush, build_solids
 from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
-from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle
+from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, triangle_corners
 
 SceneObject = Brush | Entity | Segment | Triangle
 
@@ -167,6 +168,24 @@ class Scene:
     def bounds_of(self, ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(lo, hi)`` arrays ``(N, 3)`` of indexed objects."""
         objects = [self[oid] for oid in ids]
+        is_triangle = np.fromiter((type(obj) is Triangle for obj in objects), dtype=bool,
+                                  count=len(objects))
+        if is_triangle.any():
+            # A mesh holds millions of triangles: their boxes come from one corner array
+            # rather than two small arrays per object.
+            lo = np.empty((len(objects), 3))
+            hi = np.empty((len(objects), 3))
+            corners = triangle_corners(list(compress(objects, is_triangle)))
+            lo[is_triangle], hi[is_triangle] = corners.min(axis=1), corners.max(axis=1)
+            rest = ~is_triangle
+            if rest.any():
+                others = list(compress(objects, rest))
+                lo[rest], hi[rest] = self._object_bounds(others)
+            return lo, hi
+        return self._object_bounds(objects)
+
+    @staticmethod
+    def _object_bounds(objects: list) -> tuple[np.ndarray, np.ndarray]:
         # Rows gathered in lists and converted once: one numpy assignment per object costs
         # more than the bounds themselves on a level of thousands of brushes.
         lo = np.array([obj.lo for obj in objects], dtype=np.float64).reshape(-1, 3)
@@ -272,8 +291,11 @@ class Scene:
 
     def _kind(self, changed: dict, settings) -> ChangeKind:
         kind = ChangeKind.SETTINGS if settings is not None else ChangeKind.NONE
+        objects = self._objects
+        if not any(map(objects.__contains__, changed)):  # only additions (an import)
+            return kind | ChangeKind.ADDED if changed else kind
         for oid, new in changed.items():
-            old = self._objects.get(oid)
+            old = objects.get(oid)
             if old is None:
                 kind |= ChangeKind.ADDED
             elif new is None:

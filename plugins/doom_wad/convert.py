@@ -19,6 +19,7 @@ from editor.model.scene import Edit, Scene, Settings
 
 from .mapdata import NO_SIDE, SUBSECTOR_BIT, MapData, open_map
 from .things import flag_names, thing_class
+from .wad import WadError
 
 
 def _name(raw: bytes) -> str:
@@ -36,7 +37,9 @@ def point_sector(data: MapData, x: float, y: float) -> int:
     if data.nodes is None or not len(data.nodes) or not len(data.segs):
         return -1
     child = len(data.nodes) - 1  # the root is the last node
-    while True:
+    # read_map checked that the nodes form a tree, so a walk visits each node at most once;
+    # the bound keeps even a hand-built MapData from looping.
+    for _ in range(len(data.nodes)):
         node = data.nodes[child]
         # Doom's R_PointOnSide: the right child only when strictly on the right.
         cross = (float(node["dy"]) * (x - float(node["x"]))
@@ -51,6 +54,8 @@ def point_sector(data: MapData, x: float, y: float) -> int:
                 return -1
             return int(data.sidedefs[side]["sector"])
         child = nxt
+    raise WadError(data.path, f"the walk from the root passes more than {len(data.nodes)} nodes "
+                              "(the nodes do not form a tree)", data.where("NODES"))
 
 
 def linedef_segments(data: MapData) -> list[Segment]:

@@ -21,7 +21,9 @@ NODES      28     x, y, dx, dy, right box (top, bottom, left, right), left box, 
 A map is Hexen format when a ``BEHAVIOR`` lump follows its marker. A lump whose size is not a
 whole number of records, or a record pointing at a vertex, sidedef or sector that does not
 exist, raises :class:`~.wad.WadError` naming the map, the lump and the record: a damaged map
-is refused whole, never half read.
+is refused whole, never half read. The nodes must form a tree under the root (the last NODES
+record): a node reached twice (a cycle or a shared child) is refused, so no walk of the
+map's nodes can loop, and a subsector must hold at least one seg.
 """
 from __future__ import annotations
 
@@ -151,6 +153,10 @@ def _read_nodes(wad: WadFile, lumps: dict[str, Lump], data: MapData) -> None:
         raise WadError(wad.path, f"record {int(np.flatnonzero(bad_dir)[0])}: direction must be "
                                  f"0 or 1", where("SEGS"))
     ss = data.subsectors
+    empty = ss["count"] == 0
+    if empty.any():
+        raise WadError(wad.path, f"record {int(np.flatnonzero(empty)[0])}: a subsector needs at "
+                                 "least one seg", where("SSECTORS"))
     end = ss["first"].astype(np.int64) + ss["count"].astype(np.int64)
     _check_refs(wad, where("SSECTORS"), end - 1, len(segs), "segs", "last seg")
     for side in ("right", "left"):
@@ -160,6 +166,33 @@ def _read_nodes(wad: WadFile, lumps: dict[str, Lump], data: MapData) -> None:
                     len(ss), "subsectors", f"{side} subsector")
         _check_refs(wad, where("NODES"), np.where(is_sub, 0, child), len(data.nodes), "nodes",
                     f"{side} child")
+    _check_tree(wad, data)
+
+
+def _check_tree(wad: WadFile, data: MapData) -> None:
+    """Refuse NODES that are not a tree under the root (the last record): a node reached twice
+    is a cycle or a shared child, and a walk of the map's nodes would never end on a cycle.
+
+    The walk keeps a visited flag per node, so it ends after at most one visit per record.
+    """
+    nodes = data.nodes
+    if not len(nodes):
+        return
+    children = np.stack([nodes["right"], nodes["left"]], axis=1).astype(np.int64).tolist()
+    visited = bytearray(len(nodes))
+    stack = [len(nodes) - 1]
+    visited[-1] = 1
+    while stack:
+        node = stack.pop()
+        for child in children[node]:
+            if child & SUBSECTOR_BIT:
+                continue
+            if visited[child]:
+                kind = "a cycle" if child == len(nodes) - 1 else "a cycle or a shared child"
+                raise WadError(wad.path, f"record {node}: child node {child} is reached twice "
+                                         f"({kind}; the nodes must form a tree)", data.where("NODES"))
+            visited[child] = 1
+            stack.append(child)
 
 
 def open_map(path, name: str | None = None) -> MapData:

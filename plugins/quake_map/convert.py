@@ -23,6 +23,7 @@ from editor.model.entities import BRUSH, POINT, TB_TYPE, Entity, parse_vector
 from editor.model.faces import Face
 from editor.model.level_geometry import refuse_level_geometry
 from editor.model.scene import Edit, Scene, Settings
+from spatial.collector import collector_paused
 from spatial.errors import GeometryError, ParseError, PartitionStudioWarning
 
 from .syntax import (
@@ -34,7 +35,6 @@ from .syntax import (
     MapEntity,
     MapFace,
     MapFile,
-    _collector_paused,
     read_map,
     save_map,
 )
@@ -115,7 +115,7 @@ def mapfile_to_scene(mapfile: MapFile, path: str = "<map>", on_bad_brush: str = 
         raise ValueError(f"on_bad_brush must be one of {ON_BAD_BRUSH}, got {on_bad_brush!r}")
     # Tens of thousands of faces and tuples, none in a reference cycle: the cyclic collector
     # would otherwise walk the growing heap again and again (most of the import time).
-    with _collector_paused():
+    with collector_paused():
         return _mapfile_to_scene(mapfile, path, on_bad_brush, warn)
 
 

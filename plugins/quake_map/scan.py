@@ -178,17 +178,15 @@ def _face(codes, p, n, row, spans, powers):
     if not exact:
         spans[column + last - 1, 0] = start
         spans[column + last - 1, 1] = p
-    # the face ends its line ...
-    if p < n and codes[p] == _CR:
-        p += 1
-    if p >= n or codes[p] != _LF:
+    # the face ends its line (CR LF, LF or a lone CR) ...
+    if p >= n or (codes[p] != _LF and codes[p] != _CR):
         return -1, False, 0, 0
     # ... and the separator after it (white space and // comments) belongs to it
     while True:
         while p < n and (codes[p] == _SPACE or _TAB <= codes[p] <= _CR):
             p += 1
         if p + 1 < n and codes[p] == _SLASH and codes[p + 1] == _SLASH:
-            while p < n and codes[p] != _LF:
+            while p < n and codes[p] != _LF and codes[p] != _CR:
                 p += 1
             continue
         break
@@ -216,7 +214,7 @@ def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spa
                 texture_spans[found, 0] = t0
                 texture_spans[found, 1] = t1
                 found += 1
-        while p < n and codes[p] != _LF:
+        while p < n and codes[p] != _LF and codes[p] != _CR:
             p += 1
         p += 1
     return found

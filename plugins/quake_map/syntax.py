@@ -23,8 +23,9 @@ What is accepted
   backslash; any other backslash is literal, so ``"wad" "\\quake\\id1.wad"`` reads as written.
 * The comment lines before the first entity form :attr:`MapFile.header` (TrenchBroom's
   ``// Game: Quake`` and ``// Format: Valve``); the ``// entity N`` and ``// brush N`` markers
-  are not kept, the writer numbers entities and brushes afresh; a carriage return inside a
-  header comment reads as a space. Other comments are dropped.
+  are not kept, the writer numbers entities and brushes afresh. Other comments are dropped.
+* Lines end with LF, CR LF or a lone CR (old Mac files), even mixed; a whole map may sit on one
+  line. Lines and columns count the same whichever ending a file uses.
 * An empty file, or one holding only whitespace and comments, is a valid map with no entities.
 * The file format is that of the faces (one file uses one form; mixing them is an error), or,
   in a map without faces, the ``// Format:`` header, then worldspawn's ``"mapversion" "220"``.
@@ -36,9 +37,11 @@ columns count characters) point at it: bytes that are not UTF-8, control charact
 tokens, unterminated strings, brushes and entities (reported where they were opened), faces with
 missing or malformed parts, NaN or infinite numbers, faces whose three plane points are collinear
 or coincident, patches and other non-brush blocks (``patchDef2``, ``brushDef`` ...), faces whose
-form contradicts the rest of the file or its ``// Format:`` header, and header lines announcing
-two formats. When a line stops short (a truncated face, a key without its value) the error
-points just past its last token rather than at the next line. Syntax is checked first and plane
+form contradicts the rest of the file or its ``// Format:`` header, header lines announcing
+two formats, a token (a run of characters between white space) longer than
+:data:`MAX_TOKEN_CHARS` and a line longer than :data:`MAX_LINE_CHARS`. When a line stops short
+(a truncated face, a key without its value) the error points just past its last token rather
+than at the next line. Syntax is checked first and plane
 geometry after it, and no partial result is ever returned.
 
 Whether brushes are closed and convex, and how many faces a brush has (even none), is a question
@@ -47,8 +50,6 @@ character set rather than UTF-8 are rejected as not UTF-8.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
 import os
 import re
@@ -60,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from spatial.atomic import atomic_writer
+from spatial.collector import collector_paused
 from spatial.errors import ParseError
 
 from .scan import STANDARD_WIDTH, VALVE_WIDTH, scan_canonical_faces
@@ -69,6 +71,17 @@ VALVE220 = "valve220"
 FORMATS = (STANDARD, VALVE220)
 
 Vec3 = tuple[float, float, float]
+
+#: The longest token (a run of characters between white space: a number, a texture name, a
+#: quoted string without spaces) a map may hold. Real keys, values and texture names are far
+#: shorter (Quake's own limit is 1,024); the bound keeps every expression's work per token small.
+MAX_TOKEN_CHARS = 65_536
+#: The longest line a map may hold. A whole map may sit on one line (some tools write no line
+#: breaks), so this is far above any real line, yet it bounds a quoted string or a comment.
+MAX_LINE_CHARS = 16 * 1024 * 1024
+
+# White space character codes: token boundaries for the size check.
+_BLANK_CODES = np.array([9, 10, 11, 12, 13, 32])
 
 #: Three plane points are collinear when the sine of the angle between the two edge vectors they
 #: span is below this: the plane normal would then be numerical noise rather than geometry.
@@ -204,7 +217,7 @@ class MapFile:
 # --------------------------------------------------------------------------------------------
 # Lexical pieces. Possessive quantifiers keep the engine from backtracking into separators.
 
-_SEP = r"\s*+(?://[^\n]*+\s*+)*+"
+_SEP = r"\s*+(?://[^\r\n]*+\s*+)*+"
 _NUMBER = r'[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+(?![^\s()\[\]{}"/])'
 _STRING_BODY = r'(?:[^"\\\r\n]|\\[^\r\n])*+'
 _QUOTED = '"' + _STRING_BODY + '"'
@@ -218,12 +231,12 @@ _QUOTED_RE = re.compile(_QUOTED)
 _PROPERTY_RE = re.compile(f'"({_STRING_BODY})"{_SEP}"({_STRING_BODY})"')
 _UNESCAPE_RE = re.compile(r'\\([\\"])')
 _ESCAPE_RE = re.compile(r'"|\\(?=[\\"]|\Z)')
-_COMMENT_RE = re.compile(r"//[^\n]*")
+_COMMENT_RE = re.compile(r"//[^\r\n]*")
 _MARKER_RE = re.compile(r"//\s*(?:entity|brush|patch)\s+\d+\s*\Z")
 _FORMAT_HEADER_RE = re.compile(r"//\s*Format\s*:\s*(.*?)\s*\Z", re.IGNORECASE)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20), 0x7f])
-_TOKEN_RE = re.compile(r'"[^"\n]*"?|[(){}\[\]]|(?:[^\s"(){}\[\]/]|/(?!/))+')
+_TOKEN_RE = re.compile(r'"[^"\r\n]*"?|[(){}\[\]]|(?:[^\s"(){}\[\]/]|/(?!/))+')
 _BLOCK_RE = re.compile(r"([A-Za-z_]\w*)" + _SEP + r"\{")
 _NOT_A_NUMBER_RE = re.compile(r"[-+]?(?:nan|inf|infinity|\d*\.?\d*#\w*)\Z", re.IGNORECASE)
 _BARE_TEXTURE_FULL_RE = re.compile(_BARE_TEXTURE + r"\Z")
@@ -321,7 +334,36 @@ def _join_canonical(items: list[_Item]) -> str:
 
 _CANONICAL_FACE_RE = re.compile(
     _join_canonical(_HEAD_ITEMS) + f" (?:{_join_canonical(_VALVE_ITEMS)}|"
-    f"{_join_canonical(_STANDARD_ITEMS)})()(?=\r?\n){_SEP}")
+    f"{_join_canonical(_STANDARD_ITEMS)})()(?=[\r\n]){_SEP}")
+
+
+def _line_starts(codes: np.ndarray) -> np.ndarray:
+    """Offsets where lines start: after a LF, after a CR not followed by LF, and 0.
+
+    CR LF, LF and a lone CR (old Mac files) all end a line, so line and column stay right
+    whichever a file uses.
+    """
+    cr = codes == 13
+    lf = codes == 10
+    lone_cr = cr.copy()
+    lone_cr[:-1] &= ~lf[1:]
+    ends = np.flatnonzero(lf | lone_cr)
+    return np.concatenate(([0], ends + 1)).astype(np.int64)
+
+
+def _longest_run(breaks: np.ndarray, n: int) -> tuple[int, int]:
+    """Start and length of the longest run of ``range(n)`` holding none of ``breaks``."""
+    edges = np.concatenate(([-1], breaks, [n]))
+    gaps = np.diff(edges) - 1
+    at = int(np.argmax(gaps))
+    return int(edges[at]) + 1, int(gaps[at])
+
+
+def _shortened(token: str) -> str:
+    """``token`` quoted for an error message, cut to 40 characters."""
+    if len(token) > 40:
+        token = token[:37] + "..."
+    return f"'{token}'"
 
 
 def _unquote(token: str) -> str:
@@ -343,8 +385,11 @@ class _Parser:
     def __init__(self, text: str, path: str):
         self.text = text
         self.path = path
-        self._counted_to = 0      # newlines before this offset are already counted ...
-        self._counted_line = 1    # ... and this is the line number at that offset
+        if text.isascii():
+            self.codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        else:  # one code unit per character, so offsets stay character offsets
+            self.codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        self.line_starts = _line_starts(self.codes)
         self.header_format: str | None = None
         self.face_form: str | None = None
         self.face_form_at = (0, 0)
@@ -353,7 +398,6 @@ class _Parser:
         # building each face as it is met.
         self.face_records: list = []  # a Match, or a (first, end) run of canonical faces
         self.face_count = 0
-        self.newlines: np.ndarray | None = None
         self.canonical: tuple = ()       # what scan_canonical_faces found
         self.canonical_starts: list[int] = []
         self.canonical_ends: list[int] = []
@@ -367,14 +411,25 @@ class _Parser:
 
     # -- positions and errors --------------------------------------------------------------
     def where(self, pos: int) -> tuple[int, int]:
-        text = self.text
-        if pos >= self._counted_to:
-            self._counted_line += text.count("\n", self._counted_to, pos)
-            self._counted_to = pos
-            line = self._counted_line
-        else:
-            line = text.count("\n", 0, pos) + 1
-        return line, pos - text.rfind("\n", 0, pos)
+        """1-based line and column of the character offset ``pos``."""
+        line = int(np.searchsorted(self.line_starts, pos, side="right"))
+        return line, pos - int(self.line_starts[line - 1]) + 1
+
+    def check_sizes(self) -> None:
+        """Refuse a token or a line longer than the limits, before any expression runs on it."""
+        codes = self.codes
+        breaks = np.flatnonzero(np.isin(codes, _BLANK_CODES))
+        start, length = _longest_run(breaks, len(codes))
+        if length > MAX_TOKEN_CHARS:
+            raise self.error(start, f"a token of {length:,} characters is longer than the "
+                                    f"limit of {MAX_TOKEN_CHARS:,} (is this a .map file?)")
+        starts = self.line_starts
+        ends = np.append(starts[1:], len(codes))
+        longest = int(np.argmax(ends - starts))
+        length = int(ends[longest] - starts[longest])
+        if length > MAX_LINE_CHARS:
+            raise self.error(int(starts[longest]), f"a line of {length:,} characters is longer "
+                                                   f"than the limit of {MAX_LINE_CHARS:,}")
 
     def error(self, pos: int, message: str) -> ParseError:
         line, column = self.where(pos)
@@ -385,10 +440,7 @@ class _Parser:
         if pos >= len(self.text):
             return "the end of the file"
         m = _TOKEN_RE.match(self.text, pos)
-        token = m.group() if m else self.text[pos]
-        if len(token) > 40:
-            token = token[:37] + "..."
-        return f"'{token}'"
+        return _shortened(m.group() if m else self.text[pos])
 
     def skip(self, pos: int) -> int:
         return _SEP_RE.match(self.text, pos).end()
@@ -401,7 +453,7 @@ class _Parser:
         for comment in _COMMENT_RE.finditer(text, 0, pos):
             # A lone carriage return inside a comment would end the line for some readers: it
             # is kept as a space, so the header can be written back as the lines it shows.
-            line = comment.group().rstrip().replace("\r", " ")
+            line = comment.group().rstrip()
             if _MARKER_RE.match(line):
                 continue
             announced = _header_format(line)
@@ -521,13 +573,7 @@ class _Parser:
     # -- bulk decoding of what the scan recorded ----------------------------------------------
     def scan_canonical(self) -> None:
         """Read every face written the way level editors write them in one compiled pass."""
-        text = self.text
-        if text.isascii():
-            codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        else:  # one code unit per character, so offsets stay character offsets
-            codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        self.newlines = np.flatnonzero(codes == 10)
-        found = scan_canonical_faces(text, codes)
+        found = scan_canonical_faces(self.text, self.codes)
         starts, ends = found[0], found[1]
         # Faces that follow one another with nothing between them form a run.
         run_ends = np.append(np.flatnonzero(starts[1:] != ends[:-1]), len(starts) - 1)
@@ -539,11 +585,9 @@ class _Parser:
 
     def lines_and_columns(self, offsets) -> tuple[list[int], list[int]]:
         """1-based lines and columns of many character offsets at once."""
-        newlines = self.newlines
         at = np.asarray(offsets, dtype=np.int64)
-        before = np.searchsorted(newlines, at)  # newlines before each offset
-        line_start = np.where(before > 0, newlines[np.maximum(before - 1, 0)] + 1, 0)
-        return (before + 1).tolist(), (at - line_start + 1).tolist()
+        lines = np.searchsorted(self.line_starts, at, side="right")
+        return lines.tolist(), (at - self.line_starts[lines - 1] + 1).tolist()
 
     def decode_faces(self) -> None:
         """Turn every recorded face into a :class:`MapFace`, checking numbers and form.
@@ -713,7 +757,7 @@ class _Parser:
                     if item.is_number and _NOT_A_NUMBER_RE.match(got.strip("'")) else "")
             raise self.missing(start, pos, item.what, hint)
         if item.is_number and not math.isfinite(float(m.group())):
-            raise self.error(pos, f"expected {item.what}, got '{m.group()}', which is too large "
+            raise self.error(pos, f"expected {item.what}, got {_shortened(m.group())}, which is too large "
                                   "to be a finite number")
         return m.end()
 
@@ -724,33 +768,13 @@ class _Parser:
         truncated face, a key without its value), so the error points just past its last token.
         """
         got = self.describe(at)
-        if "\n" in self.text[after:at]:
-            line, column = self.where(at)
+        line, column = self.where(at)
+        if line != self.where(after)[0]:
             return self.error(after, f"expected {what} before the end of the line (next comes "
                                      f"{got} at line {line}, column {column}){hint}")
         return self.error(at, f"expected {what}, got {got}{hint}")
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """Pause the cyclic garbage collector while parsing.
-
-    A big map allocates hundreds of thousands of small tuples and faces, none of them in a
-    reference cycle; left running, the collector traverses them again and again for nothing
-    (about a quarter of the parse time on a 22,000-face map).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # The objects made meanwhile still count as young: the first collection after this would
-        # walk them all at once. Freezing and unfreezing moves every tracked object to the oldest
-        # generation in constant time, so they are walked only by the next full collection.
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -799,7 +823,8 @@ def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
     if control is not None:
         raise parser.error(control.start(), f"control character U+{ord(control.group()):04X} is "
                                             "not allowed in a .map file (is this a binary file?)")
-    with _collector_paused():
+    parser.check_sizes()
+    with collector_paused():
         return parser.parse()
 
 

@@ -1,6 +1,8 @@
 """Opening files by kind, and the scene description the headless commands use."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -38,3 +40,28 @@ def test_document_source_describes_the_indexed_objects():
     assert src.dynamic.sum() == len(scene.point_entity_ids())
     assert (src.lo <= src.hi).all() and len(src.split_planes) > 0
     assert src.backend == scene.settings.backend and src.document is scene
+
+
+@pytest.mark.parametrize("name", ["level.map", "level.json", "level.obj", "level.wad"])
+def test_a_folder_given_as_a_level_is_one_line(tmp_path, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    with pytest.raises(PartitionStudioError) as caught:
+        load_document(folder)
+    assert str(caught.value) == f"{folder}: is a folder, not a level file"
+
+
+def test_a_pipe_given_as_a_level_is_refused_without_reading_it(tmp_path):
+    pipe = tmp_path / "level.map"
+    os.mkfifo(pipe)  # opening it for reading would wait for a writer forever
+    with pytest.raises(PartitionStudioError, match="is not a regular file"):
+        load_document(pipe)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
+def test_an_unreadable_file_is_one_line(tmp_path):
+    path = tmp_path / "secret.map"
+    path.write_text("{\n}\n")
+    path.chmod(0)
+    with pytest.raises(PartitionStudioError, match=r"secret.map: cannot read: Permission denied"):
+        load_document(path)

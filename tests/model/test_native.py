@@ -162,11 +162,12 @@ def test_future_version_is_refused_clearly():
     assert err.field == "version" and "newer" in str(err)
 
 
-def test_unknown_backend_params_are_kept_known_ones_checked():
+def test_an_unknown_backend_is_refused_naming_the_field_and_known_params_are_checked():
     doc = _valid_doc()
     doc["settings"] = {"backend": "from-a-plugin", "params": {"depth": 3}, "metadata": {}}
-    scene = loads_scene(json.dumps(doc))
-    assert scene.settings.params == {"depth": 3}
+    err = _error(doc)
+    assert err.field == "settings.backend"
+    assert "unknown backend 'from-a-plugin' (known: brute, " in str(err)
     doc["settings"] = {"backend": "brute", "params": {"depth": 3}, "metadata": {}}
     err = _error(doc)
     assert err.field == "settings.params.depth"

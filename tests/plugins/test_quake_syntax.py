@@ -241,9 +241,9 @@ def test_header_keeps_leading_comments_but_not_markers():
     assert m.format == "valve220"  # no faces: the header decides
 
 
-def test_a_carriage_return_inside_a_header_comment_reads_as_a_space():
-    parsed = parse_map("// Game:\rQuake\r\n{\n}\n")
-    assert parsed.header == ["// Game: Quake"]
+def test_a_lone_carriage_return_ends_a_header_comment_line():
+    parsed = parse_map("// Game: Quake\r// Format: Valve\r{\r}\r")
+    assert parsed.header == ["// Game: Quake", "// Format: Valve"]
     assert parse_map(write_map(parsed)) == parsed
 
 

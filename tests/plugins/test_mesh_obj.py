@@ -1,0 +1,98 @@
+"""The OBJ reader and the checks on PLY meshes: located errors, no warning, no traceback."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from plugins._mesh_obj import read_obj
+from plugins.mesh_import import MeshImportError, read_triangles
+from spatial.errors import ParseError
+
+TRIANGLE = "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+PLY_HEAD = ("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+            "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
+            "end_header\n")
+
+
+def _write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("body, line, column, message", [
+    (TRIANGLE + "f 0 1 2\n", 4, 3, "vertex index 0 does not exist (OBJ indices start at 1)"),
+    (TRIANGLE + "f 1 2 4\n", 4, 7, "vertex index 4 is out of range (the file has 3 vertices)"),
+    (TRIANGLE + "f 1 2 -4\n", 4, 7, "vertex index -4 is out of range"),
+    (TRIANGLE + "f 1/1/1 2//2 99999999999999999999999\n", 4, 14, "is out of range"),
+    (TRIANGLE + "f 1 2\n", 4, 6, "a face needs at least three corners, got 2"),
+    (TRIANGLE + "f 1 x 3\n", 4, 5, "face corner 'x' is not a vertex index"),
+    ("v 0 0 0\nv inf 0 0\nv 0 1 0\nf 1 2 3\n", 2, 3, "vertex coordinate 'inf' is not finite"),
+    ("v 0 0 0\nv 0 nan 0\nv 0 1 0\nf 1 2 3\n", 2, 5, "vertex coordinate 'nan' is not finite"),
+    ("v 0 0 0\nv 0 0 1e999\nv 0 1 0\nf 1 2 3\n", 2, 7, "'1e999' is not finite"),
+    ("v 0 0\n", 1, 6, "a vertex needs three coordinates, got 2"),
+    ("v 0 0 " + "1" * 5000 + "\n", 1, 7, "is not finite"),
+])
+def test_bad_obj_input_is_one_located_line_and_no_warning(tmp_path, body, line, column, message):
+    path = _write(tmp_path, "bad.obj", body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ParseError) as caught:
+            read_triangles(path)
+    assert (caught.value.line, caught.value.column) == (line, column)
+    assert str(caught.value).startswith(f"{path}:{line}:{column}: ")
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_obj_faces_with_slashes_negative_indices_polygons_and_groups(tmp_path):
+    text = ("# a quad and a triangle\r\nv 0 0 0\r\nv 1 0 0\r\nv 1 1 0\r\nv 0 1 0\r\nvt 0 0\r\n"
+            "o floor\r\nf 1/1 2/1 3/1 4/1\r\ng\tcap\r\nv 0 0 1 1.0\r\n f -1//1 -4//1 -3//1\r\n")
+    path = _write(tmp_path, "mixed.obj", text)
+    corners, groups, group_of = read_obj(path)
+    assert groups == ["floor", "cap"]
+    assert group_of.tolist() == [0, 0, 1]
+    expected = [[(0, 0, 0), (1, 0, 0), (1, 1, 0)], [(0, 0, 0), (1, 1, 0), (0, 1, 0)],
+                [(0, 0, 1), (1, 0, 0), (1, 1, 0)]]  # -1 is vertex 5, -4 vertex 2
+    assert corners.tolist() == [[list(p) for p in tri] for tri in expected]
+
+
+def test_obj_without_groups_names_the_file_and_matches_the_fast_path(tmp_path):
+    rng = np.random.default_rng(3)
+    vertices = rng.uniform(-10, 10, (50, 3))
+    faces = rng.integers(1, 51, (80, 3))
+    text = "".join(f"v {x!r} {y!r} {z!r}\n" for x, y, z in vertices.tolist())
+    text += "".join(f"f {a} {b} {c}\n" for a, b, c in faces.tolist())
+    corners, groups, group_of = read_obj(_write(tmp_path, "fast.obj", text))
+    assert groups == ["fast.obj"] and (group_of == 0).all()
+    np.testing.assert_array_equal(corners, vertices[faces - 1])
+    # the same file with one face written as a polygon goes through the line-by-line pass
+    slow, _, _ = read_obj(_write(tmp_path, "slow.obj", text + "f 1 2 3 4\n"))
+    np.testing.assert_array_equal(slow[:80], corners)
+
+
+@pytest.mark.parametrize("face, vertex, message", [
+    ("3 0 1 7", "0 1 0", "face 0 uses vertex index 7, out of range (the part has 3 vertices)"),
+    ("3 0 1 2", "0 inf 0", "vertex 2 has a coordinate that is not finite"),
+])
+def test_bad_ply_input_names_the_record_without_warning(tmp_path, face, vertex, message):
+    path = _write(tmp_path, "bad.ply", PLY_HEAD + f"0 0 0\n1 0 0\n{vertex}\n{face}\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(MeshImportError) as caught:
+            read_triangles(path)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_bulk_triangles_equal_the_checked_constructor():
+    from editor.model.level_geometry import Triangle
+    from spatial.errors import GeometryError
+
+    corners = np.arange(2 * 9, dtype=np.float64).reshape(2, 3, 3)
+    made = Triangle.many(corners, ["a", "b"], np.array([1, 0]))
+    assert made == [Triangle((0, 1, 2), (3, 4, 5), (6, 7, 8), "b"),
+                    Triangle((9, 10, 11), (12, 13, 14), (15, 16, 17), "a")]
+    corners[1, 2, 0] = np.inf
+    with pytest.raises(GeometryError, match="triangle 1"):
+        Triangle.many(corners, ["a"], np.array([0, 0]))
