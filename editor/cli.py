@@ -136,6 +136,16 @@ def _read_params_file(path: str) -> dict:
     return doc
 
 
+def load_recording_file(path: str):
+    """A recording for ``simulate --recording`` or ``tune --recording``: ``.npz``, else frame lines."""
+    from editor.model.frame_format import load_frame_lines
+    from editor.model.recording import load_recording
+
+    if not os.path.exists(path):
+        raise CliError(f"{path}: no such file")
+    return load_recording(path) if path.lower().endswith(".npz") else load_frame_lines(path)
+
+
 # --------------------------------------------------------------------------- subcommands
 def _add_source_args(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)

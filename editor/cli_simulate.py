@@ -28,7 +28,6 @@ replay has nothing new to record, so it is refused with ``--recording``.
 from __future__ import annotations
 
 import argparse
-import os
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from editor.model.simulation import SimulationConfig
 from spatial.atomic import check_output_path
 from spatial.params import params_to_dict
 
-from .cli import CliError, _add_backend_args, make_backend, subcommand
+from .cli import CliError, _add_backend_args, load_recording_file, make_backend, subcommand
 
 DEFAULT_FRAMES = 300
 
@@ -71,15 +70,6 @@ def _load_scene(path: str):
     from .cli import open_document
 
     return open_document(path)
-
-
-def _load_recording(path: str):
-    from editor.model.frame_format import load_frame_lines
-    from editor.model.recording import load_recording
-
-    if not os.path.exists(path):
-        raise CliError(f"{path}: no such file")
-    return load_recording(path) if path.lower().endswith(".npz") else load_frame_lines(path)
 
 
 def _save_recording(recording, path: str) -> None:
@@ -125,7 +115,7 @@ def cmd_simulate(args) -> dict:
             raise CliError("--save-recording cannot go with --recording: a replay records nothing new")
         check_output_path(args.save_recording, args.force, "--save-recording")
     if args.recording:
-        recording = _load_recording(args.recording)
+        recording = load_recording_file(args.recording)
         index = make_backend(args.backend, args.param, args.params, _no_source())
         replay = Replay(recording, index)
         hotspots = HotspotWindow(args.window)

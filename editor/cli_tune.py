@@ -113,8 +113,8 @@ def cmd_tune(args) -> dict:
     source = "demo" if args.demo else args.path
     recording = None
     if args.recording:
-        from .cli_simulate import _load_recording
-        recording = _load_recording(args.recording)
+        from .cli import load_recording_file
+        recording = load_recording_file(args.recording)
     workload = scene_workload(scene, args.seed, recording=recording, source=source)
 
     report: dict = {}
