@@ -7,8 +7,9 @@ the repository), then
 1. ``read``    — :func:`plugins.mesh_import.read_triangles` (the OBJ reader);
 2. ``scene``   — the whole importer (:func:`editor.model.loading.load_document`: read again, one
                  ``Triangle`` object per triangle, the scene edit);
-3. ``objects`` — ids and boxes for the index (:func:`editor.model.loading.document_source`);
-4. ``offer``   — the exact triangles offered to the index (``offer_exact_geometry``);
+3. ``objects`` — the index record: ids, boxes and triangle corners
+                 (:func:`editor.model.loading.document_source`);
+4. ``offer``   — the exact triangles offered to the index (``IndexInput.offer_exact_geometry``);
 5. ``build``   — the ``triangle_octree`` build;
 6. ``pairs``   — candidate pairs in mode ``all`` (only with ``--pairs``: on a terrain of 2M
                  triangles that is about 10^8 pairs).
@@ -62,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", action="store_true", help="also time candidate pairs")
     args = parser.parse_args(argv)
 
-    from editor.model.level_geometry import offer_exact_geometry
     from editor.model.loading import document_source, load_document
     from plugins.mesh_import import read_triangles
     from spatial.registry import default_registry
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         scene = phase("scene", lambda: load_document(path))
         source = phase("objects", lambda: document_source(scene, str(path)))
         tree = default_registry().backend("triangle_octree")()
-        phase("offer", lambda: offer_exact_geometry(tree, scene))
+        phase("offer", lambda: source.offer_exact_geometry(tree))
         phase("build", lambda: tree.build(source.ids, source.lo, source.hi, source.dynamic))
         if args.pairs:
             phase("pairs", lambda: tree.pairs("all"))
