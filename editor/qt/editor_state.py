@@ -107,6 +107,8 @@ class EditorState(QObject):
         self.timings: dict[str, float] = {}
         self._geometry = SceneGeometry()
         self._dirty = set()
+        #: objects edited since the last flush (None: the whole scene is new)
+        self._touched: set | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -128,6 +130,7 @@ class EditorState(QObject):
         # after whatever else the event loop has queued
         document.rebuild_finished.connect(lambda ms: self.flush())
         self._geometry = SceneGeometry()
+        self._touched = None
         self.inspected_node = -1
         self.last_brush_range = {}
         self._dirty = {"scene", "overlay", "queries", "selection"}
@@ -137,6 +140,8 @@ class EditorState(QObject):
     def _on_scene_changed(self, ids, kind) -> None:
         if kind & ~ChangeKind.SELECTION & ~ChangeKind.SETTINGS:
             self._dirty.add("scene")
+            if self._touched is not None:
+                self._touched.update(ids)
         if kind & ChangeKind.SELECTION:
             self._dirty.add("selection")
         self._schedule()
@@ -157,7 +162,8 @@ class EditorState(QObject):
             return
         if "scene" in dirty:
             start = time.perf_counter()
-            self.scene_arrays = self._geometry.build(self.document.scene)
+            touched, self._touched = self._touched, set()
+            self.scene_arrays = self._geometry.update(self.document.scene, touched)
             self.timings["scene_ms"] = (time.perf_counter() - start) * 1e3
             self.scene_arrays_changed.emit(self.scene_arrays)
             dirty.add("selection")
