@@ -90,3 +90,29 @@ class RebuildWorker(_Cancellable):
         index = self._build()
         if not self._cancelled:
             self.finished_index.emit(index, (time.perf_counter() - start) * 1e3)
+
+
+class CallWorker(_Cancellable):
+    """Run ``job()`` on a worker thread and hand its value back.
+
+    Signals ``result(value, ms)`` or ``failed(message)``, unless cancelled. The job must own
+    what it reads (a snapshot), since the GUI thread goes on editing meanwhile.
+    """
+
+    result = Signal(object, float)
+    failed = Signal(str)
+
+    def __init__(self, job) -> None:
+        super().__init__()
+        self._job = job
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        try:
+            value = self._job()
+        except Exception as exc:  # reported as one line by the receiver, never a traceback
+            if not self._cancelled:
+                self.failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        if not self._cancelled:
+            self.result.emit(value, (time.perf_counter() - start) * 1e3)
