@@ -115,8 +115,9 @@ class EditorState(QObject):
         self._timer.timeout.connect(self.flush)
 
     # ------------------------------------------------------------------ document
-    def set_document(self, document) -> None:
-        """Show ``document`` (the previous one is closed)."""
+    def set_document(self, document, geometry: SceneGeometry | None = None) -> None:
+        """Show ``document`` (the previous one is closed). ``geometry``: its draw arrays
+        prepared on a worker thread (:func:`~.scene_geometry.prepare_geometry`)."""
         old = self.document
         if old is not None:
             old.scene_changed.disconnect(self._on_scene_changed)
@@ -129,7 +130,7 @@ class EditorState(QObject):
         # a rebuild is one event, not a burst: show its tree in the very next frame instead of
         # after whatever else the event loop has queued
         document.rebuild_finished.connect(lambda ms: self.flush())
-        self._geometry = SceneGeometry()
+        self._geometry = geometry if geometry is not None else SceneGeometry()
         self._touched = None
         self.inspected_node = -1
         self.last_brush_range = {}

@@ -66,6 +66,7 @@ class SceneArrays:
     mesh_offsets: np.ndarray = None    # (B + 1,) first mesh vertex of each brush
     edge_offsets: np.ndarray = None    # (B + 1,) first edge (line pair) of each brush
     brush_pieces: dict = None          # brush id -> its BrushPieces
+    hulls: dict | None = None          # (u, v) axes -> {brush id: (pieces, 2D hull)}, prepared
     changed: frozenset | None = None
     entities_changed: bool = True
     level_changed: bool = True
@@ -91,6 +92,8 @@ class SceneGeometry:
         self._arrays: SceneArrays | None = None
         self._rows: dict[int, int] = {}
         self._level_ids: set = set()
+        #: 2D hulls computed ahead (see :func:`prepare_geometry`), handed to the views
+        self.hulls: dict | None = None
 
     def pieces(self, oid: int, brush: Brush) -> BrushPieces:
         hit = self._cache.get(oid)
@@ -141,6 +144,7 @@ class SceneGeometry:
             mesh_offsets=_offsets([len(parts[i][1]) for i in ids]),
             edge_offsets=_offsets([len(parts[i][0].edges) for i in ids]),
             brush_pieces={i: parts[i][0] for i in ids},
+            hulls=self.hulls,
             **_entity_columns(scene))
         self._level_ids = set(scene.segment_ids()) | set(scene.triangle_ids())
         self._adopt(arrays)
@@ -233,6 +237,42 @@ class SceneGeometry:
         arrays.edge_offsets = _offsets(np.concatenate([edge_counts[keep], new_edge_counts]))
         arrays.brush_pieces = pieces
         return arrays
+
+
+#: the axis pairs of the three 2D views (top, front, side)
+VIEW_PLANES = ((0, 1), (0, 2), (1, 2))
+
+
+def prepare_geometry(scene) -> SceneGeometry:
+    """A :class:`SceneGeometry` with every brush tessellated and its 2D hulls computed: the
+    slow, Qt-free part of showing a level, run on the loading thread."""
+    geometry = SceneGeometry()
+    arrays = geometry.build(scene)
+    geometry.hulls = {axes: {oid: (p, convex_hull(p.vertices[:, list(axes)]))
+                             for oid, p in arrays.brush_pieces.items()} for axes in VIEW_PLANES}
+    return geometry
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """Counter-clockwise hull of 2D points (Andrew's monotone chain).
+
+    Plain Python over a brush's handful of points: numpy's per-call overhead would dominate.
+    """
+    pts = sorted(set(map(tuple, np.round(np.asarray(points, dtype=np.float64), 6).tolist())))
+    if len(pts) < 3:
+        return np.array(pts, dtype=np.float64).reshape(-1, 2)
+
+    def half(seq):
+        out = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = half(pts), half(pts[::-1])
+    return np.array(lower[:-1] + upper[:-1], dtype=np.float64)
 
 
 def _offsets(counts) -> np.ndarray:

@@ -157,3 +157,24 @@ def test_delete_and_undo_in_the_window_match_a_fresh_build(window, qtbot, n):
     window.state.flush()
     _assert_same(_per_brush(window.state.scene_arrays), _per_brush(SceneGeometry().build(doc.scene)))
     assert set(window.views2d["Side"].outlines.outline_segments()) == set(doc.scene.brush_ids())
+
+
+def test_background_open_prepares_the_views_on_the_loading_thread(window, qtbot):
+    from tests.conftest import shared_file
+    path = str(shared_file("quake", "quake_id1_e1m1.map"))
+    old = window.document
+    assert window.open_file(path, background=True)
+    qtbot.waitUntil(lambda: window.document is not old, timeout=60000)
+    window.state.flush()
+    geometry = window.state._geometry
+    assert geometry.hulls is not None, "hulls came with the loaded level"
+    doc = window.document
+    fresh = SceneGeometry().build(doc.scene)
+    _assert_same(_per_brush(window.state.scene_arrays), _per_brush(fresh))
+    for view in window.views2d.values():
+        scratch = BrushOutlines(view.axes)
+        scratch.update(fresh)
+        drawn, expected = view.outlines.outline_segments(), scratch.outline_segments()
+        assert drawn.keys() == expected.keys() == set(doc.scene.brush_ids())
+        for oid in list(drawn)[:200]:
+            np.testing.assert_array_equal(drawn[oid], expected[oid])

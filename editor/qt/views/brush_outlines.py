@@ -11,34 +11,12 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QPainterPath
 
+from ..scene_geometry import convex_hull
 from .items2d import polygons_path, segments_path
 
 #: brushes per chunk: small enough that rebuilding one is cheap, big enough that a big level
 #: is a few hundred paths, not thousands
 CHUNK_SIZE = 128
-
-
-def _cross(a, b) -> float:
-    return float(a[0] * b[1] - a[1] * b[0])
-
-
-def convex_hull(points: np.ndarray) -> np.ndarray:
-    """Counter-clockwise hull of 2D points (Andrew's monotone chain)."""
-    pts = np.unique(np.round(points, 6), axis=0)
-    if len(pts) < 3:
-        return pts
-
-    def half(seq):
-        out = []
-        for p in seq:
-            while len(out) >= 2 and _cross(out[-1] - out[-2], p - out[-2]) <= 0:
-                out.pop()
-            out.append(p)
-        return out
-
-    lower = half(pts)
-    upper = half(pts[::-1])
-    return np.array(lower[:-1] + upper[:-1])
 
 
 class BrushOutlines:
@@ -51,6 +29,7 @@ class BrushOutlines:
         self._chunk_of: dict[int, int] = {}
         self._paths: list[tuple[QPainterPath, QPainterPath]] = []
         self._pieces: dict = {}
+        self._prepared: dict | None = None
         self.rebuilt_chunks = 0   # chunks rebuilt by the last update (what an edit cost)
 
     def __len__(self) -> int:
@@ -58,7 +37,10 @@ class BrushOutlines:
 
     def _hull(self, oid: int, pieces) -> np.ndarray:
         hit = self._hulls.get(oid)
+        if hit is None and self._prepared is not None:
+            hit = self._prepared.get(oid)  # computed with the arrays, on the loading thread
         if hit is not None and hit[0] is pieces:
+            self._hulls[oid] = hit
             return hit[1]
         hull = convex_hull(pieces.vertices[:, self.axes])
         self._hulls[oid] = (pieces, hull)
@@ -78,6 +60,7 @@ class BrushOutlines:
         """Follow :class:`~editor.qt.scene_geometry.SceneArrays` after an edit (or a new scene
         when ``arrays.changed`` is None)."""
         self._pieces = arrays.brush_pieces or {}
+        self._prepared = (arrays.hulls or {}).get(tuple(self.axes))
         if arrays.changed is None:
             ids = [int(i) for i in arrays.brush_ids]
             self._hulls = {oid: hit for oid, hit in self._hulls.items()
