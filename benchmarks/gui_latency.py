@@ -148,12 +148,10 @@ def _timed(app, watch, beat, samples: Samples, act, need_2d: bool = True, settle
     mark = watch.mark()
     start = time.perf_counter()
     act()
-    # a scheduled recompute (zero-delay timer) must run before the frame that shows the edit
-    watch.window.state._timer.isActive()  # noqa: B018 (documentation: the flush is queued)
     ok = watch.wait_painted(mark, app, need_2d=need_2d)
     # the frame after the edit's recompute: when the recompute was queued behind the first
     # paint, wait for one more frame
-    if watch.window.state._timer.isActive() or watch.window.state._dirty:
+    if watch.window.state.flush_pending():
         mark = watch.mark()
         ok = watch.wait_painted(mark, app, need_2d=need_2d)
     elapsed = (time.perf_counter() - start) * 1e3
