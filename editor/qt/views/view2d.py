@@ -144,6 +144,11 @@ class View2D(pg.PlotWidget):
         state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
         state.selection_changed.connect(self._on_selection_changed)
         state.overlay_changed.connect(self._on_overlay_changed)
+        # the graphics scene reports item changes to the viewport one event-loop turn later,
+        # after the window has already painted the edit's 3D frame: asking the viewport
+        # directly puts the 2D views in that same frame
+        for signal in (state.scene_arrays_changed, state.selection_changed, state.overlay_changed):
+            signal.connect(lambda *args: self.viewport().update())
         state.queries_changed.connect(self._on_queries_changed)
         state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
         state.grid_changed.connect(self._on_grid_changed)
