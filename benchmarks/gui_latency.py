@@ -351,8 +351,8 @@ def render(rows: list[dict], args, machine: str, total_s: float, longest_stall: 
             span = f"{r['min_ms']}–{r['max_ms']}"
         lines.append(f"| {r['action']} | {r['level']} | {r['n']} | {r['median_ms']} | {span} | "
                      f"{r['stall_ms']} | {budget:.0f} | {met} | {r['note']} |")
-    lines += ["", f"Longest GUI-thread stall over the whole run (levels being opened included): "
-                  f"{longest_stall:.0f} ms."]
+    lines += ["", f"Longest GUI-thread stall during the measured actions: {longest_stall:.0f} ms "
+                  "(the generated level is built on the benchmark's own thread, outside them)."]
     return lines
 
 
@@ -392,7 +392,6 @@ def main(argv=None) -> int:
     settle(10)
     watch = FrameWatch(window)
     beat = Heartbeat()
-    whole = Heartbeat()
     rows: list[dict] = []
     backends = args.backends.split(",")
     if os.path.exists(args.level):
@@ -410,7 +409,7 @@ def main(argv=None) -> int:
     info = describe_machine(Path(__file__).resolve().parents[1], "default")
     machine = (f"{info['cpu']}, {info['usable_cores']} usable cores, load {info['load_average']}, "
                f"{info['date']}, git {info['git']}")
-    body = render(rows, args, machine, total, whole.longest)
+    body = render(rows, args, machine, total, max((r["stall_ms"] for r in rows), default=0.0))
     print("\n".join(body))
     if args.json:
         print(json.dumps(rows, indent=2))
