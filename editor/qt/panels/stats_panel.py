@@ -10,6 +10,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
+#: the panel refreshes this long after the last index change
+SETTLE_MS = 250
+
 
 class StatsPanel(QWidget):
     def __init__(self, state, parent=None) -> None:
@@ -49,7 +52,9 @@ class StatsPanel(QWidget):
         self._count_again = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(50)
+        # figures follow the edits once they pause: a burst of edits (key repeat, a drag)
+        # restarts the wait instead of repainting the panel between its frames
+        self._timer.setInterval(SETTLE_MS)
         self._timer.timeout.connect(self.refresh)
         state.overlay_changed.connect(lambda geom: self._timer.start())
 
