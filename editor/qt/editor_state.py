@@ -6,7 +6,7 @@ panels read it and listen to its signals; nobody holds a document reference of t
 reload is one ``document_replaced`` signal.
 
 Derived data is recomputed lazily: edits and index changes mark the scene arrays, the overlay
-or the queries dirty, and one zero-delay timer recomputes them once per event-loop turn, however
+or the queries dirty, and one posted event recomputes them once per event-loop turn, however
 many edits arrived (a drag's mouse moves collapse to one redraw per frame).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
 from editor.model import Brush, ChangeKind
 from editor.model.placement import floor_below, ray_convex_entry
@@ -24,6 +24,9 @@ from editor.model.placement import floor_below, ray_convex_entry
 from .overlay import OverlayGeometry, OverlaySettings, build_overlay
 from .scene_geometry import SceneArrays, SceneGeometry
 from .views.camera import CameraShot
+
+#: the event type that runs :meth:`EditorState.flush`
+_FLUSH_EVENT = QEvent.Type(QEvent.registerEventType())
 
 GRID_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -107,14 +110,14 @@ class EditorState(QObject):
         self.timings: dict[str, float] = {}
         self._geometry = SceneGeometry()
         self._dirty = set()
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self.flush)
+        #: objects edited since the last flush (None: the whole scene is new)
+        self._touched: set | None = None
+        self._flush_posted = False
 
     # ------------------------------------------------------------------ document
-    def set_document(self, document) -> None:
-        """Show ``document`` (the previous one is closed)."""
+    def set_document(self, document, geometry: SceneGeometry | None = None) -> None:
+        """Show ``document`` (the previous one is closed). ``geometry``: its draw arrays
+        prepared on a worker thread (:func:`~.scene_geometry.prepare_geometry`)."""
         old = self.document
         if old is not None:
             old.scene_changed.disconnect(self._on_scene_changed)
@@ -127,7 +130,8 @@ class EditorState(QObject):
         # a rebuild is one event, not a burst: show its tree in the very next frame instead of
         # after whatever else the event loop has queued
         document.rebuild_finished.connect(lambda ms: self.flush())
-        self._geometry = SceneGeometry()
+        self._geometry = geometry if geometry is not None else SceneGeometry()
+        self._touched = None
         self.inspected_node = -1
         self.last_brush_range = {}
         self._dirty = {"scene", "overlay", "queries", "selection"}
@@ -137,6 +141,8 @@ class EditorState(QObject):
     def _on_scene_changed(self, ids, kind) -> None:
         if kind & ~ChangeKind.SELECTION & ~ChangeKind.SETTINGS:
             self._dirty.add("scene")
+            if self._touched is not None:
+                self._touched.update(ids)
         if kind & ChangeKind.SELECTION:
             self._dirty.add("selection")
         self._schedule()
@@ -146,18 +152,34 @@ class EditorState(QObject):
         self._schedule()
 
     def _schedule(self) -> None:
-        if not self._timer.isActive():
-            self._timer.start()
+        # a posted event, not a zero-delay timer: Qt delivers posted events before its timers
+        # and before the (low-priority) repaint requests, so the frame after an edit already
+        # shows it instead of painting the old arrays first and the new ones a frame later
+        if not self._flush_posted:
+            self._flush_posted = True
+            QCoreApplication.postEvent(self, QEvent(_FLUSH_EVENT))
+
+    def event(self, ev) -> bool:
+        if ev.type() == _FLUSH_EVENT:
+            if self._flush_posted:
+                self.flush()
+            return True
+        return super().event(ev)
+
+    def flush_pending(self) -> bool:
+        """True while edits wait for :meth:`flush` (it runs before the next frame)."""
+        return self._flush_posted or bool(self._dirty)
 
     def flush(self) -> None:
         """Recompute whatever is dirty now (views call this before a screenshot)."""
-        self._timer.stop()
+        self._flush_posted = False
         dirty, self._dirty = self._dirty, set()
         if self.document is None:
             return
         if "scene" in dirty:
             start = time.perf_counter()
-            self.scene_arrays = self._geometry.build(self.document.scene)
+            touched, self._touched = self._touched, set()
+            self.scene_arrays = self._geometry.update(self.document.scene, touched)
             self.timings["scene_ms"] = (time.perf_counter() - start) * 1e3
             self.scene_arrays_changed.emit(self.scene_arrays)
             dirty.add("selection")

@@ -51,6 +51,7 @@ from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
 from .prompts import Prompts, file_filters
 from .quiet import set_checked_quietly
+from .scene_geometry import prepare_geometry
 from .settings import add_recent_file, default_settings, last_backend, recent_files, set_last_backend
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
@@ -407,9 +408,9 @@ class MainWindow(QMainWindow):
                 os.path.getsize(file) > BACKGROUND_OPEN_BYTES
         if background:
             self.cancel_background_work()
-            worker = LoadWorker(path)
+            worker = LoadWorker(path, prepare=prepare_geometry)
             worker.progress.connect(self._on_progress)
-            worker.loaded.connect(self._adopt_loaded)
+            worker.loaded.connect(lambda loaded: self._adopt_loaded(loaded, geometry=worker.prepared))
             worker.failed.connect(self._on_load_failed)
             self._load_worker = worker
             self._show_progress(f"Opening {os.path.basename(path)}…")
@@ -423,7 +424,7 @@ class MainWindow(QMainWindow):
         self._adopt_loaded(loaded)
         return True
 
-    def _adopt_loaded(self, loaded, selection=None, keep_settings=None) -> None:
+    def _adopt_loaded(self, loaded, selection=None, keep_settings=None, geometry=None) -> None:
         self._hide_progress()
         self._load_worker = None
         if self.kernel_warmup is not None:
@@ -432,7 +433,7 @@ class MainWindow(QMainWindow):
             self.kernel_warmup.wait_ready()
         self._settle_backend(loaded.document, keep_settings)
         doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection)
-        self.state.set_document(doc)
+        self.state.set_document(doc, geometry=geometry)
         for w in loaded.warnings[:3]:
             self.statusBar().showMessage(w, 8000)
         if loaded.path:

@@ -45,15 +45,19 @@ class LoadWorker(_Cancellable):
     """Read a level file into a document on a worker thread (:func:`editor.model.loading.open_level`).
 
     Signals: ``progress(fraction, text)``, ``loaded(LoadResult)``, ``failed(message)``.
+    With ``prepare`` given, ``prepare(scene)`` runs on the worker too once the file is read
+    (the draw arrays, so the GUI thread only swaps them in); its value is :attr:`prepared`.
     """
 
     progress = Signal(float, str)
     loaded = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, prepare=None) -> None:
         super().__init__()
         self.path = path
+        self._prepare = prepare
+        self.prepared = None
 
     def run(self) -> None:
         from editor.model.loading import open_level
@@ -69,6 +73,12 @@ class LoadWorker(_Cancellable):
             if not self._cancelled:
                 self.failed.emit(f"{self.path}: {type(exc).__name__}: {exc}")
             return
+        if self._prepare is not None and not self._cancelled:
+            self.progress.emit(1.0, "Preparing the views…")
+            try:
+                self.prepared = self._prepare(result.document)
+            except Exception:
+                self.prepared = None  # the GUI thread builds them itself, as without a worker
         if not self._cancelled:
             self.loaded.emit(result)
 
@@ -90,3 +100,29 @@ class RebuildWorker(_Cancellable):
         index = self._build()
         if not self._cancelled:
             self.finished_index.emit(index, (time.perf_counter() - start) * 1e3)
+
+
+class CallWorker(_Cancellable):
+    """Run ``job()`` on a worker thread and hand its value back.
+
+    Signals ``result(value, ms)`` or ``failed(message)``, unless cancelled. The job must own
+    what it reads (a snapshot), since the GUI thread goes on editing meanwhile.
+    """
+
+    result = Signal(object, float)
+    failed = Signal(str)
+
+    def __init__(self, job) -> None:
+        super().__init__()
+        self._job = job
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        try:
+            value = self._job()
+        except Exception as exc:  # reported as one line by the receiver, never a traceback
+            if not self._cancelled:
+                self.failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        if not self._cancelled:
+            self.result.emit(value, (time.perf_counter() - start) * 1e3)

@@ -50,6 +50,7 @@ from editor.model.commands import SetSettings
 from spatial.cost import CostWeights
 from spatial.tuner import CancelToken
 
+from ..throttle import Throttle
 from ..workers import _Cancellable
 
 #: colours of the trials of each backend (in name order) when several are compared
@@ -155,6 +156,7 @@ class TuneDialog(QDialog):
         self.chosen: _Row | None = None
         self.errors: list[str] = []
         self.not_evaluated: dict[str, str] = {}
+        self._redraw = Throttle(self._refresh, parent=self)
         self._build()
         self.resize(1180, 760)
 
@@ -398,7 +400,8 @@ class TuneDialog(QDialog):
             best = progress.best.cost if progress.best is not None else float("nan")
             self.progress.setFormat(f"trial {trial.index}  —  best {best:,.1f}  —  %p%")
         self.progress.setValue(int(fraction * 1000))
-        self._refresh()
+        # trials can finish faster than the plot and table redraw: one redraw per burst
+        self._redraw.request()
 
     def _on_done(self, outcome) -> None:
         from spatial.tuner import Comparison
@@ -415,7 +418,7 @@ class TuneDialog(QDialog):
         self.chosen = min(self.rows, key=lambda row: row.trial.cost, default=None)
         self.progress.setValue(1000)
         self.progress.setFormat(f"done: {len(self.rows)} trials measured")
-        self._refresh()
+        self._redraw.run_now()
         self._update_summary(outcome)
         self._update_buttons()
 

@@ -2,12 +2,16 @@
 and histograms of objects per leaf and leaves per depth."""
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+#: the panel refreshes this long after the last index change
+SETTLE_MS = 250
 
 
 class StatsPanel(QWidget):
@@ -44,9 +48,13 @@ class StatsPanel(QWidget):
             layout.addWidget(plot, 1)
         self.stats: dict = {}
         self.on_hold = False
+        self._counter = None        # the pair count running on a worker thread
+        self._count_again = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(50)
+        # figures follow the edits once they pause: a burst of edits (key repeat, a drag)
+        # restarts the wait instead of repainting the panel between its frames
+        self._timer.setInterval(SETTLE_MS)
         self._timer.timeout.connect(self.refresh)
         state.overlay_changed.connect(lambda geom: self._timer.start())
 
@@ -66,17 +74,28 @@ class StatsPanel(QWidget):
     def refresh(self, force: bool = False) -> None:
         """Recompute from the live index (the overlay already fetched the node table).
 
-        Pair finding can take a while on a huge level, so a hidden panel does not do it, nor
-        one on hold; ``force`` refreshes all the same.
+        Sizes and histograms are read at once; the pair count, which can take a second on a
+        huge level, runs on a worker thread over a snapshot of the index and fills in when it
+        arrives (a count for an index edited meanwhile is dropped and counted again). A hidden
+        panel does none of it, nor one on hold. ``force`` refreshes all the same and counts the
+        pairs here and now (a screenshot or a script wants the figures on return).
         """
         doc, table = self.state.document, self.state.node_table
         if doc is None or table is None or not (force or (self.isVisible() and not self.on_hold)):
             return
         index = doc.index
         stats = index.stats()
-        start = time.perf_counter()
-        pairs = index.pairs("all")
-        pairs_ms = (time.perf_counter() - start) * 1e3
+        self._show_sizes(stats)
+        self._show_histograms(table, stats)
+        if force:
+            self._cancel_count()
+            start = time.perf_counter()
+            pairs = index.pairs("all")
+            self._show_pairs(stats, pairs, (time.perf_counter() - start) * 1e3)
+            return
+        self._count_pairs(doc, index, stats)
+
+    def _show_sizes(self, stats: dict) -> None:
         objects = stats.get("objects", 0)
         refs = stats["references"]
         self.values["nodes"].setText(f"{stats['nodes']}")
@@ -84,10 +103,61 @@ class StatsPanel(QWidget):
         self.values["depth"].setText(f"{stats['max_depth']} (ideal {stats['ideal_depth']})")
         dup = refs - objects
         self.values["references"].setText(f"{refs} for {objects} objects ({dup:+d})")
-        self.values["pairs"].setText(f"{pairs.tests} / {len(pairs.pairs)}  ({pairs_ms:.1f} ms)")
         self.values["build"].setText(f"{stats['build_ms']:.2f} ms / {stats['update_ms']:.2f} ms")
         self.values["memory"].setText(f"{stats['memory_bytes'] / 1024:.1f} KiB")
+
+    def _show_pairs(self, stats: dict, pairs, ms: float) -> None:
+        self.values["pairs"].setText(f"{pairs.tests} / {len(pairs.pairs)}  ({ms:.1f} ms)")
         self.stats = dict(stats, candidates=int(pairs.tests), overlapping=int(len(pairs.pairs)))
+
+    # ------------------------------------------------------------------ pair count worker
+    def _count_pairs(self, doc, index, stats: dict) -> None:
+        if self._counter is not None:
+            self._count_again = True  # one count at a time: the latest index follows
+            return
+        try:
+            snapshot = copy.deepcopy(index)  # the worker owns it: edits go on meanwhile
+        except Exception:
+            snapshot = None
+        if snapshot is None:  # a backend that cannot be copied is counted here
+            start = time.perf_counter()
+            self._show_pairs(stats, index.pairs("all"), (time.perf_counter() - start) * 1e3)
+            return
+        from ..workers import CallWorker
+        version = (id(index), doc.index_version)
+        worker = CallWorker(lambda: snapshot.pairs("all"))
+        worker.result.connect(lambda pairs, ms: self._on_counted(version, stats, pairs, ms))
+        worker.failed.connect(self._on_count_failed)
+        self._counter = worker
+        self._count_again = False
+        if not self.values["pairs"].text().endswith("…"):
+            self.values["pairs"].setText(self.values["pairs"].text() + "  …")
+        worker.start()
+
+    def _on_counted(self, version, stats, pairs, ms: float) -> None:
+        self._counter = None
+        doc = self.state.document
+        current = doc is not None and (id(doc.index), doc.index_version) == version
+        if current:
+            self._show_pairs(stats, pairs, ms)
+        if self._count_again or not current:
+            self._count_again = False
+            self._timer.start()
+
+    def _on_count_failed(self, message: str) -> None:
+        self._counter = None
+        self.values["pairs"].setText(f"not counted ({message})")
+
+    def _cancel_count(self) -> None:
+        if self._counter is not None:
+            self._counter.cancel()
+            self._counter = None
+
+    def pair_count_pending(self) -> bool:
+        """True while a pair count runs on the worker thread."""
+        return self._counter is not None
+
+    def _show_histograms(self, table, stats: dict) -> None:
         leaves = table.is_leaf
         self.per_leaf.clear()
         self.per_depth.clear()

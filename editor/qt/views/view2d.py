@@ -27,7 +27,8 @@ from ..colors import (
 from ..level_arrays import MESH_FACE, ONE_SIDED_WALL, TWO_SIDED_WALL
 from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
-from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, polygons_path, qcolor, segments_path
+from .brush_outlines import BrushOutlines
+from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, qcolor, segments_path
 
 AXIS_NAMES = "xyz"
 #: the three standard views: name -> (horizontal axis, vertical axis)
@@ -39,27 +40,6 @@ LABEL_CAP = 300
 #: overlay rectangles smaller than this on screen are not drawn, and at most this many are
 MIN_RECT_PX = 3.0
 RECT_CAP = 6000
-
-
-def _cross(a, b) -> float:
-    return float(a[0] * b[1] - a[1] * b[0])
-
-
-def convex_hull(points: np.ndarray) -> np.ndarray:
-    """Counter-clockwise hull of 2D points (Andrew's monotone chain)."""
-    pts = np.unique(np.round(points, 6), axis=0)
-    if len(pts) < 3:
-        return pts
-    def half(seq):
-        out = []
-        for p in seq:
-            while len(out) >= 2 and _cross(out[-1] - out[-2], p - out[-2]) <= 0:
-                out.pop()
-            out.append(p)
-        return out
-    lower = half(pts)
-    upper = half(pts[::-1])
-    return np.array(lower[:-1] + upper[:-1])
 
 
 class EditorViewBox(pg.ViewBox):
@@ -120,6 +100,7 @@ class View2D(pg.PlotWidget):
         self.title.setParentItem(self.vb)
         self.title.setPos(4, 2)
 
+        self.outlines = BrushOutlines(self.axes)
         self.grid = GridItem()
         self.brushes = PathsItem(z=0)
         self.mesh = PathsItem(z=0.5)     # mesh triangles' edges
@@ -139,6 +120,8 @@ class View2D(pg.PlotWidget):
         for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities, self.overlay,
                      self.query, self.selection, self.preview, self.handles):
             self.vb.addItem(item, ignoreBounds=item not in (self.brushes, self.mesh, self.walls))
+        self._brush_fill = QBrush(qcolor(BRUSH_FACE, 0.10))
+        self._brush_pen = cosmetic_pen(BRUSH_EDGE, 0.55)
         self._label_font = QFont()
         self._label_font.setPointSize(8)
         self.labels = LabelsItem(self._label_font)
@@ -161,6 +144,11 @@ class View2D(pg.PlotWidget):
         state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
         state.selection_changed.connect(self._on_selection_changed)
         state.overlay_changed.connect(self._on_overlay_changed)
+        # the graphics scene reports item changes to the viewport one event-loop turn later,
+        # after the window has already painted the edit's 3D frame: asking the viewport
+        # directly puts the 2D views in that same frame
+        for signal in (state.scene_arrays_changed, state.selection_changed, state.overlay_changed):
+            signal.connect(lambda *args: self.viewport().update())
         state.queries_changed.connect(self._on_queries_changed)
         state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
         state.grid_changed.connect(self._on_grid_changed)
@@ -248,14 +236,19 @@ class View2D(pg.PlotWidget):
         self.grid.setVisible(self.state.show_grid)
 
     def _on_scene_arrays_changed(self, arrays) -> None:
-        hulls = [convex_hull(self.project(v)) for v in arrays.brush_polys]
-        edges2 = self.project(arrays.edge_lines) if len(arrays.edge_lines) else np.empty((0, 2))
-        layers = [(polygons_path(hulls), None, QBrush(qcolor(BRUSH_FACE, 0.10))),
-                  (segments_path(edges2), cosmetic_pen(BRUSH_EDGE, 0.55), None)]
-        self.brushes.set_layers(layers)
-        self._draw_level(arrays.level)
+        # only the chunks holding the edited brushes are rebuilt (see BrushOutlines)
+        self.outlines.update(arrays)
+        self.brushes.set_layers(self.outlines.layers(self._brush_fill, self._brush_pen))
+        everything = arrays.changed is None
+        if everything or arrays.level_changed:
+            self._draw_level(arrays.level)
         self.drawn = {"brushes": len(arrays.brush_ids), "wall_segments": arrays.level.walls_drawn,
                       "triangles": arrays.level.triangles_drawn, "entities": len(arrays.entity_ids)}
+        if everything or arrays.entities_changed:
+            self._draw_entities(arrays)
+
+    def _draw_entities(self, arrays) -> None:
+        """Point entities: a translucent box per entity, one pair of paths per class colour."""
         ent_layers = []
         if len(arrays.entity_ids):
             rgb = arrays.entity_rgb

@@ -163,19 +163,26 @@ class View3D(gl.GLViewWidget):
         self._has_faces = bool(len(arrays.mesh_vertices))
         self.faces.setVisible(self._has_faces and self.faces_wanted)
         self.edges.setData(pos=arrays.edge_lines if len(arrays.edge_lines) else _EMPTY)
-        if len(arrays.entity_lines):
-            self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
-        else:
-            self.entities.setData(pos=_EMPTY)
+        everything = arrays.changed is None
+        if everything or arrays.entities_changed:
+            if len(arrays.entity_lines):
+                self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
+            else:
+                self.entities.setData(pos=_EMPTY)
         level = arrays.level
         self._drawn = {"brushes": len(arrays.brush_ids), "wall_segments": level.walls_drawn,
                        "triangles": level.triangles_drawn, "entities": len(arrays.entity_ids)}
+        if everything or arrays.level_changed:
+            self._upload_level(level)
+        self.update()
+
+    def _upload_level(self, level) -> None:
+        """Walls and mesh triangles (re-uploaded only when walls or triangles were edited)."""
         _set_mesh(self.wall_faces, level.wall_vertices, level.wall_colours)
         _set_mesh(self.mesh_faces, level.mesh_vertices, level.mesh_colours)
         if len(level.wall_lines):
             self.wall_edges.setData(pos=level.wall_lines, color=level.wall_line_colours)
         self.wall_edges.setVisible(bool(len(level.wall_lines)))
-        self.update()
 
     def drawn_counts(self) -> dict:
         """What the 3D view holds now: brushes, wall segments, triangles and entities."""
