@@ -27,11 +27,15 @@ class StatsPanel(QWidget):
                 ("references", "References (duplicates)"), ("pairs", "Pairs: candidates / overlapping"),
                 ("build", "Build / update"), ("memory", "Memory")]
         for r, (key, text) in enumerate(rows):
-            grid.addWidget(QLabel(text), r, 0)
+            name = QLabel(text)
             value = QLabel("–")
             value.setObjectName(f"stat_{key}")
+            for label in (name, value):  # wrap rather than clip in a narrow dock (1280x800)
+                label.setWordWrap(True)
+            grid.addWidget(name, r, 0)
             grid.addWidget(value, r, 1)
             self.values[key] = value
+        grid.setColumnStretch(1, 1)
         layout.addLayout(grid)
         self.per_leaf = pg.PlotWidget(background=(30, 32, 38))
         self.per_leaf.setTitle("Objects per leaf", size="9pt")
