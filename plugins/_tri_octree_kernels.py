@@ -14,10 +14,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from spatial.kernels import (
+    frustum_may_keep_row,
+    grow,
+    overlap_row,
+    ray_setup,
+    ray_slab_row,
+    sphere_may_touch_row,
+)
 from spatial.triangles import tri_box_overlap
-
-from ._bsp_kernels import _frustum_meets, _inverse, _sphere_meets, ray_box_entry
-from ._kernels_common import grow
 
 #: Cull boxes are widened by this fraction of their size (plus an absolute floor) for the
 #: traversal only, so rounding in the compiled cull tests never drops a candidate.
@@ -174,14 +179,14 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
     n_rows = 0
     n_culled = 0
     visited = 0
-    inv = _inverse(direction)
+    inv = ray_setup(direction)
     stack = np.empty(8 * 64 + 8, dtype=np.int64)
     if n_nodes == 0 or cull_lo[0, 0] > cull_hi[0, 0]:
         return out[:0], 0, rows[:0], culled[:0]
     stack[0] = 0
     top = 1
-    blo = np.empty(3)
-    bhi = np.empty(3)
+    blo = np.empty((1, 3))  # the node's padded cull box, as row 0 for the row predicates
+    bhi = np.empty((1, 3))
     while top:
         top -= 1
         node = stack[top]
@@ -189,22 +194,21 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
         for a in range(3):
             pad = CULL_EPS * (cull_hi[node, a] - cull_lo[node, a]) + CULL_EPS * (
                 1.0 + abs(cull_lo[node, a]) + abs(cull_hi[node, a]))
-            blo[a] = cull_lo[node, a]
-            bhi[a] = cull_hi[node, a]
+            blo[0, a] = cull_lo[node, a]
+            bhi[0, a] = cull_hi[node, a]
             if kind != 3:
-                blo[a] = max(blo[a], cell_lo[node, a])
-                bhi[a] = min(bhi[a], cell_lo[node, a] + size[node])
-            blo[a] -= pad
-            bhi[a] += pad
+                blo[0, a] = max(blo[0, a], cell_lo[node, a])
+                bhi[0, a] = min(bhi[0, a], cell_lo[node, a] + size[node])
+            blo[0, a] -= pad
+            bhi[0, a] += pad
         if kind == 0:
-            meets = (blo[0] <= qhi[0] and qlo[0] <= bhi[0] and blo[1] <= qhi[1]
-                     and qlo[1] <= bhi[1] and blo[2] <= qhi[2] and qlo[2] <= bhi[2])
+            meets = overlap_row(blo, bhi, 0, qlo, qhi)
         elif kind == 1:
-            meets = _sphere_meets(center, radius, blo, bhi)
+            meets = sphere_may_touch_row(center, radius, blo, bhi, 0, CULL_EPS)
         elif kind == 2:
-            meets = ray_box_entry(origin, direction, inv, blo, bhi) <= max_t
+            meets = ray_slab_row(origin, direction, inv, blo, bhi, 0) <= max_t
         else:
-            meets = _frustum_meets(fplanes, blo, bhi)
+            meets = frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
         if not meets:
             if trace:
                 culled[n_culled] = node
