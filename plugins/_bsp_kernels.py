@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from spatial.kernels import (
+    compact_leaf_lists,
     frustum_may_keep_row,
     grow,
     overlap_row,
@@ -357,21 +358,7 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
 
     # leaves' object lists, compacted
     is_leaf = front[:n_nodes] < 0
-    total = 0
-    for node in range(n_nodes):
-        if is_leaf[node]:
-            total += seg_count[node]
-    items = np.empty(total, dtype=np.int64)
-    leaf_start = np.zeros(n_nodes, dtype=np.int64)
-    leaf_count = np.zeros(n_nodes, dtype=np.int64)
-    pos = 0
-    for node in range(n_nodes):
-        leaf_start[node] = pos
-        if is_leaf[node]:
-            c = seg_count[node]
-            items[pos:pos + c] = work[seg_start[node]:seg_start[node] + c]
-            leaf_count[node] = c
-            pos += c
+    items, leaf_start, leaf_count = compact_leaf_lists(is_leaf, seg_start, seg_count, work)
     subtree = np.zeros(n_nodes, dtype=np.int64)
     for node in range(n_nodes - 1, -1, -1):
         if is_leaf[node]:

@@ -34,6 +34,7 @@ from spatial.kernels import (
     frustum_may_keep_row,
     grow,
     push,
+    push_sorted,
     ray_setup,
     ray_slab_row,
     shape_meets_row,
@@ -801,15 +802,7 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
                     _node_box(nf, c, a0, a1, a2, blo, bhi)
                     t = ray_slab_row(origin, direction, inv, blo, bhi, 0)
                     if t < INF and t <= max_t and t <= bt:
-                        # insertion sort, farthest first, so the nearest is popped first
-                        j = m
-                        while j > 0 and child_t[j - 1] < t:
-                            child_t[j] = child_t[j - 1]
-                            child_n[j] = child_n[j - 1]
-                            j -= 1
-                        child_t[j] = t
-                        child_n[j] = c
-                        m += 1
+                        m = push_sorted(child_n, child_t, m, c, t)
                 for j in range(m):
                     stack[top] = child_n[j]
                     stack_t[top] = child_t[j]

@@ -14,14 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from spatial.kernels import (
-    frustum_may_keep_row,
-    grow,
-    overlap_row,
-    ray_setup,
-    ray_slab_row,
-    sphere_may_touch_row,
-)
+import spatial.kernels as K
 from spatial.triangles import tri_box_overlap
 
 #: Cull boxes are widened by this fraction of their size (plus an absolute floor) for the
@@ -86,7 +79,7 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
                 clo[a] = cell_lo[node, a] + (half if (k >> a) & 1 else 0.0)
                 chi[a] = clo[a] + half
             if used + c > len(work):
-                work = grow(work, used + c)
+                work = K.grow(work, used + c)
             m = 0
             for i in range(s0, s0 + c):
                 o = work[i]
@@ -96,13 +89,13 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
             if m == 0:
                 continue
             if n_nodes == len(size):
-                cell_lo = grow(cell_lo, n_nodes + 1)
-                size = grow(size, n_nodes + 1)
-                depth = grow(depth, n_nodes + 1)
-                parent = grow(parent, n_nodes + 1)
-                child = grow(child, n_nodes + 1)
-                start = grow(start, n_nodes + 1)
-                count = grow(count, n_nodes + 1)
+                cell_lo = K.grow(cell_lo, n_nodes + 1)
+                size = K.grow(size, n_nodes + 1)
+                depth = K.grow(depth, n_nodes + 1)
+                parent = K.grow(parent, n_nodes + 1)
+                child = K.grow(child, n_nodes + 1)
+                start = K.grow(start, n_nodes + 1)
+                count = K.grow(count, n_nodes + 1)
             r = n_nodes
             n_nodes += 1
             cell_lo[r] = clo
@@ -125,20 +118,7 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
     for k in range(n_nodes):
         if parent[k] >= 0:
             is_leaf[parent[k]] = False
-    total = 0
-    for k in range(n_nodes):
-        if is_leaf[k]:
-            total += count[k]
-    items = np.empty(total, dtype=np.int64)
-    leaf_start = np.zeros(n_nodes, dtype=np.int64)
-    leaf_count = np.zeros(n_nodes, dtype=np.int64)
-    pos = 0
-    for k in range(n_nodes):
-        leaf_start[k] = pos
-        if is_leaf[k]:
-            items[pos:pos + count[k]] = work[start[k]:start[k] + count[k]]
-            leaf_count[k] = count[k]
-            pos += count[k]
+    items, leaf_start, leaf_count = K.compact_leaf_lists(is_leaf, start, count, work)
     cull_lo = np.full((n_nodes, 3), np.inf)
     cull_hi = np.full((n_nodes, 3), -np.inf)
     for k in range(n_nodes - 1, -1, -1):
@@ -179,7 +159,7 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
     n_rows = 0
     n_culled = 0
     visited = 0
-    inv = ray_setup(direction)
+    inv = K.ray_setup(direction)
     stack = np.empty(8 * 64 + 8, dtype=np.int64)
     if n_nodes == 0 or cull_lo[0, 0] > cull_hi[0, 0]:
         return out[:0], 0, rows[:0], culled[:0]
@@ -202,13 +182,13 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
             blo[0, a] -= pad
             bhi[0, a] += pad
         if kind == 0:
-            meets = overlap_row(blo, bhi, 0, qlo, qhi)
+            meets = K.overlap_row(blo, bhi, 0, qlo, qhi)
         elif kind == 1:
-            meets = sphere_may_touch_row(center, radius, blo, bhi, 0, CULL_EPS)
+            meets = K.sphere_may_touch_row(center, radius, blo, bhi, 0, CULL_EPS)
         elif kind == 2:
-            meets = ray_slab_row(origin, direction, inv, blo, bhi, 0) <= max_t
+            meets = K.ray_slab_row(origin, direction, inv, blo, bhi, 0) <= max_t
         else:
-            meets = frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
+            meets = K.frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
         if not meets:
             if trace:
                 culled[n_culled] = node
@@ -225,14 +205,14 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
                 if not seen[o]:
                     seen[o] = True
                     if n_out == len(out):
-                        out = grow(out, n_out + 1)
+                        out = K.grow(out, n_out + 1)
                     out[n_out] = o
                     n_out += 1
             continue
         for k in range(8):
             if child[node, k] >= 0:
                 if top == len(stack):
-                    stack = grow(stack, top + 1)
+                    stack = K.grow(stack, top + 1)
                 stack[top] = child[node, k]
                 top += 1
     return out[:n_out], visited, rows[:n_rows], culled[:n_culled]
@@ -381,11 +361,9 @@ def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
                 if only_active and not (active[a] or active[b]):
                     continue
                 node_tests[node] += 1
-                if (lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1]
-                        and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2]
-                        and lo[b, 2] <= hi[a, 2]):
+                if K.overlap_row(lo, hi, b, lo[a], hi[a]):
                     if m == len(out):
-                        out = grow(out, m + 1)
+                        out = K.grow(out, m + 1)
                     out[m, 0] = min(a, b)
                     out[m, 1] = max(a, b)
                     m += 1
@@ -449,7 +427,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
                     chi[a] = cell_lo[c, a] + size[c]
                 if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
                     if top == len(stack):
-                        stack = grow(stack, top + 1)
+                        stack = K.grow(stack, top + 1)
                     stack[top] = c
                     top += 1
             if is_leaf:

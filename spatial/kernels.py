@@ -170,6 +170,21 @@ def push_pair(out, m, a, b):
     return out, m + 1
 
 
+@numba.njit(cache=True, inline="always")
+def push_sorted(items, keys, k, item, key):
+    """Insert ``item`` with ``key`` into the first ``k`` entries kept in *descending* key order
+    (so that, pushed on a stack in that order, the smallest key is popped first); returns
+    ``k + 1``. For the handful of children of one node: an insertion sort."""
+    j = k
+    while j > 0 and keys[j - 1] < key:
+        items[j] = items[j - 1]
+        keys[j] = keys[j - 1]
+        j -= 1
+    items[j] = item
+    keys[j] = key
+    return k + 1
+
+
 # --------------------------------------------------------------------------- predicates, row form
 # A predicate reads box ``row`` of ``lo``/``hi`` by index, from column ``lo_col`` / ``hi_col``.
 @numba.njit(cache=True, inline="always")
@@ -520,6 +535,33 @@ def tree_query_rays_closest(tree, obj_ids, origins, directions, max_t):
 
 
 # --------------------------------------------------------------------------- bookkeeping
+@numba.njit(cache=True)
+def compact_leaf_lists(is_leaf, start, count, work):
+    """The item lists of the leaves packed one after another, as a finished tree stores them.
+
+    ``work[start[n]: start[n] + count[n]]`` is node ``n``'s list during the build (for the
+    first ``len(is_leaf)`` nodes). Returns ``(items, leaf_start, leaf_count)``: inner nodes get
+    an empty range at the position where the next leaf's list begins.
+    """
+    n_nodes = len(is_leaf)
+    total = 0
+    for node in range(n_nodes):
+        if is_leaf[node]:
+            total += count[node]
+    items = np.empty(total, dtype=np.int64)
+    leaf_start = np.zeros(n_nodes, dtype=np.int64)
+    leaf_count = np.zeros(n_nodes, dtype=np.int64)
+    pos = 0
+    for node in range(n_nodes):
+        leaf_start[node] = pos
+        if is_leaf[node]:
+            for i in range(count[node]):
+                items[pos + i] = work[start[node] + i]
+            leaf_count[node] = count[node]
+            pos += count[node]
+    return items, leaf_start, leaf_count
+
+
 @numba.njit(cache=True)
 def preorder(root, left, right):
     """Node ids in depth-first preorder (parents before children), with parent ids and depths."""

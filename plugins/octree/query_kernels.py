@@ -32,6 +32,7 @@ from spatial.kernels import (
     grow,
     overlap_row,
     push,
+    push_sorted,
     ray_setup,
     ray_slab_row,
     shape_meets_row,
@@ -233,19 +234,6 @@ def query_boxes(packed, qlo, qhi, root_always):
     return out[:m], offsets, visited, tested
 
 
-@numba.njit(cache=True, inline="always")
-def _push_sorted(cand, cand_t, k, item, t):
-    """Insert into the candidate list kept farthest first (so the nearest is popped first)."""
-    j = k
-    while j > 0 and cand_t[j - 1] < t:
-        cand[j] = cand[j - 1]
-        cand_t[j] = cand_t[j - 1]
-        j -= 1
-    cand[j] = item
-    cand_t[j] = t
-    return k + 1
-
-
 @numba.njit(cache=True)
 def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
     """Closest hit per ray (ties to the smaller id), nearest candidates first.
@@ -301,12 +289,12 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
                     root = list_root[item]
                     t = ray_slab_row(origin, direction, inv, tree_box, tree_box, root, 0, 3)
                     if t < INF and t <= limit:
-                        k = _push_sorted(cand, cand_t, k, -1 - root, t)
+                        k = push_sorted(cand, cand_t, k, -1 - root, t)
                 first = node_kids[item, FIRST_KID]
                 for child in range(first, first + node_kids[item, KIDS]):
                     t = ray_slab_row(origin, direction, inv, node_box, node_box, child, 0, 3)
                     if t < INF and t <= limit:
-                        k = _push_sorted(cand, cand_t, k, child, t)
+                        k = push_sorted(cand, cand_t, k, child, t)
             else:
                 row = -1 - item
                 right = tree_int[row, RIGHT]
@@ -322,7 +310,7 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
                 for child in (row + 1, right):
                     t = ray_slab_row(origin, direction, inv, tree_box, tree_box, child, 0, 3)
                     if t < INF and t <= limit:
-                        k = _push_sorted(cand, cand_t, k, -1 - child, t)
+                        k = push_sorted(cand, cand_t, k, -1 - child, t)
             for j in range(k):
                 stack[top] = cand[j]
                 stack_t[top] = cand_t[j]
