@@ -28,6 +28,9 @@ import numba
 import numpy as np
 
 from spatial.kernels import (
+    BOX,
+    RAY,
+    SPHERE,
     compact_leaf_lists,
     frustum_may_keep_row,
     grow,
@@ -35,6 +38,7 @@ from spatial.kernels import (
     ray_setup,
     ray_slab_row,
     sphere_may_touch_row,
+    unpack_shape,
 )
 
 # Relative slack for culling nodes with sphere and frustum tests, whose reference predicates
@@ -490,15 +494,19 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
 
 # --------------------------------------------------------------------------- queries
 @numba.njit(cache=True, nogil=True)
-def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes,
-                     planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
+def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
                      slot_limit, trace):
     """Objects of every leaf a query may reach, each once, for the exact filter that follows.
 
-    ``kind``: 0 box (also points), 1 sphere, 2 ray, 3 frustum. Boxes also use the plane sides;
+    ``kind``, ``params``, ``fplanes``: the query in the shape encoding of :mod:`spatial.kernels`
+    (a point is a box). Boxes also use the plane sides;
     the other shapes cull on the nodes' cull boxes. Returns the candidate slots, the number of
     nodes visited, and (if ``trace``) the rows visited and the rows culled by the shape.
     """
+    qlo, qhi, scalar, inv = unpack_shape(kind, params)
+    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
+    direction = qhi
+    radius = max_t = scalar
     n_nodes = len(front)
     seen = np.zeros(slot_limit, dtype=np.bool_)
     out = np.empty(16, dtype=np.int64)
@@ -507,7 +515,6 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
     culled_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
     n_visited = 0
     n_culled = 0
-    inv = ray_setup(direction)
     stack = np.empty(n_nodes + 1, dtype=np.int64)
     top = 0
     if n_nodes:
@@ -516,11 +523,11 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
     while top:
         top -= 1
         node = stack[top]
-        if kind == 0:
+        if kind == BOX:
             keep = overlap_row(cull_lo, cull_hi, node, qlo, qhi)
-        elif kind == 1:
+        elif kind == SPHERE:
             keep = sphere_may_touch_row(center, radius, cull_lo, cull_hi, node, CULL_SLACK)
-        elif kind == 2:
+        elif kind == RAY:
             t = ray_slab_row(origin, direction, inv, cull_lo, cull_hi, node)
             keep = t < np.inf and t <= max_t
         else:
@@ -545,7 +552,7 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
             continue
         go_front = True
         go_back = True
-        if kind == 0:
+        if kind == BOX:
             dmin, dmax = box_side_range(planes[node], qlo, qhi)
             go_front = dmax >= 0.0
             go_back = dmin <= 0.0

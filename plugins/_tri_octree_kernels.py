@@ -138,10 +138,10 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
 
 
 @numba.njit(cache=True, nogil=True)
-def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes, child,
-               cell_lo, size, cull_lo, cull_hi, leaf_start, leaf_count, items, slot_limit,
+def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, leaf_start, leaf_count, items, slot_limit,
                trace):
-    """Distinct item slots in the leaves a query reaches (kind 0 box, 1 sphere, 2 ray, 3 frustum).
+    """Distinct item slots in the leaves a query reaches (the shape encoding of
+    :mod:`spatial.kernels`).
 
     Box, sphere and ray queries test a node's cell clipped to its cull box: a point where the
     query meets an item lies in some leaf cell (cells cover the root, and a cell an item meets
@@ -150,6 +150,10 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
 
     Returns ``(slots, nodes visited, visited rows, culled rows)``; rows only when ``trace``.
     """
+    qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
+    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
+    direction = qhi
+    radius = max_t = scalar
     n_nodes = len(leaf_start)
     seen = np.zeros(max(slot_limit, 1), dtype=np.bool_)
     out = np.empty(16, dtype=np.int64)
@@ -159,7 +163,6 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
     n_rows = 0
     n_culled = 0
     visited = 0
-    inv = K.ray_setup(direction)
     stack = np.empty(8 * 64 + 8, dtype=np.int64)
     if n_nodes == 0 or cull_lo[0, 0] > cull_hi[0, 0]:
         return out[:0], 0, rows[:0], culled[:0]
@@ -176,16 +179,16 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
                 1.0 + abs(cull_lo[node, a]) + abs(cull_hi[node, a]))
             blo[0, a] = cull_lo[node, a]
             bhi[0, a] = cull_hi[node, a]
-            if kind != 3:
+            if kind != K.FRUSTUM:
                 blo[0, a] = max(blo[0, a], cell_lo[node, a])
                 bhi[0, a] = min(bhi[0, a], cell_lo[node, a] + size[node])
             blo[0, a] -= pad
             bhi[0, a] += pad
-        if kind == 0:
+        if kind == K.BOX:
             meets = K.overlap_row(blo, bhi, 0, qlo, qhi)
-        elif kind == 1:
+        elif kind == K.SPHERE:
             meets = K.sphere_may_touch_row(center, radius, blo, bhi, 0, CULL_EPS)
-        elif kind == 2:
+        elif kind == K.RAY:
             meets = K.ray_slab_row(origin, direction, inv, blo, bhi, 0) <= max_t
         else:
             meets = K.frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
@@ -303,14 +306,17 @@ def ray_triangle(origin, direction, a, b, c):
 
 
 @numba.njit(cache=True, nogil=True)
-def exact_triangles(kind, slots, tri, qlo, qhi, center, radius, origin, direction, max_t,
-                    fplanes):
+def exact_triangles(kind, params, fplanes, slots, tri):
     """Which triangles ``tri[slots]`` really meet the query, and the ray's ``t`` for each.
 
     Box and point: :func:`tri_box_overlap`; sphere: closest point within ``radius``; ray:
     :func:`ray_triangle` up to ``max_t``; frustum: not all three corners strictly outside one
     plane (conservative, like the box test it replaces).
     """
+    qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
+    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
+    direction = qhi
+    radius = max_t = scalar
     n = len(slots)
     hit = np.zeros(n, dtype=np.bool_)
     ts = np.full(n, np.inf)
@@ -318,12 +324,12 @@ def exact_triangles(kind, slots, tri, qlo, qhi, center, radius, origin, directio
     for k in range(n):
         o = slots[k]
         a, b, c = tri[o, 0], tri[o, 1], tri[o, 2]
-        if kind == 0:
+        if kind == K.BOX:
             hit[k] = tri_box_overlap(a, b, c, qlo, qhi)
-        elif kind == 1:
+        elif kind == K.SPHERE:
             q = closest_on_triangle(center, a, b, c)
             hit[k] = (q - center) @ (q - center) <= r2
-        elif kind == 2:
+        elif kind == K.RAY:
             t = ray_triangle(origin, direction, a, b, c)
             if t < np.inf and t <= max_t:  # a miss is inf, and max_t may be inf too
                 hit[k] = True

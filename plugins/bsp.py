@@ -36,6 +36,7 @@ from typing import ClassVar
 
 import numpy as np
 
+import spatial.kernels as K
 from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
 from spatial.errors import IndexInvariantError, ParamError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
@@ -283,19 +284,14 @@ class BSPTree(SpatialIndex):
         return (self._planes, self._front, self._back, self._cull_lo, self._cull_hi,
                 self._leaf_start, self._leaf_count, self._items)
 
-    def _candidates(self, kind, trace, qlo=None, qhi=None, center=None, radius=0.0,
-                    origin=None, direction=None, max_t=0.0, fplanes=None):
-        zero = np.zeros(3)
+    def _candidates(self, shape, trace):
         slots, visited, rows, culled = kernels.query_candidates(
-            kind, zero if qlo is None else qlo, zero if qhi is None else qhi,
-            zero if center is None else center, float(radius),
-            zero if origin is None else origin, zero if direction is None else direction,
-            float(max_t), np.zeros((0, 4)) if fplanes is None else fplanes,
-            *self._tree_args(), self.objects.slot_limit, bool(trace))
+            shape.kind, shape.params, shape.planes, *self._tree_args(), self.objects.slot_limit,
+            bool(trace))
         return slots, visited, (rows if trace else None), (culled if trace else None)
 
     def _query_box(self, lo, hi, trace):
-        slots, visited, rows, _ = self._candidates(0, trace, qlo=lo, qhi=hi)
+        slots, visited, rows, _ = self._candidates(K.box_shape(lo, hi), trace)
         hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
         return slots[hit], visited, len(slots), rows
 
@@ -303,19 +299,18 @@ class BSPTree(SpatialIndex):
         return self._query_box(point, point, trace)
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, rows, _ = self._candidates(1, trace, center=center, radius=radius)
+        slots, visited, rows, _ = self._candidates(K.sphere_shape(center, radius), trace)
         hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
         return slots[hit], visited, len(slots), rows
 
     def _query_ray(self, origin, direction, max_t, trace):
-        slots, visited, rows, _ = self._candidates(2, trace, origin=origin, direction=direction,
-                                                   max_t=max_t)
+        slots, visited, rows, _ = self._candidates(K.ray_shape(origin, direction, max_t), trace)
         hit, t = ray_box(origin, direction, self.objects.lo[slots], self.objects.hi[slots])
         hit &= t <= max_t
         return slots[hit], t[hit], visited, len(slots), rows
 
     def _query_frustum(self, planes, trace):
-        slots, visited, rows, culled = self._candidates(3, trace, fplanes=planes)
+        slots, visited, rows, culled = self._candidates(K.frustum_shape(planes), trace)
         hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
         return slots[hit], visited, len(slots), rows, culled
 
