@@ -34,6 +34,7 @@ from spatial.kernels import (
     compact_leaf_lists,
     frustum_may_keep_row,
     grow,
+    list_pairs,
     overlap_row,
     ray_setup,
     ray_slab_row,
@@ -693,35 +694,23 @@ def leaf_pairs(planes, front, parent, leaf_start, leaf_count, items, lo, hi, act
     for node in range(n_nodes):
         if front[node] >= 0:
             continue
-        s = leaf_start[node]
-        c = leaf_count[node]
-        if only_active:
-            any_active = False
-            for i in range(s, s + c):
-                if active[items[i]]:
-                    any_active = True
-                    break
-            if not any_active:
-                continue
-        for i in range(s, s + c):
-            a = items[i]
-            for j in range(i + 1, s + c):
-                b = items[j]
-                if only_active and not (active[a] or active[b]):
+        m0 = m
+        out, m, tests = list_pairs(items, leaf_start[node], leaf_count[node], lo, hi, active,
+                                   only_active, out, m)
+        node_tests[node] = tests
+        kept = m0
+        for r in range(m0, m):
+            a = out[r, 0]
+            b = out[r, 1]
+            if refcount[a] > 1 and refcount[b] > 1:
+                for ax in range(3):
+                    p[ax] = max(lo[a, ax], lo[b, ax])
+                if not holds_point(node, p, planes, front, parent):
                     continue
-                node_tests[node] += 1
-                if not overlap_row(lo, hi, b, lo[a], hi[a]):
-                    continue
-                if refcount[a] > 1 and refcount[b] > 1:
-                    for ax in range(3):
-                        p[ax] = max(lo[a, ax], lo[b, ax])
-                    if not holds_point(node, p, planes, front, parent):
-                        continue
-                if m == out.shape[0]:
-                    out = grow(out, 2 * m)
-                out[m, 0] = a
-                out[m, 1] = b
-                m += 1
+            out[kept, 0] = a
+            out[kept, 1] = b
+            kept += 1
+        m = kept
     return out[:m].copy(), node_tests
 
 

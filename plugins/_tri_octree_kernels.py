@@ -358,21 +358,15 @@ def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
     m = 0
     node_tests = np.zeros(n_nodes, dtype=np.int64)
     for node in range(n_nodes):
-        s0 = leaf_start[node]
-        c = leaf_count[node]
-        for i in range(s0, s0 + c):
-            a = items[i]
-            for j in range(i + 1, s0 + c):
-                b = items[j]
-                if only_active and not (active[a] or active[b]):
-                    continue
-                node_tests[node] += 1
-                if K.overlap_row(lo, hi, b, lo[a], hi[a]):
-                    if m == len(out):
-                        out = K.grow(out, m + 1)
-                    out[m, 0] = min(a, b)
-                    out[m, 1] = max(a, b)
-                    m += 1
+        m0 = m
+        out, m, tests = K.list_pairs(items, leaf_start[node], leaf_count[node], lo, hi, active,
+                                     only_active, out, m)
+        node_tests[node] = tests
+        for r in range(m0, m):  # each pair as (smaller slot, larger slot)
+            a = out[r, 0]
+            if a > out[r, 1]:
+                out[r, 0] = out[r, 1]
+                out[r, 1] = a
     return out[:m], node_tests
 
 

@@ -494,14 +494,8 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
         count = start[c + 1] - first
         if count < 2:
             continue
-        if only_active:
-            any_active = False
-            for j in range(first, first + count):
-                if active[items[j]]:
-                    any_active = True
-                    break
-            if not any_active:
-                continue
+        if only_active and not K.any_active(items, first, count, active):
+            continue
         if count > len(box):
             box = np.empty((2 * count, 6))
         for i in range(count):  # gather the cell's boxes once: the pair loop then stays in cache

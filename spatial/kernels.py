@@ -331,6 +331,39 @@ def frustum_keeps(planes, lo, hi):
     return frustum_keeps_row(planes, _row(lo), _row(hi), 0)
 
 
+# --------------------------------------------------------------------------- pairs in a list
+@numba.njit(cache=True, inline="always")
+def any_active(items, start, count, active):
+    """Does ``items[start: start + count]`` hold an object with ``active`` set?"""
+    for i in range(start, start + count):
+        if active[items[i]]:
+            return True
+    return False
+
+
+@numba.njit(cache=True, inline="always")
+def list_pairs(items, start, count, lo, hi, active, only_active, out, m):
+    """Overlapping pairs (closed test) among ``items[start: start + count]``, appended to the
+    growable ``(cap, 2)`` array ``out`` from ``m`` as ``(items[i], items[j])`` with ``i < j``.
+
+    With ``only_active`` a pair needs at least one ``active`` object. Returns ``(out, m,
+    tests)``: ``tests`` counts the box tests made.
+    """
+    tests = 0
+    if only_active and not any_active(items, start, count, active):
+        return out, m, tests
+    for i in range(start, start + count):
+        a = items[i]
+        for j in range(i + 1, start + count):
+            b = items[j]
+            if only_active and not (active[a] or active[b]):
+                continue
+            tests += 1
+            if overlap_row(lo, hi, b, lo[a], hi[a]):
+                out, m = push_pair(out, m, a, b)
+    return out, m, tests
+
+
 # --------------------------------------------------------------------------- query shapes
 @numba.njit(cache=True, inline="always")
 def unpack_shape(kind, params):

@@ -26,18 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from spatial.kernels import (
-    INF,
-    RAY,
-    grow,
-    overlap_row,
-    push,
-    push_sorted,
-    ray_setup,
-    ray_slab_row,
-    shape_meets_row,
-    unpack_shape,
-)
+import spatial.kernels as K
 
 from .packed_kernels import END, FIRST, FIRST_KID, KIDS, LEAF_SIZE, LIST_END, LIST_FIRST, RIGHT, TREE_STACK
 
@@ -50,7 +39,7 @@ RAY_STACK = 8 * 32 + 32 * TREE_STACK
 @numba.njit(cache=True)
 def _meets(kind, a, b, scalar, inv, planes, box, row):
     """:func:`spatial.kernels.shape_meets_row` on row ``row`` of an ``(n, 6)`` box array."""
-    return shape_meets_row(kind, a, b, scalar, inv, planes, box, box, row, 0, 3)
+    return K.shape_meets_row(kind, a, b, scalar, inv, planes, box, box, row, 0, 3)
 
 
 @numba.njit(cache=True)
@@ -76,17 +65,17 @@ def _scan_list(packed, row, kind, a, b, scalar, inv, planes, tree_stack, out, ou
         for e in range(e0, e1):
             tested += 1
             t = _meets(kind, a, b, scalar, inv, planes, boxes, e)
-            if t < INF:
+            if t < K.INF:
                 if m < cap:
                     out[m] = slots[e]
-                    if kind == RAY:
+                    if kind == K.RAY:
                         out_t[m] = t
                 m += 1
         e0 = e1 = 0
         while top > 0:
             top -= 1
             k = tree_stack[top]
-            if _meets(kind, a, b, scalar, inv, planes, tree_box, k) == INF:
+            if _meets(kind, a, b, scalar, inv, planes, tree_box, k) == K.INF:
                 continue
             right = tree_int[k, RIGHT]
             if right >= 0:
@@ -108,9 +97,9 @@ def query_shape(packed, kind, params, planes, root_always, trace):
     ``packed`` is the output of :func:`.packed_kernels.pack`. Returns ``(slots, t, nodes
     visited, objects tested, visited rows, culled rows)``; ``t`` (entry distances) for rays only.
     """
-    a, b, scalar, inv = unpack_shape(kind, params)
+    a, b, scalar, inv = K.unpack_shape(kind, params)
     out = np.empty(64, dtype=np.int64)
-    out_t = np.empty(64 if kind == RAY else 0)
+    out_t = np.empty(64 if kind == K.RAY else 0)
     m = 0
     visited_ids = np.empty(64 if trace else 0, dtype=np.int64)
     culled_ids = np.empty(64 if trace else 0, dtype=np.int64)
@@ -126,19 +115,19 @@ def query_shape(packed, kind, params, planes, root_always, trace):
     while top > 0:
         top -= 1
         node = stack[top]
-        if (_meets(kind, a, b, scalar, inv, planes, node_box, node) == INF
+        if (_meets(kind, a, b, scalar, inv, planes, node_box, node) == K.INF
                 and not (node == 0 and root_always)):
             if trace:
-                culled_ids, nc = push(culled_ids, nc, node)
+                culled_ids, nc = K.push(culled_ids, nc, node)
             continue
         if trace:
-            visited_ids, _ = push(visited_ids, nv, node)
+            visited_ids, _ = K.push(visited_ids, nv, node)
         nv += 1
         m_new, t = _scan_list(packed, node, kind, a, b, scalar, inv, planes, tree_stack, out,
                               out_t, m)
         if m_new > out.shape[0]:
-            out = grow(out, 2 * m_new)
-            out_t = grow(out_t, 2 * m_new if kind == RAY else 0)
+            out = K.grow(out, 2 * m_new)
+            out_t = K.grow(out_t, 2 * m_new if kind == K.RAY else 0)
             m_new, t = _scan_list(packed, node, kind, a, b, scalar, inv, planes, tree_stack, out,
                                   out_t, m)
         m = m_new
@@ -147,7 +136,7 @@ def query_shape(packed, kind, params, planes, root_always, trace):
         for c in range(node_kids[node, KIDS] - 1, -1, -1):
             stack[top] = first + c
             top += 1
-    return (out[:m], out_t[:m if kind == RAY else 0], nv, tested,
+    return (out[:m], out_t[:m if kind == K.RAY else 0], nv, tested,
             visited_ids[:nv if trace else 0], culled_ids[:nc])
 
 
@@ -165,7 +154,7 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     visited = 0
     tested = 0
     top = 0
-    if root_always or overlap_row(node_box, node_box, 0, qlo, qhi, 0, 3):
+    if root_always or K.overlap_row(node_box, node_box, 0, qlo, qhi, 0, 3):
         stack[0] = 0
         top = 1
     while top > 0:
@@ -183,7 +172,7 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
         while True:
             for e in range(e0, e1):
                 tested += 1
-                if overlap_row(boxes, boxes, e, qlo, qhi, 0, 3):
+                if K.overlap_row(boxes, boxes, e, qlo, qhi, 0, 3):
                     if m < cap:
                         out[m] = slots[e]
                     m += 1
@@ -191,7 +180,7 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
             while tt > 0:
                 tt -= 1
                 k = tree_stack[tt]
-                if not overlap_row(tree_box, tree_box, k, qlo, qhi, 0, 3):
+                if not K.overlap_row(tree_box, tree_box, k, qlo, qhi, 0, 3):
                     continue
                 right = tree_int[k, RIGHT]
                 if right >= 0:
@@ -205,7 +194,7 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
                 break
         kid = node_kids[node, FIRST_KID]
         for child in range(kid, kid + node_kids[node, KIDS]):
-            if overlap_row(node_box, node_box, child, qlo, qhi, 0, 3):
+            if K.overlap_row(node_box, node_box, child, qlo, qhi, 0, 3):
                 stack[top] = child
                 top += 1
     return m, visited, tested
@@ -226,7 +215,7 @@ def query_boxes(packed, qlo, qhi, root_always):
         m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                 stack, tree_stack, out, m)
         if m_new > out.shape[0]:
-            out = grow(out, 2 * m_new)
+            out = K.grow(out, 2 * m_new)
             m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                     stack, tree_stack, out, m)
         m = m_new
@@ -255,15 +244,15 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
     for i in range(q):
         origin = origins[i]
         direction = directions[i]
-        inv = ray_setup(direction)
+        inv = K.ray_setup(direction)
         limit = max_t
         best = -1
         best_id = -1
         top = 0
-        t = ray_slab_row(origin, direction, inv, node_box, node_box, 0, 0, 3)
+        t = K.ray_slab_row(origin, direction, inv, node_box, node_box, 0, 0, 3)
         if root_always:
             t = 0.0
-        if t < INF and t <= limit:
+        if t < K.INF and t <= limit:
             stack[0] = 0
             stack_t[0] = t
             top = 1
@@ -280,37 +269,37 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
                 if end - first <= LEAF_SIZE:
                     for e in range(first, end):
                         tested[i] += 1
-                        t = ray_slab_row(origin, direction, inv, boxes, boxes, e, 0, 3)
-                        if t < INF and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
+                        t = K.ray_slab_row(origin, direction, inv, boxes, boxes, e, 0, 3)
+                        if t < K.INF and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
                             limit = t
                             best = slots[e]
                             best_id = ids[best]
                 elif list_root[item] >= 0:
                     root = list_root[item]
-                    t = ray_slab_row(origin, direction, inv, tree_box, tree_box, root, 0, 3)
-                    if t < INF and t <= limit:
-                        k = push_sorted(cand, cand_t, k, -1 - root, t)
+                    t = K.ray_slab_row(origin, direction, inv, tree_box, tree_box, root, 0, 3)
+                    if t < K.INF and t <= limit:
+                        k = K.push_sorted(cand, cand_t, k, -1 - root, t)
                 first = node_kids[item, FIRST_KID]
                 for child in range(first, first + node_kids[item, KIDS]):
-                    t = ray_slab_row(origin, direction, inv, node_box, node_box, child, 0, 3)
-                    if t < INF and t <= limit:
-                        k = push_sorted(cand, cand_t, k, child, t)
+                    t = K.ray_slab_row(origin, direction, inv, node_box, node_box, child, 0, 3)
+                    if t < K.INF and t <= limit:
+                        k = K.push_sorted(cand, cand_t, k, child, t)
             else:
                 row = -1 - item
                 right = tree_int[row, RIGHT]
                 if right < 0:
                     for e in range(tree_int[row, FIRST], tree_int[row, END]):
                         tested[i] += 1
-                        t = ray_slab_row(origin, direction, inv, boxes, boxes, e, 0, 3)
-                        if t < INF and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
+                        t = K.ray_slab_row(origin, direction, inv, boxes, boxes, e, 0, 3)
+                        if t < K.INF and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
                             limit = t
                             best = slots[e]
                             best_id = ids[best]
                     continue
                 for child in (row + 1, right):
-                    t = ray_slab_row(origin, direction, inv, tree_box, tree_box, child, 0, 3)
-                    if t < INF and t <= limit:
-                        k = push_sorted(cand, cand_t, k, -1 - child, t)
+                    t = K.ray_slab_row(origin, direction, inv, tree_box, tree_box, child, 0, 3)
+                    if t < K.INF and t <= limit:
+                        k = K.push_sorted(cand, cand_t, k, -1 - child, t)
             for j in range(k):
                 stack[top] = cand[j]
                 stack_t[top] = cand_t[j]
