@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -902,19 +902,19 @@ class DynamicBvh(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         hits = self._query(K.box_shape(lo, hi), trace)
-        return hits.slots, hits.visited, hits.tested, hits.rows if trace else None
+        return SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_sphere(self, center, radius, trace):
         hits = self._query(K.sphere_shape(center, radius), trace)
-        return hits.slots, hits.visited, hits.tested, hits.rows if trace else None
+        return SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_ray(self, origin, direction, max_t, trace):
         hits = self._query(K.ray_shape(origin, direction, max_t), trace)
-        return hits.slots, hits.t, hits.visited, hits.tested, hits.rows if trace else None
+        return RayHits(hits.slots, hits.t, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_frustum(self, planes, trace):
         hits = self._query(K.frustum_shape(planes), trace)
-        return (hits.slots, hits.visited, hits.tested, (hits.rows if trace else None),
+        return FrustumHits(hits.slots, hits.visited, hits.tested, (hits.rows if trace else None),
                 (hits.culled if trace else None))
 
     def _query_boxes(self, lo, hi) -> BatchResult:

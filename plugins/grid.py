@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -772,17 +772,17 @@ class Grid(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         slots, visited, tested, rows = grid_query_box(lo, hi, *self._grid(), trace)
-        return slots, visited, tested, self._rows(rows, trace)
+        return SlotHits(slots, visited, tested, self._rows(rows, trace))
 
     def _query_sphere(self, center, radius, trace):
         slots, visited, tested, rows = grid_query_sphere(center, radius, *self._grid(), trace)
-        return np.unique(slots), visited, tested, self._rows(rows, trace)
+        return SlotHits(np.unique(slots), visited, tested, self._rows(rows, trace))
 
     def _query_frustum(self, planes, trace):
         slots, visited, tested, rows, culled = grid_query_frustum(
             planes, self._start, self._items, self._cell_lo, self._cell_hi, self.objects.lo,
             self.objects.hi, trace)
-        return np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace)
+        return FrustumHits(np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace))
 
     def _ray_args(self):
         return (self.objects.ids, self._world_lo, self._world_hi, self._origin, self._cell,
@@ -792,11 +792,11 @@ class Grid(SpatialIndex):
 
     def _query_ray(self, origin, direction, max_t, trace):
         if len(self._coords) == 0:
-            return np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace)
+            return RayHits(np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace))
         slots, t, visited, tested, rows = grid_query_ray(origin, direction, max_t,
                                                          *self._ray_args(), trace)
         slots, first = np.unique(slots, return_index=True)
-        return slots, t[first], visited, tested, self._rows(rows, trace)
+        return RayHits(slots, t[first], visited, tested, self._rows(rows, trace))
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         slots, offsets, visited, tested = grid_query_boxes(lo, hi, *self._grid())

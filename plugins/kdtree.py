@@ -33,7 +33,7 @@ import numba
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -530,20 +530,20 @@ class KdTree(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         hits = self._query(K.box_shape(lo, hi), trace)
-        return hits.slots, hits.visited, hits.tested, self._rows(hits.rows, trace)
+        return SlotHits(hits.slots, hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_sphere(self, center, radius, trace):
         hits = self._query(K.sphere_shape(center, radius), trace)
-        return np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace)
+        return SlotHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_ray(self, origin, direction, max_t, trace):
         hits = self._query(K.ray_shape(origin, direction, max_t), trace)
         slots, first = np.unique(hits.slots, return_index=True)
-        return slots, hits.t[first], hits.visited, hits.tested, self._rows(hits.rows, trace)
+        return RayHits(slots, hits.t[first], hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_frustum(self, planes, trace):
         hits = self._query(K.frustum_shape(planes), trace, clipped=False)
-        return (np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace),
+        return FrustumHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace),
                 self._rows(hits.culled, trace))
 
     def _query_boxes(self, lo, hi) -> BatchResult:

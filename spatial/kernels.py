@@ -149,11 +149,10 @@ def grow(arr, needed):
 
 @numba.njit(cache=True, inline="always")
 def push(stack, sp, value):
-    """Push ``value``; grow the stack when full. Returns ``(stack, new_sp)``."""
+    """Push ``value``; grow the stack when full (through :func:`grow`, whose element loop
+    compiles faster than a slice copy). Returns ``(stack, new_sp)``."""
     if sp == len(stack):
-        grown = np.empty(2 * len(stack), dtype=stack.dtype)
-        grown[:sp] = stack[:sp]
-        stack = grown
+        stack = grow(stack, sp + 1)
     stack[sp] = value
     return stack, sp + 1
 
@@ -162,9 +161,7 @@ def push(stack, sp, value):
 def push_pair(out, m, a, b):
     """Append the pair ``(a, b)`` to a growable ``(cap, 2)`` array."""
     if m == len(out):
-        grown = np.empty((2 * len(out), 2), dtype=out.dtype)
-        grown[:m] = out[:m]
-        out = grown
+        out = grow(out, m + 1)
     out[m, 0] = a
     out[m, 1] = b
     return out, m + 1
@@ -391,12 +388,13 @@ def shape_meets_row(kind, a, b, scalar, inv, planes, lo, hi, row, lo_col=0, hi_c
     return 0.0 if frustum_keeps_row(planes, lo, hi, row, lo_col, hi_col) else INF
 
 # --------------------------------------------------------------------------- tree queries
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _traverse(tree, kind, a, b, scalar, inv, planes, use_cells, cell_lo, cell_hi,
               out, ts, m, stack, rows, nrows, culled, nculled, trace):
     """The one depth-first traversal: nodes whose bounds meet the shape are opened, their own
     slots tested; slots that meet are appended to ``out`` (with their ``t`` to ``ts``) from
-    ``m``. Inlined, so a caller passing a constant ``kind`` gets the branches folded away."""
+    ``m``. One compiled function serves single and batched queries of every kind: a branch on
+    ``kind`` per test costs less than compiling a specialised copy for each caller."""
     visited = 0
     tested = 0
     if tree.root < 0:

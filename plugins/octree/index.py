@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError, ParamError
 from spatial.geometry import as_boxes
 from spatial.params import param
@@ -438,26 +438,26 @@ class Octree(SpatialIndex):
         if not self._has_root:
             return self._empty_query(trace)
         slots, _, visited, tested, rows, _ = self._shape(K.box_shape(lo, hi), trace)
-        return slots, visited, tested, rows
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_sphere(self, center, radius, trace):
         if not self._has_root:
             return self._empty_query(trace)
         slots, _, visited, tested, rows, _ = self._shape(K.sphere_shape(center, radius), trace)
-        return slots, visited, tested, rows
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_frustum(self, planes, trace):
         if not self._has_root:
             return self._empty_query(trace, frustum=True)
         planes = np.ascontiguousarray(planes, dtype=np.float64)
         slots, _, visited, tested, rows, culled = self._shape(K.frustum_shape(planes), trace)
-        return slots, visited, tested, rows, culled
+        return FrustumHits(slots, visited, tested, rows, culled)
 
     def _query_ray(self, origin, direction, max_t, trace):
         if not self._has_root:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, np.zeros(0), 0, 0, (empty if trace else None)
-        return self._shape(K.ray_shape(origin, direction, max_t), trace)[:5]
+            return RayHits(empty, np.zeros(0), 0, 0, (empty if trace else None))
+        return RayHits(*self._shape(K.ray_shape(origin, direction, max_t), trace)[:5])
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         q = len(lo)

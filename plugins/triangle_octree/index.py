@@ -31,12 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import NodeTable, SpatialIndex
+from spatial.contract import FrustumHits, NodeTable, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.params import param
 
-from . import _tri_octree_kernels as kernels
+from . import kernels
 
 #: The build stops splitting once its item lists hold this many entries per item: items are
 #: copied into every cell they meet, and big ones among many small ones would otherwise be
@@ -162,14 +162,14 @@ class TriangleOctree(SpatialIndex):
         slots, visited, rows, _ = self._candidates(shape, trace)
         box_hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
         hit, _, _ = self._exact(shape, slots, box_hit)
-        return slots[hit], visited, len(slots), rows
+        return SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_sphere(self, center, radius, trace):
         shape = K.sphere_shape(center, radius)
         slots, visited, rows, _ = self._candidates(shape, trace)
         box_hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
         hit, _, _ = self._exact(shape, slots, box_hit)
-        return slots[hit], visited, len(slots), rows
+        return SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
         shape = K.ray_shape(origin, direction, max_t)
@@ -180,14 +180,14 @@ class TriangleOctree(SpatialIndex):
         t = np.asarray(t, dtype=np.float64).copy()
         if tri_t is not None:
             t[tri] = tri_t
-        return slots[hit], t[hit], visited, len(slots), rows
+        return RayHits(slots[hit], t[hit], visited, len(slots), rows)
 
     def _query_frustum(self, planes, trace):
         shape = K.frustum_shape(planes)
         slots, visited, rows, culled = self._candidates(shape, trace)
         box_hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
         hit, _, _ = self._exact(shape, slots, box_hit)
-        return slots[hit], visited, len(slots), rows, culled
+        return FrustumHits(slots[hit], visited, len(slots), rows, culled)
 
     def _pairs(self, mode):
         active = self.objects.active_mask()

@@ -42,12 +42,12 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
 from spatial.params import param
 
-from . import _quadtree_kernels as qk
+from . import kernels as qk
 
 #: plane name -> (first plane axis, second plane axis, the axis the tree ignores)
 PLANE_AXES = {"xy": (0, 1, 2), "xz": (0, 2, 1)}
@@ -252,23 +252,23 @@ class Quadtree(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         slots, _, visited, tested, rows, _ = self._query(K.box_shape(lo, hi), trace)
-        return slots, visited, tested, rows
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_sphere(self, center, radius, trace):
         slots, _, visited, tested, rows, _ = self._query(K.sphere_shape(center, radius), trace)
-        return slots, visited, tested, rows
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
         slots, t, visited, tested, rows, _ = self._query(
             K.ray_shape(origin, direction, max_t), trace)
-        return slots, t, visited, tested, rows
+        return RayHits(slots, t, visited, tested, rows)
 
     def _query_frustum(self, planes, trace):
         planes = np.ascontiguousarray(planes, dtype=np.float64)
         slots, _, visited, tested, rows, culled = self._query(K.frustum_shape(planes), trace)
         if len(slots):
             slots = slots[frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])]
-        return slots, visited, tested, rows, culled
+        return FrustumHits(slots, visited, tested, rows, culled)
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         a0, a1, a2 = self._axes
