@@ -187,9 +187,12 @@ def push_sorted(items, keys, k, item, key):
 @numba.njit(cache=True, inline="always")
 def overlap_row(lo, hi, row, qlo, qhi, lo_col=0, hi_col=0):
     """Closed overlap of box ``row`` with ``qlo/qhi`` (:func:`spatial.geometry.boxes_overlap`)."""
-    return (lo[row, lo_col] <= qhi[0] and qlo[0] <= hi[row, hi_col]
-            and lo[row, lo_col + 1] <= qhi[1] and qlo[1] <= hi[row, hi_col + 1]
-            and lo[row, lo_col + 2] <= qhi[2] and qlo[2] <= hi[row, hi_col + 2])
+    # a loop with an early exit: several times faster in the hot loops than one chained
+    # expression, which LLVM turns into branch-free code that always reads all six values
+    for k in range(3):
+        if lo[row, lo_col + k] > qhi[k] or qlo[k] > hi[row, hi_col + k]:
+            return False
+    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -220,14 +223,10 @@ def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
         else:
             t1 = (blo - origin[k]) * inv[k]
             t2 = (bhi - origin[k]) * inv[k]
-            near = t1 if t1 < t2 else t2
-            far = t2 if t1 < t2 else t1
-            if near > t_enter:
-                t_enter = near
-            if far < t_exit:
-                t_exit = far
-    if t_enter < 0.0:
-        t_enter = 0.0
+            # min/max rather than branches: LLVM makes them branch-free, measurably faster
+            t_enter = max(t_enter, min(t1, t2))
+            t_exit = min(t_exit, max(t1, t2))
+    t_enter = max(t_enter, 0.0)
     if t_enter <= t_exit:
         return t_enter
     return INF
@@ -388,13 +387,13 @@ def shape_meets_row(kind, a, b, scalar, inv, planes, lo, hi, row, lo_col=0, hi_c
     return 0.0 if frustum_keeps_row(planes, lo, hi, row, lo_col, hi_col) else INF
 
 # --------------------------------------------------------------------------- tree queries
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _traverse(tree, kind, a, b, scalar, inv, planes, use_cells, cell_lo, cell_hi,
               out, ts, m, stack, rows, nrows, culled, nculled, trace):
     """The one depth-first traversal: nodes whose bounds meet the shape are opened, their own
     slots tested; slots that meet are appended to ``out`` (with their ``t`` to ``ts``) from
-    ``m``. One compiled function serves single and batched queries of every kind: a branch on
-    ``kind`` per test costs less than compiling a specialised copy for each caller."""
+    ``m``. Inlined, so the batched box query, which passes the constant kind, gets a copy
+    with the other kinds' branches folded away."""
     visited = 0
     tested = 0
     if tree.root < 0:

@@ -36,6 +36,41 @@ STACK = 512  # > 7 * max depth (30) + 1: a depth-first stack never holds more
 RAY_STACK = 8 * 32 + 32 * TREE_STACK
 
 
+@numba.njit(cache=True, inline="always")
+def _slab(origin, inv, parallel, box, row, col_lo, col_hi):
+    """``spatial.geometry.ray_box`` for one box: ``(hit, entry t)`` with the same arithmetic.
+
+    The closest-hit rays keep this form (a precomputed ``parallel`` mask, the packed box array
+    once): with :func:`spatial.kernels.ray_slab_row` they ran about 50 % slower."""
+    t_enter = -np.inf
+    t_exit = np.inf
+    for a in range(3):
+        blo = box[row, col_lo + a]
+        bhi = box[row, col_hi + a]
+        if parallel[a]:
+            if not (blo <= origin[a] and origin[a] <= bhi):
+                return False, np.inf
+        else:
+            t1 = (blo - origin[a]) * inv[a]
+            t2 = (bhi - origin[a]) * inv[a]
+            t_enter = max(t_enter, min(t1, t2))
+            t_exit = min(t_exit, max(t1, t2))
+    t_enter = max(t_enter, 0.0)
+    if t_enter <= t_exit:
+        return True, t_enter
+    return False, np.inf
+
+
+@numba.njit(cache=True)
+def _ray_setup(direction):
+    parallel = np.empty(3, dtype=np.bool_)
+    inv = np.empty(3)
+    for a in range(3):
+        parallel[a] = direction[a] == 0.0
+        inv[a] = 0.0 if parallel[a] else 1.0 / direction[a]
+    return inv, parallel
+
+
 @numba.njit(cache=True)
 def _meets(kind, a, b, scalar, inv, planes, box, row):
     """:func:`spatial.kernels.shape_meets_row` on row ``row`` of an ``(n, 6)`` box array."""
@@ -243,16 +278,15 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
     cand_t = np.empty(9)
     for i in range(q):
         origin = origins[i]
-        direction = directions[i]
-        inv = K.ray_setup(direction)
+        inv, parallel = _ray_setup(directions[i])
         limit = max_t
         best = -1
         best_id = -1
         top = 0
-        t = K.ray_slab_row(origin, direction, inv, node_box, node_box, 0, 0, 3)
+        hit, t = _slab(origin, inv, parallel, node_box, 0, 0, 3)
         if root_always:
-            t = 0.0
-        if t < K.INF and t <= limit:
+            hit, t = True, 0.0
+        if hit and t <= limit:
             stack[0] = 0
             stack_t[0] = t
             top = 1
@@ -269,20 +303,20 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
                 if end - first <= LEAF_SIZE:
                     for e in range(first, end):
                         tested[i] += 1
-                        t = K.ray_slab_row(origin, direction, inv, boxes, boxes, e, 0, 3)
-                        if t < K.INF and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
+                        hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                        if hit and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
                             limit = t
                             best = slots[e]
                             best_id = ids[best]
                 elif list_root[item] >= 0:
                     root = list_root[item]
-                    t = K.ray_slab_row(origin, direction, inv, tree_box, tree_box, root, 0, 3)
-                    if t < K.INF and t <= limit:
+                    hit, t = _slab(origin, inv, parallel, tree_box, root, 0, 3)
+                    if hit and t <= limit:
                         k = K.push_sorted(cand, cand_t, k, -1 - root, t)
                 first = node_kids[item, FIRST_KID]
                 for child in range(first, first + node_kids[item, KIDS]):
-                    t = K.ray_slab_row(origin, direction, inv, node_box, node_box, child, 0, 3)
-                    if t < K.INF and t <= limit:
+                    hit, t = _slab(origin, inv, parallel, node_box, child, 0, 3)
+                    if hit and t <= limit:
                         k = K.push_sorted(cand, cand_t, k, child, t)
             else:
                 row = -1 - item
@@ -290,15 +324,15 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
                 if right < 0:
                     for e in range(tree_int[row, FIRST], tree_int[row, END]):
                         tested[i] += 1
-                        t = K.ray_slab_row(origin, direction, inv, boxes, boxes, e, 0, 3)
-                        if t < K.INF and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
+                        hit, t = _slab(origin, inv, parallel, boxes, e, 0, 3)
+                        if hit and (t < limit or (t == limit and (best < 0 or ids[slots[e]] < best_id))):
                             limit = t
                             best = slots[e]
                             best_id = ids[best]
                     continue
                 for child in (row + 1, right):
-                    t = K.ray_slab_row(origin, direction, inv, tree_box, tree_box, child, 0, 3)
-                    if t < K.INF and t <= limit:
+                    hit, t = _slab(origin, inv, parallel, tree_box, child, 0, 3)
+                    if hit and t <= limit:
                         k = K.push_sorted(cand, cand_t, k, -1 - child, t)
             for j in range(k):
                 stack[top] = cand[j]

@@ -648,14 +648,14 @@ def _node_box(nf, n, a0, a1, a2, box_lo, box_hi):
     box_hi[0, a2] = nf[n, C_HI + a2]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _traverse(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, scalar, inv, planes,
               blo, bhi, stack, out, ts, found, rows, n_rows, culled, n_culled, trace):
     """One query in the shared shape encoding (parts from :func:`spatial.kernels.unpack_shape`),
     its slots appended to ``out`` (ray ``t`` to ``ts``) from ``found``. A frustum culls on the
     nodes' content boxes with a tolerance and returns every object reached as a *candidate*
-    for the exact test done by the caller. One compiled function for single and batched
-    queries: a branch on ``kind`` per test costs less than a specialised copy per caller."""
+    for the exact test done by the caller. Inlined, so the batched box query, which passes
+    the constant kind, gets a copy with the other kinds' branches folded away."""
     meta[M_STAMP] += 1
     stamp = meta[M_STAMP]
     visited = 0
