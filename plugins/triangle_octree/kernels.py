@@ -151,9 +151,6 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
     Returns ``(slots, nodes visited, visited rows, culled rows)``; rows only when ``trace``.
     """
     qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
-    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
-    direction = qhi
-    radius = max_t = scalar
     n_nodes = len(leaf_start)
     seen = np.zeros(max(slot_limit, 1), dtype=np.bool_)
     out = np.empty(16, dtype=np.int64)
@@ -187,9 +184,9 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
         if kind == K.BOX:
             meets = K.overlap_row(blo, bhi, 0, qlo, qhi)
         elif kind == K.SPHERE:
-            meets = K.sphere_may_touch_row(center, radius, blo, bhi, 0, CULL_EPS)
+            meets = K.sphere_may_touch_row(qlo, scalar, blo, bhi, 0, CULL_EPS)  # centre, radius
         elif kind == K.RAY:
-            meets = K.ray_slab_row(origin, direction, inv, blo, bhi, 0) <= max_t
+            meets = K.ray_slab_row(qlo, qhi, inv, blo, bhi, 0) <= scalar  # origin, direction, max_t
         else:
             meets = K.frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
         if not meets:
