@@ -45,7 +45,7 @@ def _backend_kernels(backend: str) -> list:
         for value in list(vars(module).values()):
             inner = [value] if _is_cached_kernel(value) else (
                 list(vars(value).values()) if type(value) is type(sys)
-                and value.__name__.startswith("plugins.") else [])
+                and value.__name__.startswith(("plugins.", "spatial.kernels")) else [])
             for item in inner:
                 if _is_cached_kernel(item):
                     kernels[id(item)] = item

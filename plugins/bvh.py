@@ -37,11 +37,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
-
-from . import _kernels_common as K
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,8 @@ class BvhParams:
 #: proxies); above it the self-traversal with sleeping subtrees skipped is faster. On 100k
 #: mixed-size boxes the two cost the same at about a fifth of the objects active.
 ACTIVE_QUERY_FRACTION = 0.2
+#: the cell arrays of a tree that stores each object once (no reference-point test)
+_NO_CELLS = np.zeros((0, 3))
 
 
 # --------------------------------------------------------------------------- tree kernels
@@ -893,36 +894,36 @@ class DynamicBvh(SpatialIndex):
         """Query kernels' view of the packed copy: node ids there are rows of :meth:`nodes`."""
         p = self._packed()
         root = 0 if len(p.order) else -1
-        return (root, p.tight_lo, p.tight_hi, p.left, p.right, p.row_index, p.items, p.slots,
-                self.objects.lo, self.objects.hi)
+        return K.TreeArrays(root, p.tight_lo, p.tight_hi, p.left, p.right, p.row_index, p.items,
+                            p.slots, self.objects.lo, self.objects.hi)
+
+    def _query(self, shape, trace):
+        return K.query_tree(self._tree(), shape, trace)
 
     def _query_box(self, lo, hi, trace):
-        empty = np.empty((0, 3))
-        slots, visited, tested, rows = K.tree_query_box(*self._tree(), lo, hi, False, empty, empty,
-                                                        trace)
-        return slots, visited, tested, rows if trace else None
+        hits = self._query(K.box_shape(lo, hi), trace)
+        return SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, tested, rows = K.tree_query_sphere(*self._tree(), center, radius, trace)
-        return slots, visited, tested, rows if trace else None
+        hits = self._query(K.sphere_shape(center, radius), trace)
+        return SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_ray(self, origin, direction, max_t, trace):
-        slots, t, visited, tested, rows = K.tree_query_ray(*self._tree(), origin, direction,
-                                                           max_t, trace)
-        return slots, t, visited, tested, rows if trace else None
+        hits = self._query(K.ray_shape(origin, direction, max_t), trace)
+        return RayHits(hits.slots, hits.t, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_frustum(self, planes, trace):
-        slots, visited, tested, rows, culled = K.tree_query_frustum(*self._tree(), planes, trace)
-        return slots, visited, tested, (rows if trace else None), (culled if trace else None)
+        hits = self._query(K.frustum_shape(planes), trace)
+        return FrustumHits(hits.slots, hits.visited, hits.tested, (hits.rows if trace else None),
+                (hits.culled if trace else None))
 
     def _query_boxes(self, lo, hi) -> BatchResult:
-        empty = np.empty((0, 3))
-        slots, offsets, visited, tested = K.tree_query_boxes(*self._tree(), lo, hi, False, empty,
-                                                             empty)
+        slots, offsets, visited, tested = K.tree_query_boxes(self._tree(), lo, hi, False,
+                                                             _NO_CELLS, _NO_CELLS)
         return BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
-        slots, t, visited, tested = K.tree_query_rays_closest(*self._tree(), self.objects.ids,
+        slots, t, visited, tested = K.tree_query_rays_closest(self._tree(), self.objects.ids,
                                                               origins, directions, max_t)
         return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 

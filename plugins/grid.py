@@ -35,11 +35,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
-
-from . import _kernels_common as K
 
 #: References allowed per object on average (plus a small constant) before the layout is
 #: coarsened: one huge object over a fine grid would otherwise fill millions of cells.
@@ -262,12 +261,12 @@ def _box_cells(qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, t
     for c in cells:
         if trace:
             rows, nrows = K.push(rows, nrows, c)
-        if not K.overlap(cell_lo[c], cell_hi[c], qlo, qhi):
+        if not K.overlap_row(cell_lo, cell_hi, c, qlo, qhi):
             continue
         for j in range(start[c], start[c + 1]):
             s = items[j]
             tested += 1
-            if K.overlap(lo[s], hi[s], qlo, qhi):
+            if K.overlap_row(lo, hi, s, qlo, qhi):
                 owner = True
                 for a in range(3):
                     p = max(lo[s, a], qlo[a])
@@ -327,12 +326,12 @@ def grid_query_sphere(center, radius, origin, inv, clamp_lo, clamp_hi, dims, has
     for c in cells:
         if trace:
             rows, nrows = K.push(rows, nrows, c)
-        if not K.sphere_touches(center, radius, cell_lo[c], cell_hi[c]):
+        if not K.sphere_touches_row(center, radius, cell_lo, cell_hi, c):
             continue
         for j in range(start[c], start[c + 1]):
             s = items[j]
             tested += 1
-            if K.sphere_touches(center, radius, lo[s], hi[s]):
+            if K.sphere_touches_row(center, radius, lo, hi, s):
                 out, m = K.push(out, m, s)
     return out[:m], len(cells), tested, rows[:nrows]
 
@@ -352,14 +351,14 @@ def grid_query_frustum(planes, start, items, cell_lo, cell_hi, lo, hi, trace):
     for c in range(n_cells):
         if trace:
             rows, nrows = K.push(rows, nrows, c)
-        if not K.frustum_keeps(planes, cell_lo[c], cell_hi[c]):
+        if not K.frustum_keeps_row(planes, cell_lo, cell_hi, c):
             if trace:
                 culled, nculled = K.push(culled, nculled, c)
             continue
         for j in range(start[c], start[c + 1]):
             s = items[j]
             tested += 1
-            if K.frustum_keeps(planes, lo[s], hi[s]):
+            if K.frustum_keeps_row(planes, lo, hi, s):
                 out, m = K.push(out, m, s)
     return out[:m], n_cells, tested, rows[:nrows], culled[:nculled]
 
@@ -423,13 +422,13 @@ def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi
             visited += 1
             if trace:
                 rows, nrows = K.push(rows, nrows, c)
-            tc = K.ray_slab(origin_pt, direction, inv_d, cell_lo[c], cell_hi[c])
+            tc = K.ray_slab_row(origin_pt, direction, inv_d, cell_lo, cell_hi, c)
             if tc == np.inf or tc > best_t:
                 continue
             for j in range(start[c], start[c + 1]):
                 s = items[j]
                 tested += 1
-                t = K.ray_slab(origin_pt, direction, inv_d, lo[s], hi[s])
+                t = K.ray_slab_row(origin_pt, direction, inv_d, lo, hi, s)
                 if t == np.inf or t > max_t:
                     continue
                 if closest:
@@ -439,7 +438,7 @@ def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi
                         best_id = obj_ids[s]
                 else:
                     out, m = K.push(out, m, s)
-                    ts, _ = K.push_f(ts, m - 1, t)
+                    ts, _ = K.push(ts, m - 1, t)
     return out, ts, m, best_s, best_t, visited, tested, rows, nrows
 
 
@@ -495,14 +494,8 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
         count = start[c + 1] - first
         if count < 2:
             continue
-        if only_active:
-            any_active = False
-            for j in range(first, first + count):
-                if active[items[j]]:
-                    any_active = True
-                    break
-            if not any_active:
-                continue
+        if only_active and not K.any_active(items, first, count, active):
+            continue
         if count > len(box):
             box = np.empty((2 * count, 6))
         for i in range(count):  # gather the cell's boxes once: the pair loop then stays in cache
@@ -779,17 +772,17 @@ class Grid(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         slots, visited, tested, rows = grid_query_box(lo, hi, *self._grid(), trace)
-        return slots, visited, tested, self._rows(rows, trace)
+        return SlotHits(slots, visited, tested, self._rows(rows, trace))
 
     def _query_sphere(self, center, radius, trace):
         slots, visited, tested, rows = grid_query_sphere(center, radius, *self._grid(), trace)
-        return np.unique(slots), visited, tested, self._rows(rows, trace)
+        return SlotHits(np.unique(slots), visited, tested, self._rows(rows, trace))
 
     def _query_frustum(self, planes, trace):
         slots, visited, tested, rows, culled = grid_query_frustum(
             planes, self._start, self._items, self._cell_lo, self._cell_hi, self.objects.lo,
             self.objects.hi, trace)
-        return np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace)
+        return FrustumHits(np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace))
 
     def _ray_args(self):
         return (self.objects.ids, self._world_lo, self._world_hi, self._origin, self._cell,
@@ -799,11 +792,11 @@ class Grid(SpatialIndex):
 
     def _query_ray(self, origin, direction, max_t, trace):
         if len(self._coords) == 0:
-            return np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace)
+            return RayHits(np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace))
         slots, t, visited, tested, rows = grid_query_ray(origin, direction, max_t,
                                                          *self._ray_args(), trace)
         slots, first = np.unique(slots, return_index=True)
-        return slots, t[first], visited, tested, self._rows(rows, trace)
+        return RayHits(slots, t[first], visited, tested, self._rows(rows, trace))
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         slots, offsets, visited, tested = grid_query_boxes(lo, hi, *self._grid())

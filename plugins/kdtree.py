@@ -32,11 +32,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
-
-from . import _kernels_common as K
 
 #: Most object references the tree may hold, as a multiple of the object count.
 REFERENCE_BUDGET = 16
@@ -519,41 +518,41 @@ class KdTree(SpatialIndex):
     def _tree(self, clipped: bool = True):
         root = 0 if len(self._left) else -1
         lo, hi = (self._search_lo, self._search_hi) if clipped else (self._node_lo, self._node_hi)
-        return (root, lo, hi, self._left, self._right, self._start, self._count, self._items,
-                self.objects.lo, self.objects.hi)
+        return K.TreeArrays(root, lo, hi, self._left, self._right, self._start, self._count,
+                            self._items, self.objects.lo, self.objects.hi)
 
     @staticmethod
     def _rows(rows, trace):
         return np.asarray(rows, dtype=np.int64) if trace else None
 
+    def _query(self, shape, trace, clipped=True):
+        return K.query_tree(self._tree(clipped), shape, trace, self._cell_lo, self._cell_hi)
+
     def _query_box(self, lo, hi, trace):
-        slots, visited, tested, rows = K.tree_query_box(*self._tree(), lo, hi, True,
-                                                        self._cell_lo, self._cell_hi, trace)
-        return slots, visited, tested, self._rows(rows, trace)
+        hits = self._query(K.box_shape(lo, hi), trace)
+        return SlotHits(hits.slots, hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, tested, rows = K.tree_query_sphere(*self._tree(), center, radius, trace)
-        return np.unique(slots), visited, tested, self._rows(rows, trace)
+        hits = self._query(K.sphere_shape(center, radius), trace)
+        return SlotHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_ray(self, origin, direction, max_t, trace):
-        slots, t, visited, tested, rows = K.tree_query_ray(*self._tree(), origin, direction,
-                                                           max_t, trace)
-        slots, first = np.unique(slots, return_index=True)
-        return slots, t[first], visited, tested, self._rows(rows, trace)
+        hits = self._query(K.ray_shape(origin, direction, max_t), trace)
+        slots, first = np.unique(hits.slots, return_index=True)
+        return RayHits(slots, hits.t[first], hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_frustum(self, planes, trace):
-        slots, visited, tested, rows, culled = K.tree_query_frustum(*self._tree(False), planes,
-                                                                    trace)
-        return (np.unique(slots), visited, tested, self._rows(rows, trace),
-                self._rows(culled, trace))
+        hits = self._query(K.frustum_shape(planes), trace, clipped=False)
+        return FrustumHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace),
+                self._rows(hits.culled, trace))
 
     def _query_boxes(self, lo, hi) -> BatchResult:
-        slots, offsets, visited, tested = K.tree_query_boxes(*self._tree(), lo, hi, True,
+        slots, offsets, visited, tested = K.tree_query_boxes(self._tree(), lo, hi, True,
                                                              self._cell_lo, self._cell_hi)
         return BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
-        slots, t, visited, tested = K.tree_query_rays_closest(*self._tree(), self.objects.ids,
+        slots, t, visited, tested = K.tree_query_rays_closest(self._tree(), self.objects.ids,
                                                               origins, directions, max_t)
         return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 

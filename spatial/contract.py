@@ -32,7 +32,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -45,6 +45,36 @@ PAIR_MODES = ("all", "active")
 
 
 # --------------------------------------------------------------------------- result types
+class SlotHits(NamedTuple):
+    """What the ``_query_box``, ``_query_sphere`` and ``_query_point`` hooks return (a plain
+    tuple in this order works too): object slots, work done, node rows visited when tracing."""
+
+    slots: np.ndarray
+    visited: int
+    tested: int
+    rows: np.ndarray | None = None
+
+
+class RayHits(NamedTuple):
+    """What the ``_query_ray`` hook returns: slots and their entry ``t``, work, rows."""
+
+    slots: np.ndarray
+    t: np.ndarray
+    visited: int
+    tested: int
+    rows: np.ndarray | None = None
+
+
+class FrustumHits(NamedTuple):
+    """What the ``_query_frustum`` hook returns: slots, work, rows visited and rows culled."""
+
+    slots: np.ndarray
+    visited: int
+    tested: int
+    rows: np.ndarray | None = None
+    culled: np.ndarray | None = None
+
+
 @dataclass
 class QueryResult:
     """Result of one box, sphere, point or frustum query."""
@@ -308,7 +338,7 @@ class SpatialIndex:
     def _flush(self) -> None:
         """Apply deferred work (e.g. a lazy insertion batch) before a query or inspection."""
 
-    def _query_box(self, lo, hi, trace):  # -> (slots, visited, tested, visited_rows|None)
+    def _query_box(self, lo, hi, trace):  # -> SlotHits (slots, visited, tested, rows|None)
         raise NotImplementedError
 
     def _query_sphere(self, center, radius, trace):
@@ -317,10 +347,10 @@ class SpatialIndex:
     def _query_point(self, point, trace):
         return self._query_box(point, point, trace)
 
-    def _query_ray(self, origin, direction, max_t, trace):  # -> (slots, t, visited, tested, rows)
+    def _query_ray(self, origin, direction, max_t, trace):  # -> RayHits
         raise NotImplementedError
 
-    def _query_frustum(self, planes, trace):  # -> (slots, visited, tested, rows, culled_rows)
+    def _query_frustum(self, planes, trace):  # -> FrustumHits
         raise NotImplementedError
 
     def _pairs(self, mode: str):  # -> (pairs of slots (M,2), tests, node_tests|None)

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError, ParamError
 from spatial.geometry import as_boxes
 from spatial.params import param
@@ -427,38 +428,36 @@ class Octree(SpatialIndex):
                                                      self._order()[0])
         return self._packed_cache
 
-    def _shape(self, kind, qlo, qhi, centre, radius, planes, trace):
-        slots, visited, tested, vis, culled = query_kernels.query_shape(
-            self._packed(), kind, qlo, qhi, centre, radius, planes,
-            self._root_always, trace)
-        return slots, visited, tested, self._rows(vis, trace), self._rows(culled, trace)
+    def _shape(self, shape, trace):
+        """``(slots, t, visited, tested, visited rows, culled rows)`` of a :class:`QueryShape`."""
+        slots, t, visited, tested, vis, culled = query_kernels.query_shape(
+            self._packed(), shape.kind, shape.params, shape.planes, self._root_always, trace)
+        return slots, t, visited, tested, self._rows(vis, trace), self._rows(culled, trace)
 
     def _query_box(self, lo, hi, trace):
         if not self._has_root:
             return self._empty_query(trace)
-        return self._shape(0, lo, hi, lo, 0.0, np.zeros((0, 4)), trace)[:4]
+        slots, _, visited, tested, rows, _ = self._shape(K.box_shape(lo, hi), trace)
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_sphere(self, center, radius, trace):
         if not self._has_root:
             return self._empty_query(trace)
-        # the sphere's bounding box, two ulps wider, only narrows the scan; the test is exact
-        qlo = np.nextafter(np.nextafter(center - radius, -np.inf), -np.inf)
-        qhi = np.nextafter(np.nextafter(center + radius, np.inf), np.inf)
-        return self._shape(1, qlo, qhi, center, radius, np.zeros((0, 4)), trace)[:4]
+        slots, _, visited, tested, rows, _ = self._shape(K.sphere_shape(center, radius), trace)
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_frustum(self, planes, trace):
         if not self._has_root:
             return self._empty_query(trace, frustum=True)
         planes = np.ascontiguousarray(planes, dtype=np.float64)
-        return self._shape(2, np.zeros(3), np.zeros(3), np.zeros(3), 0.0, planes, trace)
+        slots, _, visited, tested, rows, culled = self._shape(K.frustum_shape(planes), trace)
+        return FrustumHits(slots, visited, tested, rows, culled)
 
     def _query_ray(self, origin, direction, max_t, trace):
         if not self._has_root:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, np.zeros(0), 0, 0, (empty if trace else None)
-        slots, t, visited, tested, vis = query_kernels.query_ray_all(
-            self._packed(), origin, direction, max_t, self._root_always, trace)
-        return slots, t, visited, tested, self._rows(vis, trace)
+            return RayHits(empty, np.zeros(0), 0, 0, (empty if trace else None))
+        return RayHits(*self._shape(K.ray_shape(origin, direction, max_t), trace)[:5])
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         q = len(lo)

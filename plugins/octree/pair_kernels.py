@@ -35,7 +35,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._kernels_common import grow
+from spatial.kernels import grow
+
 from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
 from .query_kernels import STACK
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from plugins import _quadtree_kernels as qk
 from plugins.brute import BruteForce
 from plugins.quadtree import Quadtree
+from plugins.quadtree import kernels as qk
 from spatial.errors import IndexInvariantError, ParamError
 from spatial.scenegen import random_boxes
 

@@ -37,3 +37,10 @@ def test_readme_backend_loads_from_a_plugin_folder_and_matches_brute_force(tmp_p
     index.update(ids[:30], lo[:30] + 50, hi[:30] + 50)
     oracle.update(ids[:30], lo[:30] + 50, hi[:30] + 50)
     assert_matches(index, oracle, rng)
+
+
+def test_readme_kernels_example_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    kernels = [b for b in blocks if "spatial.kernels" in b]
+    assert kernels, "plugins/README.md has no spatial.kernels example"
+    exec(compile(kernels[0], str(README), "exec"), {})

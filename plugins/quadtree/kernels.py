@@ -26,7 +26,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels_common import grow
+from spatial.kernels import (
+    BOX,
+    FRUSTUM,
+    INF,
+    RAY,
+    frustum_may_keep_row,
+    grow,
+    push,
+    push_sorted,
+    ray_setup,
+    ray_slab_row,
+    shape_meets_row,
+    unpack_shape,
+)
 
 # node float columns
 SQ_LO0, SQ_LO1, SQ_HI0, SQ_HI1 = 0, 1, 2, 3
@@ -43,6 +56,8 @@ M_NODE_TOP, M_FREE_GROUP, M_REF_TOP, M_FREE_REF, M_STAMP, M_LIVE = 0, 1, 2, 3, 4
 META_LEN = 8
 
 STACK = 128
+#: relative tolerance of the frustum cull on content boxes (objects get the exact test)
+FRUSTUM_SLACK = 1e-9
 
 
 # --------------------------------------------------------------------------- pools
@@ -633,96 +648,18 @@ def _node_box(nf, n, a0, a1, a2, box_lo, box_hi):
     box_hi[0, a2] = nf[n, C_HI + a2]
 
 
-# The helpers below take 2D arrays and a row rather than row views: building a view per
-# object test costs more than the test itself.
 @numba.njit(cache=True, inline="always")
-def _overlaps(alo, ahi, q, lo, hi, s):
-    return (alo[q, 0] <= hi[s, 0] and lo[s, 0] <= ahi[q, 0] and alo[q, 1] <= hi[s, 1]
-            and lo[s, 1] <= ahi[q, 1] and alo[q, 2] <= hi[s, 2] and lo[s, 2] <= ahi[q, 2])
-
-
-@numba.njit(cache=True, inline="always")
-def _sphere_hits(center, r2, lo, hi, s):
-    """``spatial.geometry.sphere_box``: clip the centre to the box, compare squared distance."""
-    d2 = 0.0
-    for k in range(3):
-        c = min(max(center[k], lo[s, k]), hi[s, k])
-        d = c - center[k]
-        d2 += d * d
-    return d2 <= r2
-
-
-@numba.njit(cache=True, inline="always")
-def _slab(origin, inv, parallel, lo, hi, s):
-    """``spatial.geometry.ray_box`` for box ``s``: ``(hit, entry t)`` with the same operations."""
-    t_enter = -np.inf
-    t_exit = np.inf
-    for k in range(3):
-        if parallel[k]:
-            if not (lo[s, k] <= origin[k] and origin[k] <= hi[s, k]):
-                return False, np.inf
-        else:
-            t1 = (lo[s, k] - origin[k]) * inv[k]
-            t2 = (hi[s, k] - origin[k]) * inv[k]
-            tn = t1 if t1 < t2 else t2
-            tf = t1 if t1 > t2 else t2
-            if tn > t_enter:
-                t_enter = tn
-            if tf < t_exit:
-                t_exit = tf
-    if t_enter < 0.0:
-        t_enter = 0.0
-    if t_enter <= t_exit:
-        return True, t_enter
-    return False, np.inf
-
-
-@numba.njit(cache=True, inline="always")
-def _frustum_keeps(planes, blo, bhi, slack):  # blo/bhi: row 0
-    """Positive-vertex test; with ``slack`` > 0 a box is culled only when clearly outside."""
-    for p in range(planes.shape[0]):
-        dist = planes[p, 3]
-        scale = abs(planes[p, 3])
-        for k in range(3):
-            v = bhi[0, k] if planes[p, k] >= 0 else blo[0, k]
-            dist += v * planes[p, k]
-            scale += abs(v * planes[p, k])
-        if dist < -slack * scale:
-            return False
-    return True
-
-
-@numba.njit(cache=True)
-def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, max_t, trace):
-    """One query of ``kind`` 0 box ``[qa, qb]``, 1 sphere (centre ``qa``, radius ``qr``),
-    2 ray (origin ``qa``, direction ``qb``, up to ``max_t``), 3 frustum (``planes``; objects are
-    returned as *candidates* for the exact test done by the caller).
-
-    Returns ``(slots, ts, nodes_visited, objects_tested, rows, culled)``; rows are internal
-    node indices (visited: every node whose box was tested; culled: those rejected).
-    """
+def _traverse(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, scalar, inv, planes,
+              blo, bhi, stack, out, ts, found, rows, n_rows, culled, n_culled, trace):
+    """One query in the shared shape encoding (parts from :func:`spatial.kernels.unpack_shape`),
+    its slots appended to ``out`` (ray ``t`` to ``ts``) from ``found``. A frustum culls on the
+    nodes' content boxes with a tolerance and returns every object reached as a *candidate*
+    for the exact test done by the caller. Inlined, so the batched box query, which passes
+    the constant kind, gets a copy with the other kinds' branches folded away."""
     meta[M_STAMP] += 1
     stamp = meta[M_STAMP]
-    out = np.empty(64, dtype=np.int64)
-    ts = np.empty(64, dtype=np.float64)
-    found = 0
-    rows = np.empty(64 if trace else 1, dtype=np.int64)
-    culled = np.empty(64 if trace else 1, dtype=np.int64)
-    n_rows = 0
-    n_culled = 0
     visited = 0
     tested = 0
-    blo = np.empty((1, 3))
-    bhi = np.empty((1, 3))
-    inv = np.zeros(3)
-    parallel = np.zeros(3, dtype=np.bool_)
-    centre = qa[0]  # sphere centre or ray origin (qa and qb are single rows)
-    if kind == 2:
-        for k in range(3):
-            parallel[k] = qb[0, k] == 0.0
-            inv[k] = 0.0 if parallel[k] else 1.0 / qb[0, k]
-    r2 = qr * qr
-    stack = np.empty(STACK, dtype=np.int64)
     stack[0] = 0
     top = 1
     while top:
@@ -732,28 +669,18 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
             continue
         visited += 1
         if trace:
-            rows = grow(rows, n_rows + 1)
-            rows[n_rows] = n
-            n_rows += 1
-        if kind == 3:
+            rows, n_rows = push(rows, n_rows, n)
+        if kind == FRUSTUM:
             for k in range(3):
                 blo[0, k] = nf[n, C_LO + k]
                 bhi[0, k] = nf[n, C_HI + k]
-            keep = _frustum_keeps(planes, blo, bhi, 1e-9)
+            keep = frustum_may_keep_row(planes, blo, bhi, 0, FRUSTUM_SLACK)
         else:
             _node_box(nf, n, a0, a1, a2, blo, bhi)
-            if kind == 0:
-                keep = _overlaps(qa, qb, 0, blo, bhi, 0)
-            elif kind == 1:
-                keep = _sphere_hits(centre, r2, blo, bhi, 0)
-            else:
-                hit, t = _slab(centre, inv, parallel, blo, bhi, 0)
-                keep = hit and t <= max_t
+            keep = shape_meets_row(kind, qa, qb, scalar, inv, planes, blo, bhi, 0) < INF
         if not keep:
             if trace:
-                culled = grow(culled, n_culled + 1)
-                culled[n_culled] = n
-                n_culled += 1
+                culled, n_culled = push(culled, n_culled, n)
             continue
         first = ni[n, CHILD]
         if first >= 0:
@@ -770,22 +697,36 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, qr, planes, 
             mark[s] = stamp
             tested += 1
             t = 0.0
-            if kind == 0:
-                ok = _overlaps(qa, qb, 0, lo, hi, s)
-            elif kind == 1:
-                ok = _sphere_hits(centre, r2, lo, hi, s)
-            elif kind == 2:
-                ok, t = _slab(centre, inv, parallel, lo, hi, s)
-                ok = ok and t <= max_t
-            else:
-                ok = True
-            if ok:
-                out = grow(out, found + 1)
-                ts = grow(ts, found + 1)
-                out[found] = s
-                ts[found] = t
-                found += 1
-    return out[:found], ts[:found], visited, tested, rows[:n_rows], culled[:n_culled]
+            if kind != FRUSTUM:
+                t = shape_meets_row(kind, qa, qb, scalar, inv, planes, lo, hi, s)
+                if t == INF:
+                    continue
+            out, found = push(out, found, s)
+            if kind == RAY:
+                ts, _ = push(ts, found - 1, t)
+    return out, ts, found, visited, tested, rows, n_rows, culled, n_culled
+
+
+@numba.njit(cache=True)
+def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, params, planes, trace):
+    """One query of any kind in the shared shape encoding (:mod:`spatial.kernels`); a frustum
+    returns *candidates* for the exact test done by the caller.
+
+    Returns ``(slots, ts, nodes_visited, objects_tested, rows, culled)``; ``ts`` only for rays;
+    rows are internal node indices (visited: every node whose box was tested; culled: those
+    rejected).
+    """
+    qa, qb, scalar, inv = unpack_shape(kind, params)
+    out = np.empty(64, dtype=np.int64)
+    ts = np.empty(64 if kind == RAY else 0)
+    rows = np.empty(64 if trace else 1, dtype=np.int64)
+    culled = np.empty(64 if trace else 1, dtype=np.int64)
+    stack = np.empty(STACK, dtype=np.int64)
+    out, ts, found, visited, tested, rows, n_rows, culled, n_culled = _traverse(
+        nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, scalar, inv, planes,
+        np.empty((1, 3)), np.empty((1, 3)), stack, out, ts, 0, rows, 0, culled, 0, trace)
+    return (out[:found], ts[:found if kind == RAY else 0], visited, tested, rows[:n_rows],
+            culled[:n_culled])
 
 
 @numba.njit(cache=True)
@@ -796,43 +737,20 @@ def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
     visited = np.zeros(nq, dtype=np.int64)
     tested = np.zeros(nq, dtype=np.int64)
     out = np.empty(256, dtype=np.int64)
+    ts = np.empty(0)
+    rows = np.empty(1, dtype=np.int64)
     found = 0
     blo = np.empty((1, 3))
     bhi = np.empty((1, 3))
+    inv = np.zeros(3)
+    planes = np.zeros((0, 4))
     stack = np.empty(STACK, dtype=np.int64)
     for q in range(nq):
-        meta[M_STAMP] += 1
-        stamp = meta[M_STAMP]
-        stack[0] = 0
-        top = 1
-        while top:
-            top -= 1
-            n = stack[top]
-            if ni[n, REFS] == 0:
-                continue
-            visited[q] += 1
-            _node_box(nf, n, a0, a1, a2, blo, bhi)
-            if not _overlaps(qlo, qhi, q, blo, bhi, 0):
-                continue
-            first = ni[n, CHILD]
-            if first >= 0:
-                for k in range(4):
-                    stack[top] = first + k
-                    top += 1
-                continue
-            r = ni[n, HEAD]
-            while r >= 0:
-                s = ri[r, R_SLOT]
-                r = ri[r, R_NEXT]
-                if mark[s] == stamp:
-                    continue
-                mark[s] = stamp
-                tested[q] += 1
-                if (qlo[q, 0] <= hi[s, 0] and lo[s, 0] <= qhi[q, 0] and qlo[q, 1] <= hi[s, 1]
-                        and lo[s, 1] <= qhi[q, 1] and qlo[q, 2] <= hi[s, 2] and lo[s, 2] <= qhi[q, 2]):
-                    out = grow(out, found + 1)
-                    out[found] = s
-                    found += 1
+        out, ts, found, v, t, rows, _, rows, _ = _traverse(
+            nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, BOX, qlo[q], qhi[q], 0.0, inv, planes,
+            blo, bhi, stack, out, ts, found, rows, 0, rows, 0, False)
+        visited[q] = v
+        tested[q] = t
         offsets[q + 1] = found
     return out[:found], offsets, visited, tested
 
@@ -848,17 +766,14 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
     tested = np.zeros(nq, dtype=np.int64)
     blo = np.empty((1, 3))
     bhi = np.empty((1, 3))
-    inv = np.empty(3)
-    parallel = np.empty(3, dtype=np.bool_)
     stack = np.empty(STACK, dtype=np.int64)
     stack_t = np.empty(STACK)
     child_t = np.empty(4)
     child_n = np.empty(4, dtype=np.int64)
     for q in range(nq):
         origin = origins[q]
-        for k in range(3):
-            parallel[k] = directions[q, k] == 0.0
-            inv[k] = 0.0 if parallel[k] else 1.0 / directions[q, k]
+        direction = directions[q]
+        inv = ray_setup(direction)
         meta[M_STAMP] += 1
         stamp = meta[M_STAMP]
         bt = np.inf
@@ -867,8 +782,8 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
         if ni[0, REFS] > 0:
             visited[q] += 1
             _node_box(nf, 0, a0, a1, a2, blo, bhi)
-            hit, t = _slab(origin, inv, parallel, blo, bhi, 0)
-            if hit and t <= max_t:
+            t = ray_slab_row(origin, direction, inv, blo, bhi, 0)
+            if t < INF and t <= max_t:
                 stack[0] = 0
                 stack_t[0] = t
                 top = 1
@@ -886,17 +801,9 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
                         continue
                     visited[q] += 1
                     _node_box(nf, c, a0, a1, a2, blo, bhi)
-                    hit, t = _slab(origin, inv, parallel, blo, bhi, 0)
-                    if hit and t <= max_t and t <= bt:
-                        # insertion sort, farthest first, so the nearest is popped first
-                        j = m
-                        while j > 0 and child_t[j - 1] < t:
-                            child_t[j] = child_t[j - 1]
-                            child_n[j] = child_n[j - 1]
-                            j -= 1
-                        child_t[j] = t
-                        child_n[j] = c
-                        m += 1
+                    t = ray_slab_row(origin, direction, inv, blo, bhi, 0)
+                    if t < INF and t <= max_t and t <= bt:
+                        m = push_sorted(child_n, child_t, m, c, t)
                 for j in range(m):
                     stack[top] = child_n[j]
                     stack_t[top] = child_t[j]
@@ -910,8 +817,8 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
                     continue
                 mark[s] = stamp
                 tested[q] += 1
-                hit, t = _slab(origin, inv, parallel, lo, hi, s)
-                if hit and t <= max_t and (bs < 0 or t < bt or (t == bt and ids[s] < ids[bs])):
+                t = ray_slab_row(origin, direction, inv, lo, hi, s)
+                if t < INF and t <= max_t and (bs < 0 or t < bt or (t == bt and ids[s] < ids[bs])):
                     bt = t
                     bs = s
         best_slot[q] = bs

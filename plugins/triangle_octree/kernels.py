@@ -14,10 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+import spatial.kernels as K
 from spatial.triangles import tri_box_overlap
-
-from ._bsp_kernels import _frustum_meets, _inverse, _sphere_meets, ray_box_entry
-from ._kernels_common import grow
 
 #: Cull boxes are widened by this fraction of their size (plus an absolute floor) for the
 #: traversal only, so rounding in the compiled cull tests never drops a candidate.
@@ -81,7 +79,7 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
                 clo[a] = cell_lo[node, a] + (half if (k >> a) & 1 else 0.0)
                 chi[a] = clo[a] + half
             if used + c > len(work):
-                work = grow(work, used + c)
+                work = K.grow(work, used + c)
             m = 0
             for i in range(s0, s0 + c):
                 o = work[i]
@@ -91,13 +89,13 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
             if m == 0:
                 continue
             if n_nodes == len(size):
-                cell_lo = grow(cell_lo, n_nodes + 1)
-                size = grow(size, n_nodes + 1)
-                depth = grow(depth, n_nodes + 1)
-                parent = grow(parent, n_nodes + 1)
-                child = grow(child, n_nodes + 1)
-                start = grow(start, n_nodes + 1)
-                count = grow(count, n_nodes + 1)
+                cell_lo = K.grow(cell_lo, n_nodes + 1)
+                size = K.grow(size, n_nodes + 1)
+                depth = K.grow(depth, n_nodes + 1)
+                parent = K.grow(parent, n_nodes + 1)
+                child = K.grow(child, n_nodes + 1)
+                start = K.grow(start, n_nodes + 1)
+                count = K.grow(count, n_nodes + 1)
             r = n_nodes
             n_nodes += 1
             cell_lo[r] = clo
@@ -120,20 +118,7 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
     for k in range(n_nodes):
         if parent[k] >= 0:
             is_leaf[parent[k]] = False
-    total = 0
-    for k in range(n_nodes):
-        if is_leaf[k]:
-            total += count[k]
-    items = np.empty(total, dtype=np.int64)
-    leaf_start = np.zeros(n_nodes, dtype=np.int64)
-    leaf_count = np.zeros(n_nodes, dtype=np.int64)
-    pos = 0
-    for k in range(n_nodes):
-        leaf_start[k] = pos
-        if is_leaf[k]:
-            items[pos:pos + count[k]] = work[start[k]:start[k] + count[k]]
-            leaf_count[k] = count[k]
-            pos += count[k]
+    items, leaf_start, leaf_count = K.compact_leaf_lists(is_leaf, start, count, work)
     cull_lo = np.full((n_nodes, 3), np.inf)
     cull_hi = np.full((n_nodes, 3), -np.inf)
     for k in range(n_nodes - 1, -1, -1):
@@ -153,10 +138,10 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
 
 
 @numba.njit(cache=True, nogil=True)
-def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes, child,
-               cell_lo, size, cull_lo, cull_hi, leaf_start, leaf_count, items, slot_limit,
+def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, leaf_start, leaf_count, items, slot_limit,
                trace):
-    """Distinct item slots in the leaves a query reaches (kind 0 box, 1 sphere, 2 ray, 3 frustum).
+    """Distinct item slots in the leaves a query reaches (the shape encoding of
+    :mod:`spatial.kernels`).
 
     Box, sphere and ray queries test a node's cell clipped to its cull box: a point where the
     query meets an item lies in some leaf cell (cells cover the root, and a cell an item meets
@@ -165,6 +150,7 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
 
     Returns ``(slots, nodes visited, visited rows, culled rows)``; rows only when ``trace``.
     """
+    qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
     n_nodes = len(leaf_start)
     seen = np.zeros(max(slot_limit, 1), dtype=np.bool_)
     out = np.empty(16, dtype=np.int64)
@@ -174,14 +160,13 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
     n_rows = 0
     n_culled = 0
     visited = 0
-    inv = _inverse(direction)
     stack = np.empty(8 * 64 + 8, dtype=np.int64)
     if n_nodes == 0 or cull_lo[0, 0] > cull_hi[0, 0]:
         return out[:0], 0, rows[:0], culled[:0]
     stack[0] = 0
     top = 1
-    blo = np.empty(3)
-    bhi = np.empty(3)
+    blo = np.empty((1, 3))  # the node's padded cull box, as row 0 for the row predicates
+    bhi = np.empty((1, 3))
     while top:
         top -= 1
         node = stack[top]
@@ -189,22 +174,21 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
         for a in range(3):
             pad = CULL_EPS * (cull_hi[node, a] - cull_lo[node, a]) + CULL_EPS * (
                 1.0 + abs(cull_lo[node, a]) + abs(cull_hi[node, a]))
-            blo[a] = cull_lo[node, a]
-            bhi[a] = cull_hi[node, a]
-            if kind != 3:
-                blo[a] = max(blo[a], cell_lo[node, a])
-                bhi[a] = min(bhi[a], cell_lo[node, a] + size[node])
-            blo[a] -= pad
-            bhi[a] += pad
-        if kind == 0:
-            meets = (blo[0] <= qhi[0] and qlo[0] <= bhi[0] and blo[1] <= qhi[1]
-                     and qlo[1] <= bhi[1] and blo[2] <= qhi[2] and qlo[2] <= bhi[2])
-        elif kind == 1:
-            meets = _sphere_meets(center, radius, blo, bhi)
-        elif kind == 2:
-            meets = ray_box_entry(origin, direction, inv, blo, bhi) <= max_t
+            blo[0, a] = cull_lo[node, a]
+            bhi[0, a] = cull_hi[node, a]
+            if kind != K.FRUSTUM:
+                blo[0, a] = max(blo[0, a], cell_lo[node, a])
+                bhi[0, a] = min(bhi[0, a], cell_lo[node, a] + size[node])
+            blo[0, a] -= pad
+            bhi[0, a] += pad
+        if kind == K.BOX:
+            meets = K.overlap_row(blo, bhi, 0, qlo, qhi)
+        elif kind == K.SPHERE:
+            meets = K.sphere_may_touch_row(qlo, scalar, blo, bhi, 0, CULL_EPS)  # centre, radius
+        elif kind == K.RAY:
+            meets = K.ray_slab_row(qlo, qhi, inv, blo, bhi, 0) <= scalar  # origin, direction, max_t
         else:
-            meets = _frustum_meets(fplanes, blo, bhi)
+            meets = K.frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
         if not meets:
             if trace:
                 culled[n_culled] = node
@@ -221,14 +205,14 @@ def candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes
                 if not seen[o]:
                     seen[o] = True
                     if n_out == len(out):
-                        out = grow(out, n_out + 1)
+                        out = K.grow(out, n_out + 1)
                     out[n_out] = o
                     n_out += 1
             continue
         for k in range(8):
             if child[node, k] >= 0:
                 if top == len(stack):
-                    stack = grow(stack, top + 1)
+                    stack = K.grow(stack, top + 1)
                 stack[top] = child[node, k]
                 top += 1
     return out[:n_out], visited, rows[:n_rows], culled[:n_culled]
@@ -319,14 +303,17 @@ def ray_triangle(origin, direction, a, b, c):
 
 
 @numba.njit(cache=True, nogil=True)
-def exact_triangles(kind, slots, tri, qlo, qhi, center, radius, origin, direction, max_t,
-                    fplanes):
+def exact_triangles(kind, params, fplanes, slots, tri):
     """Which triangles ``tri[slots]`` really meet the query, and the ray's ``t`` for each.
 
     Box and point: :func:`tri_box_overlap`; sphere: closest point within ``radius``; ray:
     :func:`ray_triangle` up to ``max_t``; frustum: not all three corners strictly outside one
     plane (conservative, like the box test it replaces).
     """
+    qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
+    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
+    direction = qhi
+    radius = max_t = scalar
     n = len(slots)
     hit = np.zeros(n, dtype=np.bool_)
     ts = np.full(n, np.inf)
@@ -334,12 +321,12 @@ def exact_triangles(kind, slots, tri, qlo, qhi, center, radius, origin, directio
     for k in range(n):
         o = slots[k]
         a, b, c = tri[o, 0], tri[o, 1], tri[o, 2]
-        if kind == 0:
+        if kind == K.BOX:
             hit[k] = tri_box_overlap(a, b, c, qlo, qhi)
-        elif kind == 1:
+        elif kind == K.SPHERE:
             q = closest_on_triangle(center, a, b, c)
             hit[k] = (q - center) @ (q - center) <= r2
-        elif kind == 2:
+        elif kind == K.RAY:
             t = ray_triangle(origin, direction, a, b, c)
             if t < np.inf and t <= max_t:  # a miss is inf, and max_t may be inf too
                 hit[k] = True
@@ -368,23 +355,15 @@ def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
     m = 0
     node_tests = np.zeros(n_nodes, dtype=np.int64)
     for node in range(n_nodes):
-        s0 = leaf_start[node]
-        c = leaf_count[node]
-        for i in range(s0, s0 + c):
-            a = items[i]
-            for j in range(i + 1, s0 + c):
-                b = items[j]
-                if only_active and not (active[a] or active[b]):
-                    continue
-                node_tests[node] += 1
-                if (lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1]
-                        and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2]
-                        and lo[b, 2] <= hi[a, 2]):
-                    if m == len(out):
-                        out = grow(out, m + 1)
-                    out[m, 0] = min(a, b)
-                    out[m, 1] = max(a, b)
-                    m += 1
+        m0 = m
+        out, m, tests = K.list_pairs(items, leaf_start[node], leaf_count[node], lo, hi, active,
+                                     only_active, out, m)
+        node_tests[node] = tests
+        for r in range(m0, m):  # each pair as (smaller slot, larger slot)
+            a = out[r, 0]
+            if a > out[r, 1]:
+                out[r, 0] = out[r, 1]
+                out[r, 1] = a
     return out[:m], node_tests
 
 
@@ -445,7 +424,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
                     chi[a] = cell_lo[c, a] + size[c]
                 if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
                     if top == len(stack):
-                        stack = grow(stack, top + 1)
+                        stack = K.grow(stack, top + 1)
                     stack[top] = c
                     top += 1
             if is_leaf:

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatial.contract import NodeTable, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import FrustumHits, NodeTable, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.params import param
 
-from . import _tri_octree_kernels as kernels
+from . import kernels
 
 #: The build stops splitting once its item lists hold this many entries per item: items are
 #: copied into every cell they meet, and big ones among many small ones would otherwise be
@@ -138,62 +139,55 @@ class TriangleOctree(SpatialIndex):
         self._compile(self.objects.alive_slots())
 
     # ---------------------------------------------------------------- queries
-    def _candidates(self, kind, trace, qlo=None, qhi=None, center=None, radius=0.0,
-                    origin=None, direction=None, max_t=0.0, fplanes=None):
-        zero = np.zeros(3)
+    def _candidates(self, shape, trace):
         slots, visited, rows, culled = kernels.candidates(
-            kind, zero if qlo is None else qlo, zero if qhi is None else qhi,
-            zero if center is None else center, float(radius),
-            zero if origin is None else origin, zero if direction is None else direction,
-            float(max_t), np.zeros((0, 4)) if fplanes is None else fplanes, self._child,
-            self._cell_lo, self._size, self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count, self._items,
+            shape.kind, shape.params, shape.planes, self._child, self._cell_lo, self._size,
+            self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count, self._items,
             self.objects.slot_limit, bool(trace))
         return slots, visited, (rows if trace else None), (culled if trace else None)
 
-    def _exact(self, kind, slots, box_hit, **query):
+    def _exact(self, shape, slots, box_hit):
         """Combine the box predicate (box objects) with the exact triangle test (triangles)."""
         tri = self._is_tri[slots]
         hit = box_hit.copy()
         t = None
         if tri.any():
-            zero = np.zeros(3)
-            tri_hit, t = kernels.exact_triangles(
-                kind, slots[tri], self._tri, query.get("qlo", zero), query.get("qhi", zero),
-                query.get("center", zero), float(query.get("radius", 0.0)),
-                query.get("origin", zero), query.get("direction", zero),
-                float(query.get("max_t", 0.0)), query.get("fplanes", np.zeros((0, 4))))
+            tri_hit, t = kernels.exact_triangles(shape.kind, shape.params, shape.planes,
+                                                 slots[tri], self._tri)
             hit[tri] = tri_hit
         return hit, tri, t
 
     def _query_box(self, lo, hi, trace):
-        slots, visited, rows, _ = self._candidates(0, trace, qlo=lo, qhi=hi)
+        shape = K.box_shape(lo, hi)
+        slots, visited, rows, _ = self._candidates(shape, trace)
         box_hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
-        hit, _, _ = self._exact(0, slots, box_hit, qlo=lo, qhi=hi)
-        return slots[hit], visited, len(slots), rows
+        hit, _, _ = self._exact(shape, slots, box_hit)
+        return SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, rows, _ = self._candidates(1, trace, center=center, radius=radius)
+        shape = K.sphere_shape(center, radius)
+        slots, visited, rows, _ = self._candidates(shape, trace)
         box_hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
-        hit, _, _ = self._exact(1, slots, box_hit, center=center, radius=radius)
-        return slots[hit], visited, len(slots), rows
+        hit, _, _ = self._exact(shape, slots, box_hit)
+        return SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
-        slots, visited, rows, _ = self._candidates(2, trace, origin=origin, direction=direction,
-                                                   max_t=max_t)
+        shape = K.ray_shape(origin, direction, max_t)
+        slots, visited, rows, _ = self._candidates(shape, trace)
         box_hit, t = ray_box(origin, direction, self.objects.lo[slots], self.objects.hi[slots])
         box_hit &= t <= max_t
-        hit, tri, tri_t = self._exact(2, slots, box_hit, origin=origin, direction=direction,
-                                      max_t=max_t)
+        hit, tri, tri_t = self._exact(shape, slots, box_hit)
         t = np.asarray(t, dtype=np.float64).copy()
         if tri_t is not None:
             t[tri] = tri_t
-        return slots[hit], t[hit], visited, len(slots), rows
+        return RayHits(slots[hit], t[hit], visited, len(slots), rows)
 
     def _query_frustum(self, planes, trace):
-        slots, visited, rows, culled = self._candidates(3, trace, fplanes=planes)
+        shape = K.frustum_shape(planes)
+        slots, visited, rows, culled = self._candidates(shape, trace)
         box_hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
-        hit, _, _ = self._exact(3, slots, box_hit, fplanes=planes)
-        return slots[hit], visited, len(slots), rows, culled
+        hit, _, _ = self._exact(shape, slots, box_hit)
+        return FrustumHits(slots[hit], visited, len(slots), rows, culled)
 
     def _pairs(self, mode):
         active = self.objects.active_mask()

@@ -41,12 +41,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
 from spatial.params import param
 
-from . import _quadtree_kernels as qk
+from . import kernels as qk
 
 #: plane name -> (first plane axis, second plane axis, the axis the tree ignores)
 PLANE_AXES = {"xy": (0, 1, 2), "xz": (0, 2, 1)}
@@ -55,8 +56,6 @@ PLANE_AXES = {"xy": (0, 1, 2), "xz": (0, 2, 1)}
 #: edge of the world do not rebuild the tree on every move
 GROWTH_FACTOR = 2.0
 
-_NO_PLANES = np.zeros((0, 4))
-_ORIGIN = np.zeros(3)
 
 #: validate() codes -> message; ``kinds`` says what each number is: n a node (reported as its
 #: row of nodes()), s an object slot (reported as its id), v a plain value
@@ -238,13 +237,12 @@ class Quadtree(SpatialIndex):
                       np.asarray(slots, dtype=np.int64), flags)
 
     # ---------------------------------------------------------------- queries
-    def _query(self, kind, qa, qb, qr, planes, max_t, trace):
+    def _query(self, shape, trace):
         a0, a1, a2 = self._axes
         obj = self.objects
         slots, ts, visited, tested, rows, culled = qk.query(
             self._nf, self._ni, self._ri, self._meta, self._mark, obj.lo, obj.hi, a0, a1, a2,
-            kind, np.reshape(qa, (1, 3)), np.reshape(qb, (1, 3)), float(qr), planes,
-            float(max_t), bool(trace))
+            shape.kind, shape.params, shape.planes, bool(trace))
         if trace:
             row_of = self._rows()[1]
             rows, culled = row_of[rows], row_of[culled]
@@ -253,26 +251,24 @@ class Quadtree(SpatialIndex):
         return slots, ts, visited, tested, rows, culled
 
     def _query_box(self, lo, hi, trace):
-        slots, _, visited, tested, rows, _ = self._query(0, lo, hi, 0.0, _NO_PLANES, 0.0, trace)
-        return slots, visited, tested, rows
+        slots, _, visited, tested, rows, _ = self._query(K.box_shape(lo, hi), trace)
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_sphere(self, center, radius, trace):
-        slots, _, visited, tested, rows, _ = self._query(1, center, center, radius, _NO_PLANES,
-                                                         0.0, trace)
-        return slots, visited, tested, rows
+        slots, _, visited, tested, rows, _ = self._query(K.sphere_shape(center, radius), trace)
+        return SlotHits(slots, visited, tested, rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
-        slots, t, visited, tested, rows, _ = self._query(2, origin, direction, 0.0, _NO_PLANES,
-                                                         max_t, trace)
-        return slots, t, visited, tested, rows
+        slots, t, visited, tested, rows, _ = self._query(
+            K.ray_shape(origin, direction, max_t), trace)
+        return RayHits(slots, t, visited, tested, rows)
 
     def _query_frustum(self, planes, trace):
         planes = np.ascontiguousarray(planes, dtype=np.float64)
-        slots, _, visited, tested, rows, culled = self._query(3, _ORIGIN, _ORIGIN, 0.0, planes,
-                                                              0.0, trace)
+        slots, _, visited, tested, rows, culled = self._query(K.frustum_shape(planes), trace)
         if len(slots):
             slots = slots[frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])]
-        return slots, visited, tested, rows, culled
+        return FrustumHits(slots, visited, tested, rows, culled)
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         a0, a1, a2 = self._axes

@@ -27,7 +27,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels_common import grow
+from spatial.kernels import (
+    BOX,
+    RAY,
+    SPHERE,
+    compact_leaf_lists,
+    frustum_may_keep_row,
+    grow,
+    list_pairs,
+    overlap_row,
+    ray_setup,
+    ray_slab_row,
+    sphere_may_touch_row,
+    unpack_shape,
+)
 
 # Relative slack for culling nodes with sphere and frustum tests, whose reference predicates
 # run in numpy with a summation order that may differ from the compiled one by a rounding step.
@@ -350,21 +363,7 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
 
     # leaves' object lists, compacted
     is_leaf = front[:n_nodes] < 0
-    total = 0
-    for node in range(n_nodes):
-        if is_leaf[node]:
-            total += seg_count[node]
-    items = np.empty(total, dtype=np.int64)
-    leaf_start = np.zeros(n_nodes, dtype=np.int64)
-    leaf_count = np.zeros(n_nodes, dtype=np.int64)
-    pos = 0
-    for node in range(n_nodes):
-        leaf_start[node] = pos
-        if is_leaf[node]:
-            c = seg_count[node]
-            items[pos:pos + c] = work[seg_start[node]:seg_start[node] + c]
-            leaf_count[node] = c
-            pos += c
+    items, leaf_start, leaf_count = compact_leaf_lists(is_leaf, seg_start, seg_count, work)
     subtree = np.zeros(n_nodes, dtype=np.int64)
     for node in range(n_nodes - 1, -1, -1):
         if is_leaf[node]:
@@ -495,83 +494,20 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
 
 
 # --------------------------------------------------------------------------- queries
-@numba.njit(cache=True, nogil=True, inline="always")
-def _box_meets(alo, ahi, blo, bhi):
-    return (alo[0] <= bhi[0] and blo[0] <= ahi[0] and alo[1] <= bhi[1] and blo[1] <= ahi[1]
-            and alo[2] <= bhi[2] and blo[2] <= ahi[2])
-
-
 @numba.njit(cache=True, nogil=True)
-def ray_box_entry(origin, direction, inv, lo, hi):
-    """Entry ``t`` of a ray into a closed box (``inf`` on a miss).
-
-    The same operations, in the same order, as :func:`spatial.geometry.ray_box`, so the
-    distances are bit-identical; ``inv`` is ``1 / direction`` (0 where a component is 0).
-    """
-    t_enter = -np.inf
-    t_exit = np.inf
-    for a in range(3):
-        if direction[a] == 0.0:
-            if not (lo[a] <= origin[a] and origin[a] <= hi[a]):
-                return np.inf
-        else:
-            t1 = (lo[a] - origin[a]) * inv[a]
-            t2 = (hi[a] - origin[a]) * inv[a]
-            t_near = min(t1, t2)
-            t_far = max(t1, t2)
-            if t_near > t_enter:
-                t_enter = t_near
-            if t_far < t_exit:
-                t_exit = t_far
-    if t_enter < 0.0:
-        t_enter = 0.0
-    if t_enter <= t_exit:
-        return t_enter
-    return np.inf
-
-
-@numba.njit(cache=True, nogil=True)
-def _inverse(direction):
-    inv = np.zeros(3)
-    for a in range(3):
-        if direction[a] != 0.0:
-            inv[a] = 1.0 / direction[a]
-    return inv
-
-
-@numba.njit(cache=True, nogil=True)
-def _sphere_meets(center, radius, lo, hi):
-    d2 = 0.0
-    for a in range(3):
-        c = min(max(center[a], lo[a]), hi[a])
-        d2 += (c - center[a]) * (c - center[a])
-    return d2 <= radius * radius * (1.0 + CULL_SLACK)
-
-
-@numba.njit(cache=True, nogil=True)
-def _frustum_meets(planes, lo, hi):
-    for k in range(planes.shape[0]):
-        value = planes[k, 3]
-        scale = abs(planes[k, 3])
-        for a in range(3):
-            corner = hi[a] if planes[k, a] >= 0.0 else lo[a]
-            value += planes[k, a] * corner
-            scale += abs(planes[k, a] * corner)
-        if value < -CULL_SLACK * scale:
-            return False
-    return True
-
-
-@numba.njit(cache=True, nogil=True)
-def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, fplanes,
-                     planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
+def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
                      slot_limit, trace):
     """Objects of every leaf a query may reach, each once, for the exact filter that follows.
 
-    ``kind``: 0 box (also points), 1 sphere, 2 ray, 3 frustum. Boxes also use the plane sides;
+    ``kind``, ``params``, ``fplanes``: the query in the shape encoding of :mod:`spatial.kernels`
+    (a point is a box). Boxes also use the plane sides;
     the other shapes cull on the nodes' cull boxes. Returns the candidate slots, the number of
     nodes visited, and (if ``trace``) the rows visited and the rows culled by the shape.
     """
+    qlo, qhi, scalar, inv = unpack_shape(kind, params)
+    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
+    direction = qhi
+    radius = max_t = scalar
     n_nodes = len(front)
     seen = np.zeros(slot_limit, dtype=np.bool_)
     out = np.empty(16, dtype=np.int64)
@@ -580,7 +516,6 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
     culled_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
     n_visited = 0
     n_culled = 0
-    inv = _inverse(direction)
     stack = np.empty(n_nodes + 1, dtype=np.int64)
     top = 0
     if n_nodes:
@@ -589,15 +524,15 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
     while top:
         top -= 1
         node = stack[top]
-        if kind == 0:
-            keep = _box_meets(qlo, qhi, cull_lo[node], cull_hi[node])
-        elif kind == 1:
-            keep = _sphere_meets(center, radius, cull_lo[node], cull_hi[node])
-        elif kind == 2:
-            t = ray_box_entry(origin, direction, inv, cull_lo[node], cull_hi[node])
+        if kind == BOX:
+            keep = overlap_row(cull_lo, cull_hi, node, qlo, qhi)
+        elif kind == SPHERE:
+            keep = sphere_may_touch_row(center, radius, cull_lo, cull_hi, node, CULL_SLACK)
+        elif kind == RAY:
+            t = ray_slab_row(origin, direction, inv, cull_lo, cull_hi, node)
             keep = t < np.inf and t <= max_t
         else:
-            keep = _frustum_meets(fplanes, cull_lo[node], cull_hi[node])
+            keep = frustum_may_keep_row(fplanes, cull_lo, cull_hi, node, CULL_SLACK)
         if not keep:
             if trace:
                 culled_rows[n_culled] = node
@@ -618,7 +553,7 @@ def query_candidates(kind, qlo, qhi, center, radius, origin, direction, max_t, f
             continue
         go_front = True
         go_back = True
-        if kind == 0:
+        if kind == BOX:
             dmin, dmax = box_side_range(planes[node], qlo, qhi)
             go_front = dmax >= 0.0
             go_back = dmin <= 0.0
@@ -652,7 +587,7 @@ def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, lea
         while top:
             top -= 1
             node = stack[top]
-            if not _box_meets(qlo[k], qhi[k], cull_lo[node], cull_hi[node]):
+            if not overlap_row(cull_lo, cull_hi, node, qlo[k], qhi[k]):
                 continue
             visited[k] += 1
             if front[node] < 0:
@@ -662,7 +597,7 @@ def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, lea
                         continue
                     stamp[o] = k
                     tested[k] += 1
-                    if _box_meets(qlo[k], qhi[k], lo[o], hi[o]):
+                    if overlap_row(lo, hi, o, qlo[k], qhi[k]):
                         if m == len(out):
                             out = grow(out, 2 * m)
                         out[m] = o
@@ -699,10 +634,10 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
     for k in range(q):
         origin = origins[k]
         direction = directions[k]
-        inv = _inverse(direction)
+        inv = ray_setup(direction)
         top = 0
         if n_nodes:
-            t0 = ray_box_entry(origin, direction, inv, cull_lo[0], cull_hi[0])
+            t0 = ray_slab_row(origin, direction, inv, cull_lo, cull_hi, 0)
             if t0 < np.inf and t0 <= max_t:
                 stack[0] = 0
                 stack_t[0] = t0
@@ -719,7 +654,7 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
                 for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
                     o = items[i]
                     tested[k] += 1
-                    t = ray_box_entry(origin, direction, inv, lo[o], hi[o])
+                    t = ray_slab_row(origin, direction, inv, lo, hi, o)
                     if t == np.inf or t > max_t:
                         continue
                     if t < bt or (t == bt and bs >= 0 and ids[o] < ids[bs]):
@@ -731,7 +666,7 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
             if point_side(planes[node], origin) < 0.0:
                 near, far = far, near
             for child in (far, near):  # near pushed last, popped first
-                t = ray_box_entry(origin, direction, inv, cull_lo[child], cull_hi[child])
+                t = ray_slab_row(origin, direction, inv, cull_lo, cull_hi, child)
                 if t < np.inf and t <= max_t and t <= bt:
                     stack[top] = child
                     stack_t[top] = t
@@ -759,35 +694,23 @@ def leaf_pairs(planes, front, parent, leaf_start, leaf_count, items, lo, hi, act
     for node in range(n_nodes):
         if front[node] >= 0:
             continue
-        s = leaf_start[node]
-        c = leaf_count[node]
-        if only_active:
-            any_active = False
-            for i in range(s, s + c):
-                if active[items[i]]:
-                    any_active = True
-                    break
-            if not any_active:
-                continue
-        for i in range(s, s + c):
-            a = items[i]
-            for j in range(i + 1, s + c):
-                b = items[j]
-                if only_active and not (active[a] or active[b]):
+        m0 = m
+        out, m, tests = list_pairs(items, leaf_start[node], leaf_count[node], lo, hi, active,
+                                   only_active, out, m)
+        node_tests[node] = tests
+        kept = m0
+        for r in range(m0, m):
+            a = out[r, 0]
+            b = out[r, 1]
+            if refcount[a] > 1 and refcount[b] > 1:
+                for ax in range(3):
+                    p[ax] = max(lo[a, ax], lo[b, ax])
+                if not holds_point(node, p, planes, front, parent):
                     continue
-                node_tests[node] += 1
-                if not _box_meets(lo[a], hi[a], lo[b], hi[b]):
-                    continue
-                if refcount[a] > 1 and refcount[b] > 1:
-                    for ax in range(3):
-                        p[ax] = max(lo[a, ax], lo[b, ax])
-                    if not holds_point(node, p, planes, front, parent):
-                        continue
-                if m == out.shape[0]:
-                    out = grow(out, 2 * m)
-                out[m, 0] = a
-                out[m, 1] = b
-                m += 1
+            out[kept, 0] = a
+            out[kept, 1] = b
+            kept += 1
+        m = kept
     return out[:m].copy(), node_tests
 
 
@@ -832,7 +755,7 @@ def check_tree(planes, front, back, parent, region_lo, region_hi, cull_lo, cull_
             if seen[o] == node:
                 return 8, node
             seen[o] = node
-            if not _box_meets(lo[o], hi[o], lo[o], hi[o]) or not (
+            if not overlap_row(lo, hi, o, lo[o], hi[o]) or not (
                     cull_lo[node, 0] <= lo[o, 0] and hi[o, 0] <= cull_hi[node, 0]
                     and cull_lo[node, 1] <= lo[o, 1] and hi[o, 1] <= cull_hi[node, 1]
                     and cull_lo[node, 2] <= lo[o, 2] and hi[o, 2] <= cull_hi[node, 2]):

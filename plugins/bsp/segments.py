@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels_common import grow
+from spatial.kernels import grow
 
 #: Points closer than this to a line (map units) are on it.
 ON_LINE = 1e-6

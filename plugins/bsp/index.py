@@ -12,7 +12,7 @@ compilers prefer axial planes). Candidates come from the scene:
 
 Objects only have boxes, so an object whose box meets both closed half-spaces of a plane goes
 to both children (touching counts). Splitting the geometry itself along the plane (Doom's seg
-splitting) belongs in :func:`plugins._bsp_kernels.goes_to`, the one function that decides where an
+splitting) belongs in :func:`plugins.bsp.kernels.goes_to`, the one function that decides where an
 object goes, once an importer provides exact segments.
 
 The tree is compiled, not updated per frame: edits are recorded and the next query or
@@ -27,7 +27,7 @@ starting from the bounds of all objects at the root and clipped by each axial pl
 down; below a non-axial plane the region's box is approximated by the box of the objects in the
 node, intersected with the parent's box. Queries cull on a second box per node, the bounds of
 every object stored below it, and box queries also on the plane sides (see
-:mod:`plugins._bsp_kernels` for why the answers are exact).
+:mod:`plugins.bsp.kernels` for why the answers are exact).
 """
 from __future__ import annotations
 
@@ -36,13 +36,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from spatial.contract import BatchResult, NodeTable, RayBatchResult, SpatialIndex
+import spatial.kernels as K
+from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError, ParamError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.params import param
 
-from . import _bsp_kernels as kernels
-from . import _bsp_segments as segment_kernels
+from . import kernels
+from . import segments as segment_kernels
 
 #: Partition plane -> (its two axes, the up axis).
 PLANE_AXES = {"xy": ((0, 1), 2), "xz": ((0, 2), 1)}
@@ -128,7 +129,7 @@ class BSPTree(SpatialIndex):
         self._refcount = np.bincount(self._items, minlength=obj.slot_limit).astype(np.int64)
 
     def _compile_convex(self, slots: np.ndarray) -> bool:
-        """Doom-style build over the offered segments (see :mod:`plugins._bsp_segments`).
+        """Doom-style build over the offered segments (see :mod:`plugins.bsp.segments`).
 
         Partition lines come from the segments of objects in the index; every object (segment
         or not) is then pushed down by its box with the usual closed side test, so the answers
@@ -283,41 +284,35 @@ class BSPTree(SpatialIndex):
         return (self._planes, self._front, self._back, self._cull_lo, self._cull_hi,
                 self._leaf_start, self._leaf_count, self._items)
 
-    def _candidates(self, kind, trace, qlo=None, qhi=None, center=None, radius=0.0,
-                    origin=None, direction=None, max_t=0.0, fplanes=None):
-        zero = np.zeros(3)
+    def _candidates(self, shape, trace):
         slots, visited, rows, culled = kernels.query_candidates(
-            kind, zero if qlo is None else qlo, zero if qhi is None else qhi,
-            zero if center is None else center, float(radius),
-            zero if origin is None else origin, zero if direction is None else direction,
-            float(max_t), np.zeros((0, 4)) if fplanes is None else fplanes,
-            *self._tree_args(), self.objects.slot_limit, bool(trace))
+            shape.kind, shape.params, shape.planes, *self._tree_args(), self.objects.slot_limit,
+            bool(trace))
         return slots, visited, (rows if trace else None), (culled if trace else None)
 
     def _query_box(self, lo, hi, trace):
-        slots, visited, rows, _ = self._candidates(0, trace, qlo=lo, qhi=hi)
+        slots, visited, rows, _ = self._candidates(K.box_shape(lo, hi), trace)
         hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
-        return slots[hit], visited, len(slots), rows
+        return SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_point(self, point, trace):
         return self._query_box(point, point, trace)
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, rows, _ = self._candidates(1, trace, center=center, radius=radius)
+        slots, visited, rows, _ = self._candidates(K.sphere_shape(center, radius), trace)
         hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
-        return slots[hit], visited, len(slots), rows
+        return SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
-        slots, visited, rows, _ = self._candidates(2, trace, origin=origin, direction=direction,
-                                                   max_t=max_t)
+        slots, visited, rows, _ = self._candidates(K.ray_shape(origin, direction, max_t), trace)
         hit, t = ray_box(origin, direction, self.objects.lo[slots], self.objects.hi[slots])
         hit &= t <= max_t
-        return slots[hit], t[hit], visited, len(slots), rows
+        return RayHits(slots[hit], t[hit], visited, len(slots), rows)
 
     def _query_frustum(self, planes, trace):
-        slots, visited, rows, culled = self._candidates(3, trace, fplanes=planes)
+        slots, visited, rows, culled = self._candidates(K.frustum_shape(planes), trace)
         hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
-        return slots[hit], visited, len(slots), rows, culled
+        return FrustumHits(slots[hit], visited, len(slots), rows, culled)
 
     def _query_boxes(self, lo, hi) -> BatchResult:
         slots, offsets, visited, tested = kernels.query_boxes(
