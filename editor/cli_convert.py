@@ -33,13 +33,12 @@ def _show(report: dict) -> None:
 @subcommand("convert", "convert a level between formats by file extension", _configure, _show)
 def cmd_convert(args) -> dict:
     """Read ``args.input`` and write it to ``args.output`` in the format of its extension."""
-    from editor.model.loading import save_level
+    from editor.model.loading import save_level, split_member
     from editor.model.stats import scene_counts
     from spatial.registry import default_registry
 
     out = Path(args.output)
-    wad_map = args.input.lower().rfind(".wad:")  # FILE.wad:MAP reads FILE.wad
-    source_file = args.input[:wad_map + 4] if wad_map >= 0 else args.input
+    source_file = split_member(args.input)[0]  # FILE.wad:MAP reads FILE.wad
     if os.path.abspath(source_file) == os.path.abspath(out):
         raise CliError(f"{out}: output must differ from the input")
     check_output_path(out, args.force)
