@@ -84,16 +84,20 @@ class TriangleOctree(SpatialIndex):
         is_tri = np.zeros(limit, dtype=bool)
         tri = np.zeros((limit, 3, 3))
         offered = self.triangles
-        if len(offered):
+        if len(offered) and obj.slot_limit:
             known = obj.contains(offered.ids)
-            slots = obj.slots_of(offered.ids[known])
+            every = bool(known.all())
+            slots = obj.slots_of(offered.ids if every else offered.ids[known])
             is_tri[slots] = True
-            tri[slots, 0] = offered.v0[known]
-            tri[slots, 1] = offered.v1[known]
-            tri[slots, 2] = offered.v2[known]
-            # culling relies on each object's box holding its triangle
-            outside = ((tri[slots].min(axis=1) < obj.lo[slots])
-                       | (tri[slots].max(axis=1) > obj.hi[slots])).any(axis=1)
+            for corner, points in enumerate((offered.v0, offered.v1, offered.v2)):
+                tri[slots, corner] = points if every else points[known]
+            # culling relies on each object's box holding its triangle; checked corner by
+            # corner on the (N, 3) columns, which is far cheaper than reducing (N, 3, 3)
+            outside = np.zeros(len(slots), dtype=bool)
+            box_lo, box_hi = obj.lo[slots], obj.hi[slots]
+            for corner in range(3):
+                points = tri[slots, corner]
+                outside |= ((points < box_lo) | (points > box_hi)).any(axis=1)
             if outside.any():
                 bad = int(obj.ids[slots[np.flatnonzero(outside)[0]]])
                 raise GeometryError(f"triangle of object {bad} is not inside its box")
@@ -101,7 +105,11 @@ class TriangleOctree(SpatialIndex):
 
     def _compile(self, slots: np.ndarray) -> None:
         obj = self.objects
-        self._is_tri, self._tri = self._geometry()
+        if len(slots):
+            self._is_tri, self._tri = self._geometry()
+        else:  # an empty tree reads no corners (the base build sets up one before building)
+            self._is_tri = np.zeros(max(obj.slot_limit, 1), dtype=bool)
+            self._tri = np.zeros((1, 3, 3))
         lo, hi = obj.lo, obj.hi
         if len(slots):
             world_lo = lo[slots].min(axis=0)
