@@ -73,7 +73,10 @@ class EditCommand(Command):
         self._inverse = inverse
         self._forward = Edit({oid: scene.get(oid) for oid in inverse.objects},
                              scene.selection if inverse.selection is not None else None,
-                             scene.settings if inverse.settings is not None else None)
+                             scene.settings if inverse.settings is not None else None,
+                             meshes=tuple(m for m in scene.meshes
+                                          if m.first_id in inverse.drop_meshes),
+                             drop_meshes=tuple(m.first_id for m in inverse.meshes))
 
     def undo(self, scene: Scene) -> None:
         scene.apply(self._inverse)
@@ -84,12 +87,14 @@ class EditCommand(Command):
         if fwd is None:
             return False
         return (all(fwd.objects[oid] == inv.objects[oid] for oid in fwd.objects)
-                and fwd.selection == inv.selection and fwd.settings == inv.settings)
+                and fwd.selection == inv.selection and fwd.settings == inv.settings
+                and not (fwd.meshes or fwd.drop_meshes))
 
     @property
     def modifies_document(self) -> bool:
         inv = self._inverse
-        return inv is None or bool(inv.objects) or inv.settings is not None
+        return (inv is None or bool(inv.objects) or inv.settings is not None
+                or bool(inv.meshes or inv.drop_meshes))
 
     def merge_with(self, other: Command) -> bool:
         if (type(other) is not type(self) or self.merge_id is None or other.merge_id != self.merge_id
