@@ -30,8 +30,10 @@ class MeshImportError(PartitionStudioError, ValueError):
     """A mesh file could not be read; the message names the file."""
 
 
-def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """The triangles of a mesh file.
+def read_triangles(path: str | os.PathLike,
+                   progress=None) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The triangles of a mesh file (``progress(fraction, text)``, optional, hears of each
+    pass over an OBJ file).
 
     Returns
     -------
@@ -53,7 +55,7 @@ def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.n
     path = os.fspath(path)
     if path.lower().endswith(".obj"):
         try:
-            corners, groups, group_of = read_obj(path)
+            corners, groups, group_of = read_obj(path, progress)
         except OSError as exc:
             raise MeshImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
         if not len(corners):
@@ -111,13 +113,16 @@ def _check_part(path: str, node: str, vertices: np.ndarray, faces: np.ndarray) -
                               f"(the part has {len(vertices)} vertices)")
 
 
-def load_mesh(path: str | os.PathLike):
+def load_mesh(path: str | os.PathLike, progress=None):
     """Importer entry point: a scene with one triangle object per triangle of the file, held
-    as one :class:`~editor.model.level_geometry.TriangleMesh` (arrays, not an object each)."""
+    as one :class:`~editor.model.level_geometry.TriangleMesh` (arrays, not an object each);
+    ``progress(fraction, text)``, optional, hears of each stage."""
     from editor.model.level_geometry import TriangleMesh
     from editor.model.scene import Edit, Scene, Settings
 
-    corners, groups, group_of = read_triangles(path)
+    report = progress or (lambda fraction, text: None)
+    corners, groups, group_of = read_triangles(path, lambda f, text: report(0.9 * f, text))
+    report(0.9, f"Checking {len(corners):,} triangles")
     scene = Scene()
     first = scene.next_id
     scene.reserve_ids_below(first + len(corners))  # a range, not a list of millions of ids

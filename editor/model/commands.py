@@ -273,17 +273,21 @@ class SetSettings(EditCommand):
             params = cur.params if backend == cur.backend else {}
         metadata = cur.metadata if self.metadata is None else dict(self.metadata)
         if self.backend is not None or self.params is not None:
-            _check_backend_params(backend, params, self.registry)
+            _check_backend_params(backend, params, self.registry, scene)
         return Edit(settings=Settings(backend, params, metadata))
 
 
-def _check_backend_params(backend: str, params: Mapping, registry=None) -> None:
-    """Reject an unknown backend or a bad parameter before the document records it."""
+def _check_backend_params(backend: str, params: Mapping, registry=None,
+                          scene: Scene | None = None) -> None:
+    """Reject an unknown backend, a bad parameter, or parameters whose worst-case memory on
+    the scene's objects exceeds the budget, before the document records them."""
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
     cls = (registry or default_registry()).backend(backend)
-    parse_params(cls.Params, dict(params))
+    parsed = parse_params(cls.Params, dict(params))
+    if scene is not None:
+        cls.check_memory_budget(parsed, *scene.bounds_of(scene.indexed_ids()))
 
 
 class MacroCommand(Command):

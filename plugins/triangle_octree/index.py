@@ -34,6 +34,7 @@ import spatial.kernels as K
 from spatial.contract import FrustumHits, NodeTable, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
+from spatial.memory_budget import cell_tree_bytes
 from spatial.params import param
 
 from . import kernels
@@ -57,6 +58,17 @@ class TriangleOctreeParams:
                                  "metres as often as in map units).")
 
 
+def _root_cell(lo: np.ndarray, hi: np.ndarray, min_size: float) -> tuple[np.ndarray, float]:
+    """``(corner, side)`` of the root: a cube with a power-of-two side around the boxes,
+    centred on them."""
+    world_lo, world_hi = lo.min(axis=0), hi.max(axis=0)
+    extent = float((world_hi - world_lo).max())
+    side = 2.0 ** math.ceil(math.log2(max(extent, min_size, 1e-9)))
+    if side < extent:  # rounding in log2
+        side *= 2.0
+    return (world_lo + world_hi) / 2 - side / 2, side
+
+
 class TriangleOctree(SpatialIndex):
     """Octree of mesh triangles (or boxes), each stored in every leaf it truly intersects."""
 
@@ -69,6 +81,24 @@ class TriangleOctree(SpatialIndex):
     # tiny buckets stay shallow: box objects straddle many cubes, and splitting dense
     # overlapping boxes to the full depth multiplies references without bound
     param_variants = [{"max_triangles": 1, "max_depth": 5}, {"max_triangles": 4, "max_depth": 3}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """Items are copied into every cell they meet (on the root's own grid), the lists of
+        every level kept until the end and capped at :data:`REFERENCE_BUDGET_PER_ITEM` per
+        item; per node the build's growing columns, the finished copies and cull boxes; per
+        item its corners and flags."""
+        count = len(lo)
+        if not count:
+            return 0.0
+        root_lo, side = _root_cell(lo, hi, float(params.min_size))
+        tree = cell_tree_bytes(lo, hi, axes=(0, 1, 2), branching=8, max_depth=params.max_depth,
+                               capacity=params.max_triangles, copies_per_split=8.0,
+                               node_bytes=2 * 128 + 176, reference_bytes=2 * 8 + 8 + 1,
+                               min_size=float(params.min_size),
+                               reference_budget=REFERENCE_BUDGET_PER_ITEM * count,
+                               root=(root_lo, side), references_kept="every")
+        return tree + count * (2 * 72 + 8 + 1)
 
     # ---------------------------------------------------------------- structure
     def _setup(self) -> None:
@@ -112,13 +142,7 @@ class TriangleOctree(SpatialIndex):
             self._tri = np.zeros((1, 3, 3))
         lo, hi = obj.lo, obj.hi
         if len(slots):
-            world_lo = lo[slots].min(axis=0)
-            world_hi = hi[slots].max(axis=0)
-            extent = float((world_hi - world_lo).max())
-            side = 2.0 ** math.ceil(math.log2(max(extent, self.params.min_size, 1e-9)))
-            if side < extent:  # rounding in log2
-                side *= 2.0
-            root_lo = (world_lo + world_hi) / 2 - side / 2
+            root_lo, side = _root_cell(lo[slots], hi[slots], self.params.min_size)
         else:
             side, root_lo = 1.0, np.zeros(3)
         p = self.params

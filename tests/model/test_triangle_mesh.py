@@ -131,3 +131,18 @@ def test_a_copy_is_independent():
     other = scene.copy()
     other.apply(Edit({mesh.first_id: None}))
     assert mesh.first_id in scene and mesh.first_id not in other
+
+
+def test_opening_a_mesh_reports_its_stages_in_order(tmp_path):
+    from editor.model.loading import open_level
+
+    path = tmp_path / "two.obj"
+    path.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n")
+    stages = []
+    loaded = open_level(path, progress=lambda fraction, text: stages.append((fraction, text)))
+    assert loaded.document.triangle_ids() == [0, 1]
+    texts = [text for _, text in stages]
+    assert any("4 vertices" in t for t in texts) and any("2 faces" in t for t in texts)
+    assert any("Checking 2 triangles" in t for t in texts)
+    fractions = [fraction for fraction, _ in stages]
+    assert fractions == sorted(fractions) and 0 < fractions[0] and fractions[-1] < 1
