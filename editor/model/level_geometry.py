@@ -5,7 +5,7 @@
   references the level format gives it (linedef number, front/back sidedef and sector, -1 for
   none) and the remaining attributes as ordered ``(key, value)`` strings.
 * :class:`Triangle` — one triangle of an imported mesh, with the mesh (file part, node) it
-  came from in ``group``.
+  came from in ``group``; :class:`TriangleMesh` holds a whole mesh as arrays.
 
 Both are immutable values like :class:`~.brushes.Brush`, indexed under their scene ids with
 their boxes ``lo``/``hi``, and static (they never move in the simulation).
@@ -18,7 +18,6 @@ from operator import attrgetter
 
 import numpy as np
 
-from spatial.collector import collector_paused
 from spatial.errors import GeometryError, UnsupportedContentError
 
 # Triangles converted between arrays and objects at a time: bounds the temporary lists.
@@ -81,7 +80,8 @@ class Segment:
 class Triangle:
     """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from.
 
-    Slots rather than a per-object dictionary: a big mesh holds millions of triangles.
+    A mesh is held as a :class:`TriangleMesh`; this value is made for one triangle at a time
+    (the inspector, a selection, an undo record) or for a triangle kept on its own.
     """
 
     v0: tuple[float, float, float]
@@ -92,50 +92,6 @@ class Triangle:
     def __post_init__(self) -> None:
         for name in ("v0", "v1", "v2"):
             object.__setattr__(self, name, _finite(getattr(self, name), 3, f"triangle {name}"))
-
-    @classmethod
-    def many(cls, corners: np.ndarray, groups: list[str], group_of: np.ndarray) -> list[Triangle]:
-        """Triangles from a ``(T, 3, 3)`` array of corners, checked in one pass.
-
-        Parameters
-        ----------
-        corners : ndarray, shape (T, 3, 3)
-            Corners of each triangle.
-        groups : list of str
-            Group names; ``group_of[k]`` indexes it for triangle ``k``.
-        group_of : ndarray of int, shape (T,)
-
-        Raises
-        ------
-        GeometryError
-            A coordinate is not finite (naming the first such triangle).
-        """
-        corners = np.asarray(corners, dtype=np.float64).reshape(-1, 3, 3)
-        bad = ~np.isfinite(corners).all(axis=(1, 2))
-        if bad.any():
-            raise GeometryError(f"triangle {int(np.flatnonzero(bad)[0])}: corners must be "
-                                "finite numbers")
-        new, set_field = object.__new__, object.__setattr__
-        group_of = np.asarray(group_of)
-        out = []
-        append = out.append
-        # The checks of __post_init__ were made above for the whole array at once; building
-        # each object field by field is several times faster than the validating constructor.
-        # Converted a slice at a time, so the temporary Python lists stay small.
-        with collector_paused():
-            for start in range(0, len(corners), _TRIANGLES_PER_SLICE):
-                part = corners[start:start + _TRIANGLES_PER_SLICE].reshape(-1, 3).tolist()
-                points = list(map(tuple, part))
-                del part
-                names = [groups[g] for g in group_of[start:start + _TRIANGLES_PER_SLICE].tolist()]
-                for v0, v1, v2, group in zip(points[0::3], points[1::3], points[2::3], names):
-                    tri = new(cls)
-                    set_field(tri, "v0", v0)
-                    set_field(tri, "v1", v1)
-                    set_field(tri, "v2", v2)
-                    set_field(tri, "group", group)
-                    append(tri)
-        return out
 
     @property
     def corners(self) -> np.ndarray:
