@@ -112,3 +112,17 @@ def test_the_tuner_records_a_refused_trial_without_running_it(monkeypatch):
     refused = [t for t in result.trials if t.status == "refused"]
     assert refused and all("memory budget of 1 MB" in t.message for t in refused)
     assert all(t.cost is None and t.report is None for t in refused)
+
+
+def test_a_level_recording_absurd_parameters_opens_on_the_defaults(monkeypatch):
+    from editor.model import Edit, IndexSync, Settings
+
+    monkeypatch.setenv(MEMORY_BUDGET_ENV, "1024")
+    scene = load_document(shared_file("quake", "librequake_e3m4_valve220.map"))
+    absurd = Settings("quadtree", ABSURD["quadtree"][0], scene.settings.metadata)
+    scene.apply(Edit(settings=absurd))
+    sync = IndexSync(scene)
+    assert "memory budget of 1024 MB" in sync.fallback and "defaults" in sync.fallback
+    assert sync.index.name == "quadtree" and sync.index.params == sync.index.Params()
+    assert len(sync.index) == len(scene.indexed_ids())
+    assert scene.settings == absurd, "the document keeps what it recorded"
