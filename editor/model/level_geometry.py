@@ -132,7 +132,7 @@ class TriangleMesh:
         outside ``groups``.
     """
 
-    __slots__ = ("first_id", "corners", "groups", "group_of", "_ids")
+    __slots__ = ("first_id", "corners", "groups", "group_of", "_ids", "_boxes", "_box")
 
     def __init__(self, first_id: int, corners, groups, group_of) -> None:
         corners = np.ascontiguousarray(corners, dtype=np.float64).reshape(-1, 3, 3)
@@ -152,7 +152,7 @@ class TriangleMesh:
         self.corners = corners
         self.groups = groups
         self.group_of = group_of
-        self._ids = None
+        self._ids = self._boxes = self._box = None
 
     def __len__(self) -> int:
         return len(self.corners)
@@ -170,6 +170,22 @@ class TriangleMesh:
             ids.flags.writeable = False
             self._ids = ids
         return self._ids
+
+    def boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` ``(T, 3)`` boxes of the triangles (read-only, computed once: the scene's
+        bounds and every index record read them)."""
+        if self._boxes is None:
+            lo, hi = triangle_bounds(self.corners)
+            lo.flags.writeable = hi.flags.writeable = False
+            self._boxes = (lo, hi)
+        return self._boxes
+
+    def box(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` ``(3,)`` of the whole mesh."""
+        if self._box is None:
+            lo, hi = self.boxes()
+            self._box = (lo.min(axis=0), hi.max(axis=0))
+        return self._box
 
     def holds(self, oid: int) -> bool:
         """True when ``oid`` is one of this mesh's ids."""

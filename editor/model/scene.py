@@ -34,7 +34,7 @@ from spatial.errors import GeometryError, PartitionStudioError
 from .brushes import Brush, build_solids
 from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
-from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, TriangleMesh, triangle_bounds, triangle_corners
+from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, TriangleMesh, triangle_corners
 
 SceneObject = Brush | Entity | Segment | Triangle
 
@@ -98,7 +98,13 @@ class _MeshPart:
     def has(self, oid: int) -> bool:
         return self.mesh.holds(oid) and bool(self.present[oid - self.mesh.first_id])
 
+    @property
+    def complete(self) -> bool:
+        return bool(self.present.all())
+
     def present_ids(self) -> np.ndarray:
+        if self.complete:
+            return self.mesh.ids
         return np.flatnonzero(self.present) + self.mesh.first_id
 
     def state(self) -> tuple:
@@ -284,12 +290,15 @@ class Scene:
             rows = np.flatnonzero((ids >= mesh.first_id) & (ids < mesh.end_id))
             if not len(rows):
                 continue
+            boxes_lo, boxes_hi = mesh.boxes()
+            if (len(rows) == len(ids) == len(mesh) and part.complete and ids[0] == mesh.first_id
+                    and (np.diff(ids) == 1).all()):
+                return boxes_lo.copy(), boxes_hi.copy()  # exactly the whole mesh, in order
             offsets = ids[rows] - mesh.first_id
             # a deleted or replaced triangle is absent from its mesh (a replaced one is loose)
             keep = part.present[offsets]
             rows, offsets = rows[keep], offsets[keep]
-            whole = len(offsets) == len(mesh) and np.array_equal(offsets, np.arange(len(mesh)))
-            lo[rows], hi[rows] = triangle_bounds(mesh.corners if whole else mesh.corners[offsets])
+            lo[rows], hi[rows] = boxes_lo[offsets], boxes_hi[offsets]
             from_mesh[rows] = True
         rest = ~from_mesh
         if rest.any():
@@ -324,11 +333,20 @@ class Scene:
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of every indexed object (zeros for an empty scene)."""
-        ids = self.indexed_ids()
-        if not len(ids):
+        loose = [i for i in self._objects if self.is_indexed(i)]
+        corners = []
+        if loose:
+            lo, hi = self._loose_bounds(loose)
+            corners.append((lo.min(axis=0), hi.max(axis=0)))
+        for part in self._meshes:  # a whole mesh's box is kept with it
+            if part.complete:
+                corners.append(part.mesh.box())
+            elif part.present.any():
+                lo, hi = part.mesh.boxes()
+                corners.append((lo[part.present].min(axis=0), hi[part.present].max(axis=0)))
+        if not corners:
             return np.zeros(3), np.zeros(3)
-        lo, hi = self.bounds_of(ids)
-        return lo.min(axis=0), hi.max(axis=0)
+        return (np.min([c[0] for c in corners], axis=0), np.max([c[1] for c in corners], axis=0))
 
     def worldspawn_id(self) -> int | None:
         """Id of the first ``worldspawn`` entity, if any."""
