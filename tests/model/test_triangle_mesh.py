@@ -146,3 +146,22 @@ def test_opening_a_mesh_reports_its_stages_in_order(tmp_path):
     assert any("Checking 2 triangles" in t for t in texts)
     fractions = [fraction for fraction, _ in stages]
     assert fractions == sorted(fractions) and 0 < fractions[0] and fractions[-1] < 1
+
+
+@pytest.mark.parametrize("backend", ["triangle_octree", "octree"])
+def test_the_live_index_follows_deleted_and_restored_mesh_triangles(backend):
+    from editor.model import IndexSync, SetSettings
+
+    from .helpers import assert_index_matches
+
+    scene, stack, mesh = _mesh_scene(40)
+    stack.push(SetSettings(backend=backend))
+    sync = IndexSync(scene)
+    gone = mesh.ids[::3].tolist()
+    stack.push(RemoveObjects(gone))
+    assert len(sync.index) == 1 + 40 - len(gone)
+    assert not set(sync.index.query_box([-1e3] * 3, [1e4] * 3).ids.tolist()) & set(gone)
+    assert_index_matches(sync)
+    stack.undo()
+    assert len(sync.index) == 41
+    assert_index_matches(sync)
