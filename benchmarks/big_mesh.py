@@ -5,12 +5,12 @@ A legitimate big level: a terrain grid written as an OBJ file in a temporary fol
 the repository), then
 
 1. ``read``    — :func:`plugins.mesh_import.read_triangles` (the OBJ reader);
-2. ``scene``   — the whole importer (:func:`editor.model.loading.load_document`: read again, one
-                 ``Triangle`` object per triangle, the scene edit);
+2. ``scene``   — the whole importer (:func:`editor.model.loading.load_document`: read again,
+                 the corners held as one ``TriangleMesh`` of the scene, the scene edit);
 3. ``objects`` — the index record: ids, boxes and triangle corners
-                 (:func:`editor.model.loading.document_source`);
+                 (:func:`editor.model.loading.document_source`), read from the mesh's arrays;
 4. ``offer``   — the exact triangles offered to the index (``IndexInput.offer_exact_geometry``);
-5. ``build``   — the ``triangle_octree`` build;
+5. ``build``   — the ``triangle_octree`` build (its worst-case memory check included);
 6. ``pairs``   — candidate pairs in mode ``all`` (only with ``--pairs``: on a terrain of 2M
                  triangles that is about 10^8 pairs).
 

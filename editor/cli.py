@@ -60,12 +60,29 @@ def _random_source(n: int, seed: int, layout: str) -> IndexInput:
                       np.ones(n, dtype=bool))
 
 
+def stage_reporter() -> Callable[[float, str], None] | None:
+    """``progress(fraction, text)`` printing each stage of a long load or build on stderr, one
+    line each, when stderr is a terminal (never into a pipe or a log a pipeline reads)."""
+    if not sys.stderr.isatty():
+        return None
+
+    last = [""]
+
+    def report(fraction: float, text: str) -> None:
+        if text != last[0]:  # a loader and its importer may both announce the same stage
+            last[0] = text
+            print(f"{PROG}: {100 * fraction:3.0f}% {text}", file=sys.stderr, flush=True)
+
+    return report
+
+
 def open_document(path: str | None):
     """The document at ``path`` (None: the demo level) through the one loading path
-    (:func:`editor.model.loading.open_level`); its warnings go to stderr, one line each."""
+    (:func:`editor.model.loading.open_level`); its warnings go to stderr, one line each, and
+    its stages too on a terminal."""
     from editor.model.loading import open_level
 
-    loaded = open_level(path)
+    loaded = open_level(path, progress=stage_reporter())
     for warning in loaded.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     return loaded.document
@@ -168,7 +185,12 @@ def cmd_stats(args) -> dict:
     """Build the index for a scene and report scene, index and pair statistics."""
     source = load_source(args)
     index = make_backend(args.backend, args.param, args.params, source)
+    report = stage_reporter()
+    if report is not None:
+        report(0.9, f"Building the {index.name} index of {len(source.ids):,} objects")
     source.build(index)  # planes, wall segments and triangles offered, then the boxes
+    if report is not None:
+        report(0.95, "Counting candidate pairs")
     start = time.perf_counter()
     result = index.pairs("all")
     pairs_ms = (time.perf_counter() - start) * 1e3

@@ -1,18 +1,22 @@
 """The command line's memory budget: a run that would need more stops with one line, not a crash.
 
-Every backend sizes its structure from its parameters and the scene, and some in-range
-parameter sets grow without useful bound on dense scenes (a quadtree at ``max_depth=24,
-max_objects=1, max_duplication=4`` on 5,000 boxes reaches several GB). Rather than predicting
-every backend's worst case, the CLI caps its own address space at what it holds when it starts
-plus :func:`memory_budget_mb` MB (``RLIMIT_AS``): any allocation past the budget, in numpy or in a
-compiled kernel, raises ``MemoryError``, which the CLI reports as one line naming the budget and
-the backend with its parameters. Linux only (elsewhere no cap is set).
+Each backend refuses, before building, a parameter set whose worst case exceeds the memory
+budget (:mod:`spatial.memory_budget`: a quadtree at ``max_depth=24, max_objects=1,
+max_duplication=4`` on 5,000 boxes is refused at once, naming the estimate and the budget).
+As the last line of defence the CLI also caps its own address space at what it holds when it
+starts plus :func:`memory_budget_mb` MB (``RLIMIT_AS``): any allocation past the budget, in
+numpy or in a compiled kernel, raises ``MemoryError``, which the CLI reports as one line naming
+the budget and the backend with its parameters. Linux only (elsewhere no cap is set).
 """
 from __future__ import annotations
 
 import os
 
-MEMORY_BUDGET_ENV = "PARTITION_STUDIO_MEMORY_BUDGET_MB"
+from spatial.memory_budget import MEMORY_BUDGET_ENV, configured_budget_mb
+
+__all__ = ["MEMORY_BUDGET_ENV", "DEFAULT_MEMORY_BUDGET_MB", "memory_budget_mb",
+           "apply_memory_budget"]
+
 #: megabytes a command may allocate beyond what the process holds when it starts
 DEFAULT_MEMORY_BUDGET_MB = 4096
 
@@ -20,14 +24,10 @@ DEFAULT_MEMORY_BUDGET_MB = 4096
 def memory_budget_mb() -> int | None:
     """The budget in MB: ``$PARTITION_STUDIO_MEMORY_BUDGET_MB`` or the default; None when
     the variable is ``0`` (no cap). A value that is not a whole number is ignored."""
-    text = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
-    if not text:
+    configured = configured_budget_mb()
+    if configured is None:
         return DEFAULT_MEMORY_BUDGET_MB
-    try:
-        value = int(text)
-    except ValueError:
-        return DEFAULT_MEMORY_BUDGET_MB
-    return None if value <= 0 else value
+    return None if configured <= 0 else configured
 
 
 def apply_memory_budget() -> int | None:

@@ -204,13 +204,15 @@ def _groups(lines: _Lines, face_of: np.ndarray, default: str) -> tuple[list[str]
     return ordered, lookup[mark_of]
 
 
-def read_obj(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.ndarray]:
+def read_obj(path: str | os.PathLike, progress=None) -> tuple[np.ndarray, list[str], np.ndarray]:
     """The triangles of an OBJ file.
 
     Parameters
     ----------
     path : str or os.PathLike
         The file; error messages start with it.
+    progress : callable, optional
+        ``progress(fraction, text)`` at the start of each pass over the file.
 
     Returns
     -------
@@ -228,9 +230,15 @@ def read_obj(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.ndarray
     spatial.errors.ParseError
         At the line and column of the first problem (see the module docstring).
     """
+    report = progress or (lambda fraction, text: None)
     path = os.fspath(path)
+    name = Path(path).name
+    report(0.0, f"Reading {name}")
     lines = _Lines(_decode(Path(path).read_bytes(), path))
+    report(0.35, f"Reading {len(lines.vertex_rests):,} vertices of {name}")
     vertices = _vertices(lines, path)
+    report(0.6, f"Reading {len(lines.face_rests):,} faces of {name}")
     triangles, face_of = _faces(lines, len(vertices), path)
-    groups, group_of = _groups(lines, face_of, Path(path).name)
+    report(0.9, f"Gathering {len(triangles):,} triangles of {name}")
+    groups, group_of = _groups(lines, face_of, name)
     return vertices[triangles], groups, group_of

@@ -40,6 +40,7 @@ import numpy as np
 import spatial.kernels as K
 from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
+from spatial.memory_budget import OBJECT_BYTES
 from spatial.params import param
 
 
@@ -764,6 +765,12 @@ class DynamicBvh(SpatialIndex):
     branching = 2
     param_variants = [{"build_method": "incremental"}, {"margin_mode": "absolute", "margin": 2.0},
                       {"margin": 0.0}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """One leaf per object: under two nodes an object, each with its pooled columns
+        (grown by doubling) and the depth-first copy queries read."""
+        return len(lo) * (2 * (2 * 104 + 152) + 8 + OBJECT_BYTES)
 
     # ---------------------------------------------------------------- pool
     def _setup(self) -> None:

@@ -38,6 +38,7 @@ import numpy as np
 import spatial.kernels as K
 from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
+from spatial.memory_budget import OBJECT_BYTES
 from spatial.params import param
 
 #: References allowed per object on average (plus a small constant) before the layout is
@@ -576,6 +577,23 @@ class Grid(SpatialIndex):
     Params = GridParams
     branching = 8
     param_variants = [{"mode": "hash"}, {"cell_size": 3.0}, {"mode": "hash", "cell_size": 0.5}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """Dense cells: the extent over ``cell_size`` (the median object size for 0), up to
+        ``max_cells`` (a finer layout is coarsened); references up to ``max_cells`` and
+        :data:`REFERENCES_PER_OBJECT` per object, each with its occupied cell's columns."""
+        count = len(lo)
+        if not count:
+            return 0.0
+        references = min(params.max_cells, REFERENCES_PER_OBJECT * count + 4096)
+        dense = 0.0
+        if params.mode == "uniform":
+            cell = float(params.cell_size) or max(float(np.median((hi - lo).max(axis=1))), 1e-300)
+            with np.errstate(over="ignore"):
+                cells = float(np.prod(np.floor((hi.max(axis=0) - lo.min(axis=0)) / cell) + 1))
+            dense = min(cells, float(params.max_cells))
+        return dense * 16 + references * (8 + 96) + count * (48 + OBJECT_BYTES)
 
     def _setup(self) -> None:
         self._origin = np.zeros(3)

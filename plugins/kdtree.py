@@ -35,6 +35,7 @@ import numpy as np
 import spatial.kernels as K
 from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
+from spatial.memory_budget import budgeted_tree_bytes
 from spatial.params import param
 
 #: Most object references the tree may hold, as a multiple of the object count.
@@ -454,6 +455,14 @@ class KdTree(SpatialIndex):
     branching = 2
     param_variants = [{"split": "median"}, {"leaf_size": 1},
                       {"split": "median", "leaf_size": 2, "max_depth": 5}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """References capped at :data:`REFERENCE_BUDGET` per object; node arrays and lists grow
+        by doubling."""
+        return budgeted_tree_bytes(len(lo), references_per_object=REFERENCE_BUDGET,
+                                   max_depth=params.max_depth, node_bytes=2 * 8 * (13 + 7),
+                                   reference_bytes=2 * 8 + 8)
 
     def _setup(self) -> None:
         self._nf = np.empty((0, 13))

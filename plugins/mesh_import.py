@@ -5,8 +5,8 @@ indices and numbers at their line and column); PLY and glTF by ``trimesh``, whos
 face indices are checked here before use (an index out of range names the face, a coordinate
 that is not finite names the vertex).
 
-Every triangle of the file becomes one :class:`~editor.model.level_geometry.Triangle` object
-of the scene (and so one object of the spatial index), in file order; faces with more than
+Every triangle of the file becomes one object of the scene (and so one object of the spatial
+index), in file order, held in bulk as a :class:`~editor.model.level_geometry.TriangleMesh`; faces with more than
 three corners are fanned into triangles. The file is read with ``process=False`` so
 no vertex is merged and no face dropped: the scene holds exactly the file's triangles. A glTF
 scene graph is flattened with each node's transform; the node (or the OBJ object/group) a
@@ -19,7 +19,6 @@ import os
 
 import numpy as np
 
-from spatial.collector import collector_paused
 from spatial.errors import PartitionStudioError
 
 from ._mesh_obj import read_obj
@@ -31,8 +30,10 @@ class MeshImportError(PartitionStudioError, ValueError):
     """A mesh file could not be read; the message names the file."""
 
 
-def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """The triangles of a mesh file.
+def read_triangles(path: str | os.PathLike,
+                   progress=None) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The triangles of a mesh file (``progress(fraction, text)``, optional, hears of each
+    pass over an OBJ file).
 
     Returns
     -------
@@ -54,7 +55,7 @@ def read_triangles(path: str | os.PathLike) -> tuple[np.ndarray, list[str], np.n
     path = os.fspath(path)
     if path.lower().endswith(".obj"):
         try:
-            corners, groups, group_of = read_obj(path)
+            corners, groups, group_of = read_obj(path, progress)
         except OSError as exc:
             raise MeshImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
         if not len(corners):
@@ -112,20 +113,24 @@ def _check_part(path: str, node: str, vertices: np.ndarray, faces: np.ndarray) -
                               f"(the part has {len(vertices)} vertices)")
 
 
-def load_mesh(path: str | os.PathLike):
-    """Importer entry point: a scene with one triangle object per triangle of the file."""
-    from editor.model.level_geometry import Triangle
+def load_mesh(path: str | os.PathLike, progress=None):
+    """Importer entry point: a scene with one triangle object per triangle of the file, held
+    as one :class:`~editor.model.level_geometry.TriangleMesh` (arrays, not an object each);
+    ``progress(fraction, text)``, optional, hears of each stage."""
+    from editor.model.level_geometry import TriangleMesh
     from editor.model.scene import Edit, Scene, Settings
 
-    corners, groups, group_of = read_triangles(path)
+    report = progress or (lambda fraction, text: None)
+    corners, groups, group_of = read_triangles(path, lambda f, text: report(0.9 * f, text))
+    report(0.9, f"Checking {len(corners):,} triangles")
     scene = Scene()
-    ids = scene.allocate_ids(len(corners))
-    with collector_paused():
-        objects = dict(zip(ids, Triangle.many(corners, groups, group_of)))
+    first = scene.next_id
+    scene.reserve_ids_below(first + len(corners))  # a range, not a list of millions of ids
+    mesh = TriangleMesh(first, corners, groups, group_of)
+    del corners  # the mesh holds its own contiguous copy when the reader's was not
     settings = Settings(metadata={"source_format": "mesh", "mesh": os.fspath(path),
                                   "groups": groups})
-    with collector_paused():
-        scene.apply(Edit(objects=objects, settings=settings))
+    scene.apply(Edit(meshes=(mesh,), settings=settings))
     return scene
 
 

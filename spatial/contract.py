@@ -38,6 +38,7 @@ import numpy as np
 
 from .errors import GeometryError, IndexInvariantError, ParamError
 from .geometry import MAX_COORDINATE, as_boxes, normalize_planes
+from .memory_budget import memory_budget_mb, refuse_over_budget
 from .objects import ObjectTable
 from .params import param_specs, parse_params, validate_params
 
@@ -199,7 +200,10 @@ def _id_array(ids, n_expected: int | None, what: str) -> np.ndarray:
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     if n_expected is not None and len(ids) != n_expected:
         raise GeometryError(f"{what}: {len(ids)} ids for {n_expected} rows")
-    if len(np.unique(ids)) != len(ids):
+    # sorted neighbours rather than np.unique, whose hash table is many times slower on the
+    # millions of already ascending ids of a mesh
+    ordered = np.sort(ids)
+    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
         raise GeometryError(f"{what}: ids must be unique")
     return ids
 
@@ -380,8 +384,12 @@ class SpatialIndex:
     # ---------------------------------------------------------------- edits
     def build(self, ids, lo, hi, dynamic=None, awake=None) -> None:
         """Replace the whole content with these objects and build the structure eagerly."""
-        self.objects = ObjectTable(self.dims)
-        slots = self.objects.add(ids, lo, hi, dynamic, awake)
+        table = ObjectTable(self.dims)
+        slots = table.add(ids, lo, hi, dynamic, awake)
+        # refused before the index lets go of its current content
+        rows = slice(0, len(slots)) if len(slots) == table.slot_limit else slots  # no copy
+        self.check_memory_budget(self.params, table.lo[rows], table.hi[rows])
+        self.objects = table
         self._setup()
         start = time.perf_counter()
         self._build(slots)
@@ -498,8 +506,59 @@ class SpatialIndex:
             params = parse_params(self.Params, params, base=self.params)
         if overrides:
             params = parse_params(self.Params, overrides, base=params)
-        self.params = validate_params(params)
+        params = validate_params(params)
+        if self.objects.count:  # refused before anything changes (the index keeps its params)
+            slots = self.objects.alive_slots()
+            self.check_memory_budget(params, self.objects.lo[slots], self.objects.hi[slots])
+        self.params = params
         self.rebuild()
+
+    # ---------------------------------------------------------------- memory
+    @classmethod
+    def worst_case_bytes(cls, params: Any, lo: np.ndarray, hi: np.ndarray) -> float | None:
+        """An upper bound, in bytes, of what an index with ``params`` over these boxes can take.
+
+        Backends whose structure can outgrow memory for some in-range parameters override
+        this from their own growth rules (see :mod:`spatial.memory_budget`); None states no
+        bound, and nothing is refused.
+
+        Parameters
+        ----------
+        params : the backend's Params
+        lo, hi : ndarray, shape (N, 3)
+            The boxes to be indexed.
+        """
+        return None
+
+    @classmethod
+    def check_memory_budget(cls, params: Any, lo, hi, budget_mb: int | None = None) -> None:
+        """Refuse ``params`` when :meth:`worst_case_bytes` exceeds the memory budget.
+
+        Parameters
+        ----------
+        params : the backend's Params
+        lo, hi : array_like, shape (N, 3)
+            The boxes to be indexed.
+        budget_mb : int, optional
+            Megabytes allowed (default: :func:`spatial.memory_budget.memory_budget_mb`).
+
+        Raises
+        ------
+        spatial.memory_budget.MemoryBudgetError
+            One line naming the backend, its parameters, the estimate and the budget.
+        """
+        if budget_mb is None:
+            budget_mb = memory_budget_mb()
+        if budget_mb is None:
+            return
+        lo = np.asarray(lo, dtype=np.float64).reshape(-1, 3)
+        hi = np.asarray(hi, dtype=np.float64).reshape(-1, 3)
+        estimate = cls.worst_case_bytes(params, lo, hi)
+        if estimate is None:
+            return
+        text = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in dataclasses.asdict(params).items())
+        refuse_over_budget(cls.name, text, len(lo), float(estimate), budget_mb)
 
     def rebuild(self) -> None:
         """Rebuild the structure from scratch with the current objects and flags."""

@@ -75,6 +75,7 @@ import numpy as np
 
 from .cost import CostWeights, TrialTimeout, Workload, measure
 from .errors import ParamError
+from .memory_budget import MemoryBudgetError
 from .params import param_specs, params_to_dict, parse_params
 
 ISOLATIONS = ("none", "process")
@@ -113,7 +114,8 @@ class Trial:
     """One measured (or failed) parameter set.
 
     ``status`` is ``"ok"``, ``"invalid"`` (the backend rejected the combination),
-    ``"timeout"`` (cut by the budget) or ``"error"``.
+    ``"refused"`` (its worst-case memory exceeds the memory budget: not run), ``"timeout"``
+    (cut by the time budget) or ``"error"``.
     """
 
     index: int
@@ -299,6 +301,10 @@ def _measure_payload(cls, params, workload, weights, deadline) -> tuple[str, Any
         cls(parsed)  # parameter combinations a backend rejects fail here, cheaply
     except (ParamError, ValueError) as exc:
         return "invalid", str(exc)
+    try:  # a worst case over the memory budget is not run at all
+        cls.check_memory_budget(parsed, workload.lo, workload.hi)
+    except MemoryBudgetError as exc:
+        return "refused", str(exc)
     try:
         return "ok", measure(cls, parsed, workload, weights, all_pairs=True,
                              deadline=deadline).as_dict()

@@ -73,7 +73,10 @@ class EditCommand(Command):
         self._inverse = inverse
         self._forward = Edit({oid: scene.get(oid) for oid in inverse.objects},
                              scene.selection if inverse.selection is not None else None,
-                             scene.settings if inverse.settings is not None else None)
+                             scene.settings if inverse.settings is not None else None,
+                             meshes=tuple(m for m in scene.meshes
+                                          if m.first_id in inverse.drop_meshes),
+                             drop_meshes=tuple(m.first_id for m in inverse.meshes))
 
     def undo(self, scene: Scene) -> None:
         scene.apply(self._inverse)
@@ -84,12 +87,14 @@ class EditCommand(Command):
         if fwd is None:
             return False
         return (all(fwd.objects[oid] == inv.objects[oid] for oid in fwd.objects)
-                and fwd.selection == inv.selection and fwd.settings == inv.settings)
+                and fwd.selection == inv.selection and fwd.settings == inv.settings
+                and not (fwd.meshes or fwd.drop_meshes))
 
     @property
     def modifies_document(self) -> bool:
         inv = self._inverse
-        return inv is None or bool(inv.objects) or inv.settings is not None
+        return (inv is None or bool(inv.objects) or inv.settings is not None
+                or bool(inv.meshes or inv.drop_meshes))
 
     def merge_with(self, other: Command) -> bool:
         if (type(other) is not type(self) or self.merge_id is None or other.merge_id != self.merge_id
@@ -268,17 +273,21 @@ class SetSettings(EditCommand):
             params = cur.params if backend == cur.backend else {}
         metadata = cur.metadata if self.metadata is None else dict(self.metadata)
         if self.backend is not None or self.params is not None:
-            _check_backend_params(backend, params, self.registry)
+            _check_backend_params(backend, params, self.registry, scene)
         return Edit(settings=Settings(backend, params, metadata))
 
 
-def _check_backend_params(backend: str, params: Mapping, registry=None) -> None:
-    """Reject an unknown backend or a bad parameter before the document records it."""
+def _check_backend_params(backend: str, params: Mapping, registry=None,
+                          scene: Scene | None = None) -> None:
+    """Reject an unknown backend, a bad parameter, or parameters whose worst-case memory on
+    the scene's objects exceeds the budget, before the document records them."""
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
     cls = (registry or default_registry()).backend(backend)
-    parse_params(cls.Params, dict(params))
+    parsed = parse_params(cls.Params, dict(params))
+    if scene is not None:
+        cls.check_memory_budget(parsed, *scene.bounds_of(scene.indexed_ids()))
 
 
 class MacroCommand(Command):

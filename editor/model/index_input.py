@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .entities import Entity
-from .level_geometry import triangle_corners
 from .scene import Scene
 
 
@@ -132,12 +130,12 @@ def scene_segments(scene: Scene) -> SegmentArrays | None:
 
 
 def scene_triangles(scene: Scene) -> TriangleArrays | None:
-    """The scene's mesh triangles as arrays (None when it has none)."""
-    ids = scene.triangle_ids()
-    if not ids:
+    """The scene's mesh triangles as arrays (None when it has none): views of the scene's own
+    corner arrays, no object per triangle."""
+    ids, corners = scene.triangle_arrays()
+    if not len(ids):
         return None
-    corners = triangle_corners([scene[i] for i in ids])  # one conversion for big meshes
-    return TriangleArrays(np.array(ids, dtype=np.int64), corners[:, 0], corners[:, 1], corners[:, 2])
+    return TriangleArrays(ids, corners[:, 0], corners[:, 1], corners[:, 2])
 
 
 def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> IndexInput:
@@ -157,9 +155,8 @@ def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> Inde
 
     ids = scene.indexed_ids()
     lo, hi = scene.bounds_of(ids)
-    objects = scene.objects
     # point entities move; brushes, wall segments and mesh triangles are static
-    dynamic = np.array([isinstance(objects[i], Entity) for i in ids.tolist()], dtype=bool)
+    dynamic = np.isin(ids, np.array(scene.point_entity_ids(), dtype=np.int64))
     segments, triangles = scene_segments(scene), scene_triangles(scene)
     report: dict = {}
     if counts:

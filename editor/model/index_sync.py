@@ -17,6 +17,7 @@ import numpy as np
 
 from spatial.contract import SpatialIndex
 from spatial.errors import PluginError
+from spatial.memory_budget import MemoryBudgetError
 from spatial.params import parse_params
 
 from .brushes import Brush
@@ -128,7 +129,16 @@ class IndexSync:
         self.changed = Signal()
         self.fallback: str | None = None
         self.index: SpatialIndex = self._make(backend, params)
-        self.rebuild()
+        try:
+            self.rebuild()
+        except MemoryBudgetError as exc:
+            if backend is not None or params is not None:
+                raise
+            # A document whose recorded parameters exceed the memory budget still opens, on
+            # the backend's defaults, saying why (its settings stay as they are).
+            self.fallback = f"{exc}; the index uses {self.index.name}'s defaults instead"
+            self.index = type(self.index)()
+            self.rebuild()
         scene.did_change.connect(self._on_scene_did_change)
 
     # ------------------------------------------------------------------ backend choice

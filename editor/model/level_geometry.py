@@ -5,7 +5,7 @@
   references the level format gives it (linedef number, front/back sidedef and sector, -1 for
   none) and the remaining attributes as ordered ``(key, value)`` strings.
 * :class:`Triangle` — one triangle of an imported mesh, with the mesh (file part, node) it
-  came from in ``group``.
+  came from in ``group``; :class:`TriangleMesh` holds a whole mesh as arrays.
 
 Both are immutable values like :class:`~.brushes.Brush`, indexed under their scene ids with
 their boxes ``lo``/``hi``, and static (they never move in the simulation).
@@ -18,7 +18,6 @@ from operator import attrgetter
 
 import numpy as np
 
-from spatial.collector import collector_paused
 from spatial.errors import GeometryError, UnsupportedContentError
 
 # Triangles converted between arrays and objects at a time: bounds the temporary lists.
@@ -81,7 +80,8 @@ class Segment:
 class Triangle:
     """One triangle of a mesh: corners ``v0 v1 v2`` and the ``group`` it was read from.
 
-    Slots rather than a per-object dictionary: a big mesh holds millions of triangles.
+    A mesh is held as a :class:`TriangleMesh`; this value is made for one triangle at a time
+    (the inspector, a selection, an undo record) or for a triangle kept on its own.
     """
 
     v0: tuple[float, float, float]
@@ -92,50 +92,6 @@ class Triangle:
     def __post_init__(self) -> None:
         for name in ("v0", "v1", "v2"):
             object.__setattr__(self, name, _finite(getattr(self, name), 3, f"triangle {name}"))
-
-    @classmethod
-    def many(cls, corners: np.ndarray, groups: list[str], group_of: np.ndarray) -> list[Triangle]:
-        """Triangles from a ``(T, 3, 3)`` array of corners, checked in one pass.
-
-        Parameters
-        ----------
-        corners : ndarray, shape (T, 3, 3)
-            Corners of each triangle.
-        groups : list of str
-            Group names; ``group_of[k]`` indexes it for triangle ``k``.
-        group_of : ndarray of int, shape (T,)
-
-        Raises
-        ------
-        GeometryError
-            A coordinate is not finite (naming the first such triangle).
-        """
-        corners = np.asarray(corners, dtype=np.float64).reshape(-1, 3, 3)
-        bad = ~np.isfinite(corners).all(axis=(1, 2))
-        if bad.any():
-            raise GeometryError(f"triangle {int(np.flatnonzero(bad)[0])}: corners must be "
-                                "finite numbers")
-        new, set_field = object.__new__, object.__setattr__
-        group_of = np.asarray(group_of)
-        out = []
-        append = out.append
-        # The checks of __post_init__ were made above for the whole array at once; building
-        # each object field by field is several times faster than the validating constructor.
-        # Converted a slice at a time, so the temporary Python lists stay small.
-        with collector_paused():
-            for start in range(0, len(corners), _TRIANGLES_PER_SLICE):
-                part = corners[start:start + _TRIANGLES_PER_SLICE].reshape(-1, 3).tolist()
-                points = list(map(tuple, part))
-                del part
-                names = [groups[g] for g in group_of[start:start + _TRIANGLES_PER_SLICE].tolist()]
-                for v0, v1, v2, group in zip(points[0::3], points[1::3], points[2::3], names):
-                    tri = new(cls)
-                    set_field(tri, "v0", v0)
-                    set_field(tri, "v1", v1)
-                    set_field(tri, "v2", v2)
-                    set_field(tri, "group", group)
-                    append(tri)
-        return out
 
     @property
     def corners(self) -> np.ndarray:
@@ -148,6 +104,121 @@ class Triangle:
     @property
     def hi(self) -> np.ndarray:
         return self.corners.max(axis=0)
+
+
+class TriangleMesh:
+    """The triangles of one imported mesh, held as arrays: ids ``first_id ... first_id + T - 1``.
+
+    A mesh of millions of triangles would take a gigabyte as :class:`Triangle` objects; held
+    here it is one corner array and one group number per triangle, read directly by the
+    scene's bounds, the index record and the views. :meth:`triangle` makes the
+    :class:`Triangle` value of one id when somebody asks for one object (the inspector, a
+    selection, an undo record). Immutable: the scene records deleted triangles itself.
+
+    Parameters
+    ----------
+    first_id : int
+        Id of the first triangle; the others follow in file order.
+    corners : ndarray, shape (T, 3, 3)
+        Corners of each triangle (finite).
+    groups : sequence of str
+        Names of the mesh parts; ``group_of[k]`` indexes it for triangle ``k``.
+    group_of : ndarray of int, shape (T,)
+
+    Raises
+    ------
+    GeometryError
+        A coordinate is not finite (naming the first such triangle), or a group number is
+        outside ``groups``.
+    """
+
+    __slots__ = ("first_id", "corners", "groups", "group_of", "_ids", "_boxes", "_box")
+
+    def __init__(self, first_id: int, corners, groups, group_of) -> None:
+        corners = np.ascontiguousarray(corners, dtype=np.float64).reshape(-1, 3, 3)
+        bad = ~np.isfinite(corners).all(axis=(1, 2))
+        if bad.any():
+            raise GeometryError(f"triangle {int(np.flatnonzero(bad)[0])}: corners must be "
+                                "finite numbers")
+        group_of = np.asarray(group_of, dtype=np.int32).reshape(-1)
+        groups = tuple(str(g) for g in groups)
+        if len(group_of) != len(corners):
+            raise GeometryError(f"{len(corners)} triangles but {len(group_of)} group numbers")
+        if len(group_of) and (group_of.min() < 0 or group_of.max() >= len(groups)):
+            raise GeometryError(f"a triangle's group number is outside the {len(groups)} groups")
+        corners.flags.writeable = False
+        group_of.flags.writeable = False
+        self.first_id = int(first_id)
+        self.corners = corners
+        self.groups = groups
+        self.group_of = group_of
+        self._ids = self._boxes = self._box = None
+
+    def __len__(self) -> int:
+        return len(self.corners)
+
+    @property
+    def end_id(self) -> int:
+        """One past the last id."""
+        return self.first_id + len(self.corners)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """``(T,)`` ids of the triangles, ascending (one read-only array, made once)."""
+        if self._ids is None:
+            ids = np.arange(self.first_id, self.end_id, dtype=np.int64)
+            ids.flags.writeable = False
+            self._ids = ids
+        return self._ids
+
+    def boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` ``(T, 3)`` boxes of the triangles (read-only, computed once: the scene's
+        bounds and every index record read them)."""
+        if self._boxes is None:
+            lo, hi = triangle_bounds(self.corners)
+            lo.flags.writeable = hi.flags.writeable = False
+            self._boxes = (lo, hi)
+        return self._boxes
+
+    def box(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` ``(3,)`` of the whole mesh."""
+        if self._box is None:
+            lo, hi = self.boxes()
+            self._box = (lo.min(axis=0), hi.max(axis=0))
+        return self._box
+
+    def holds(self, oid: int) -> bool:
+        """True when ``oid`` is one of this mesh's ids."""
+        return self.first_id <= oid < self.end_id
+
+    def triangle(self, oid: int) -> Triangle:
+        """The :class:`Triangle` value of id ``oid`` (one of :attr:`ids`)."""
+        row = oid - self.first_id
+        v0, v1, v2 = (tuple(point) for point in self.corners[row].tolist())
+        return Triangle(v0, v1, v2, self.groups[int(self.group_of[row])])
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, TriangleMesh):
+            return NotImplemented
+        return (self.first_id == other.first_id and self.groups == other.groups
+                and np.array_equal(self.group_of, other.group_of)
+                and np.array_equal(self.corners, other.corners))
+
+    __hash__ = None  # compared by content, like the arrays it holds
+
+    def __repr__(self) -> str:
+        return f"TriangleMesh(ids {self.first_id}..{self.end_id - 1}, {len(self.groups)} groups)"
+
+
+def triangle_bounds(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` ``(T, 3)`` boxes of ``(T, 3, 3)`` corners.
+
+    Two element-wise passes over the corner columns: reducing the short middle axis of the
+    ``(T, 3, 3)`` array instead is several times slower on millions of triangles.
+    """
+    lo = np.minimum(np.minimum(corners[:, 0], corners[:, 1]), corners[:, 2])
+    hi = np.maximum(np.maximum(corners[:, 0], corners[:, 1]), corners[:, 2])
+    return lo, hi
 
 
 LEVEL_GEOMETRY = (Segment, Triangle)

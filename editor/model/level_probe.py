@@ -32,7 +32,7 @@ import numpy as np
 
 from .brushes import Brush
 from .entities import Entity
-from .level_geometry import Segment, Triangle
+from .level_geometry import Segment, triangle_bounds
 from .scene import Scene
 
 #: backend of the probe's private index
@@ -129,33 +129,30 @@ class LevelProbe:
                 ids.append(oid)
                 lo.append([min(seg.a[0], seg.b[0]), min(seg.a[1], seg.b[1]), world_lo[2] - 64])
                 hi.append([max(seg.a[0], seg.b[0]), max(seg.a[1], seg.b[1]), world_hi[2] + 64])
-        corners = []
-        for oid in scene.triangle_ids():
-            tri: Triangle = scene[oid]
-            kinds[oid], rows[oid] = 2, len(corners)
-            corners.append(tri.corners)
-            ids.append(oid)
-            lo.append(tri.lo)
-            hi.append(tri.hi)
-        self._kind, self._row = kinds, rows
+        # triangles straight from the scene's arrays: a mesh may hold millions of them
+        tri_ids, corners = scene.triangle_arrays()
+        tri_lo, tri_hi = triangle_bounds(corners)
+        self._kind, self._row = kinds, rows  # brushes and walls; triangles by _tri_ids
+        self._tri_ids = tri_ids
         self._normals = np.concatenate(normals) if normals else np.zeros((0, 3))
         self._dists = np.concatenate(dists) if dists else np.zeros(0)
         counts = np.asarray(plane_counts, dtype=np.int64)
         self._plane_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self._seg_a = np.asarray(seg_a, dtype=np.float64).reshape(-1, 2)
         self._seg_b = np.asarray(seg_b, dtype=np.float64).reshape(-1, 2)
-        self._tris = np.asarray(corners, dtype=np.float64).reshape(-1, 3, 3)
+        self._tris = corners
         self._has_floors = bool(len(plane_counts) or len(corners))
         if self._registry is None:
             from spatial.registry import default_registry
             self._registry = default_registry()
         index = self._registry.backend(PROBE_BACKEND)()
-        lo_arr = np.asarray(lo, dtype=np.float64).reshape(-1, 3)
-        hi_arr = np.asarray(hi, dtype=np.float64).reshape(-1, 3)
+        lo_arr = np.concatenate([np.asarray(lo, dtype=np.float64).reshape(-1, 3), tri_lo])
+        hi_arr = np.concatenate([np.asarray(hi, dtype=np.float64).reshape(-1, 3), tri_hi])
+        all_ids = np.concatenate([np.asarray(ids, dtype=np.int64), tri_ids])
         # an axis-aligned wall or floor has a zero-width box; padding keeps the index's slab
         # test robust, and the exact test decides anyway
-        index.build(np.asarray(ids, dtype=np.int64), lo_arr - 0.5, hi_arr + 0.5,
-                    dynamic=np.zeros(len(ids), dtype=bool))
+        index.build(all_ids, lo_arr - 0.5, hi_arr + 0.5,
+                    dynamic=np.zeros(len(all_ids), dtype=bool))
         self._index = index
 
     @property
@@ -175,7 +172,7 @@ class LevelProbe:
         """Scene ids of the solid objects, ascending."""
         if self._index is None:
             self._build()
-        return sorted(self._kind)
+        return sorted(list(self._kind) + self._tri_ids.tolist())
 
     # ------------------------------------------------------------------ casting
     def cast(self, origins, directions, max_t: float) -> np.ndarray:
@@ -195,7 +192,7 @@ class LevelProbe:
         norms = np.linalg.norm(directions, axis=1)
         out = np.full(len(origins), np.inf)
         self.rays_cast += len(origins)
-        if not len(self._kind):
+        if not (len(self._kind) or len(self._tri_ids)):
             return out
         for q in np.flatnonzero(norms > 0):
             d = directions[q] / norms[q]
@@ -206,8 +203,13 @@ class LevelProbe:
 
     def _first_hit(self, origin: np.ndarray, direction: np.ndarray, ids: np.ndarray,
                    max_t: float) -> float:
-        kind = np.array([self._kind[int(i)] for i in ids])
-        row = np.array([self._row[int(i)] for i in ids], dtype=np.int64)
+        # triangle ids are ascending in _tri_ids: their row is found by bisection
+        tri_row = np.searchsorted(self._tri_ids, ids)
+        is_tri = tri_row < len(self._tri_ids)
+        is_tri[is_tri] = self._tri_ids[tri_row[is_tri]] == ids[is_tri]
+        kind = np.array([2 if t else self._kind[int(i)] for i, t in zip(ids.tolist(), is_tri)])
+        row = np.array([r if t else self._row[int(i)]
+                        for i, t, r in zip(ids.tolist(), is_tri, tri_row.tolist())], dtype=np.int64)
         best = math.inf
         if (kind == 0).any():
             best = min(best, self._hit_brushes(origin, direction, row[kind == 0]))

@@ -79,7 +79,8 @@ def open_level(path: str | os.PathLike | None, *, progress: Callable | None = No
     path : path-like or None
         The file, or ``FILE:PART`` for one level of a file holding several.
     progress : callable, optional
-        ``progress(fraction, text)``; may be called from a worker thread.
+        ``progress(fraction, text)``; may be called from a worker thread. Importers that take
+        a ``progress`` argument report their stages within the reading.
     cancel : callable, optional
         Returns True to give up; checked between stages (raises :class:`LoadCancelled`).
     registry : Registry, optional
@@ -106,7 +107,9 @@ def open_level(path: str | os.PathLike | None, *, progress: Callable | None = No
     check_cancel()
     caught: list[str] = []
     try:
-        document = _read(file, member, _registry(registry), caught)
+        # the importer's own stages fill the range up to "Assembling the document"
+        document = _read(file, member, _registry(registry), caught,
+                         lambda fraction, text: report(0.05 + 0.8 * fraction, text))
     except PartitionStudioError:
         raise
     except (ValueError, OSError, UnicodeError) as exc:
@@ -121,7 +124,7 @@ def open_level(path: str | os.PathLike | None, *, progress: Callable | None = No
     return LoadResult(document, name, caught)
 
 
-def _read(file: str, member: str | None, registry, caught: list[str]) -> Scene:
+def _read(file: str, member: str | None, registry, caught: list[str], report) -> Scene:
     if Path(file).suffix.lower() == ".json":
         if not os.path.exists(file):
             raise PartitionStudioError(f"{file}: no such file")
@@ -142,6 +145,8 @@ def _read(file: str, member: str | None, registry, caught: list[str]) -> Scene:
         if "member" not in accepts:
             raise PluginError(f"{file}:{member}: importer '{importer.name}' reads whole files only")
         options["member"] = member
+    if "progress" in accepts:  # long reads (a big mesh) report their stages
+        options["progress"] = report
     if "on_bad_brush" in accepts:
         options["on_bad_brush"] = "skip"  # a damaged brush is a warning, not a refused level
     try:

@@ -12,11 +12,17 @@ what makes undo exact. ``apply`` validates the whole edit before touching anythi
 brush geometry) and then emits ``will_change(ids)`` and ``did_change(ids, kind)`` once.
 Ordering is by id: entities are listed in id order and an entity's brushes in id order, which
 is file order for an imported level and stays stable through undo.
+
+Mesh triangles come in bulk: an :class:`Edit` adds whole :class:`~.level_geometry.TriangleMesh`
+arrays (one id per triangle) without one Python object per triangle. Each triangle is still an
+object of the scene under its id: ``scene[oid]`` makes its :class:`~.level_geometry.Triangle`
+value, and deleting, restoring or replacing single triangles works like for any other object
+(the scene records which triangles of a mesh are present; a replaced one is kept on its own).
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from types import MappingProxyType
@@ -28,7 +34,7 @@ from spatial.errors import GeometryError, PartitionStudioError
 from .brushes import Brush, build_solids
 from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
-from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, triangle_corners
+from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, TriangleMesh, triangle_corners
 
 SceneObject = Brush | Entity | Segment | Triangle
 
@@ -69,9 +75,64 @@ class Edit:
     objects: dict[int, SceneObject | None] = field(default_factory=dict)
     selection: frozenset[int] | None = None
     settings: Settings | None = None
+    #: whole meshes added (every triangle present, except ids ``objects`` sets otherwise)
+    meshes: tuple[TriangleMesh, ...] = ()
+    #: first ids of whole meshes removed (their present triangles)
+    drop_meshes: tuple[int, ...] = ()
 
     def is_empty(self) -> bool:
-        return not self.objects and self.selection is None and self.settings is None
+        return (not self.objects and self.selection is None and self.settings is None
+                and not self.meshes and not self.drop_meshes)
+
+
+class _MeshPart:
+    """A mesh of the scene and which of its triangles are present."""
+
+    __slots__ = ("mesh", "present")
+
+    def __init__(self, mesh: TriangleMesh, present: np.ndarray | None = None) -> None:
+        self.mesh = mesh
+        self.present = (np.ones(len(mesh), dtype=bool) if present is None
+                        else np.array(present, dtype=bool))
+
+    def has(self, oid: int) -> bool:
+        return self.mesh.holds(oid) and bool(self.present[oid - self.mesh.first_id])
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.present.all())
+
+    def present_ids(self) -> np.ndarray:
+        if self.complete:
+            return self.mesh.ids
+        return np.flatnonzero(self.present) + self.mesh.first_id
+
+    def state(self) -> tuple:
+        return (self.mesh, self.present.tobytes())
+
+
+class _SceneObjects(Mapping):
+    """Read-only view of every object by id; a mesh triangle's value is made when read."""
+
+    def __init__(self, scene: Scene) -> None:
+        self._scene = scene
+
+    def __getitem__(self, oid: int) -> SceneObject:
+        value = self._scene.get(oid)
+        if value is None:
+            raise KeyError(oid)
+        return value
+
+    def __contains__(self, oid) -> bool:
+        return oid in self._scene
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._scene._objects
+        for part in self._scene._meshes:
+            yield from part.present_ids().tolist()
+
+    def __len__(self) -> int:
+        return len(self._scene)
 
 
 class Scene:
@@ -88,7 +149,8 @@ class Scene:
     """
 
     def __init__(self) -> None:
-        self._objects: dict[int, SceneObject] = {}
+        self._objects: dict[int, SceneObject] = {}  # everything but the triangles of meshes
+        self._meshes: list[_MeshPart] = []
         self._brushes_of: dict[int, set[int]] = {}
         self._selection: frozenset[int] = frozenset()
         self._settings = Settings()
@@ -114,25 +176,51 @@ class Scene:
         self._next_id = max(self._next_id, int(limit))
 
     # ------------------------------------------------------------------ reading
+    def _mesh_part(self, oid) -> _MeshPart | None:
+        """The mesh whose id range holds ``oid`` (present there or not)."""
+        for part in self._meshes:
+            if part.mesh.holds(oid):
+                return part
+        return None
+
+    def _in_mesh(self, oid) -> bool:
+        part = self._mesh_part(oid)
+        return part is not None and part.has(oid)
+
     def __contains__(self, oid: int) -> bool:
-        return oid in self._objects
+        return oid in self._objects or self._in_mesh(oid)
 
     def __len__(self) -> int:
-        return len(self._objects)
+        return len(self._objects) + sum(int(part.present.sum()) for part in self._meshes)
 
     def get(self, oid: int) -> SceneObject | None:
-        return self._objects.get(oid)
+        found = self._objects.get(oid)
+        if found is None and self._meshes:
+            part = self._mesh_part(oid)
+            if part is not None and part.has(oid):
+                return part.mesh.triangle(oid)
+        return found
 
     def __getitem__(self, oid: int) -> SceneObject:
-        try:
-            return self._objects[oid]
-        except KeyError:
-            raise SceneEditError(f"no object with id {oid}") from None
+        found = self.get(oid)
+        if found is None:
+            raise SceneEditError(f"no object with id {oid}")
+        return found
 
     @property
     def objects(self) -> Mapping[int, SceneObject]:
-        """Read-only view of every object by id."""
-        return MappingProxyType(self._objects)
+        """Read-only view of every object by id (mesh triangles made as they are read)."""
+        return _SceneObjects(self) if self._meshes else MappingProxyType(self._objects)
+
+    @property
+    def meshes(self) -> tuple[TriangleMesh, ...]:
+        """The meshes added in bulk, in the order they were added."""
+        return tuple(part.mesh for part in self._meshes)
+
+    def loose_objects(self) -> Iterator[SceneObject]:
+        """Every object except the triangles held in meshes (brushes, entities, walls, single
+        triangles), without making a value per mesh triangle."""
+        return iter(self._objects.values())
 
     def brush_ids(self) -> list[int]:
         return sorted(i for i, o in self._objects.items() if isinstance(o, Brush))
@@ -153,20 +241,71 @@ class Scene:
 
     def triangle_ids(self) -> list[int]:
         """Ids of the mesh triangles (see :mod:`.level_geometry`)."""
-        return sorted(i for i, o in self._objects.items() if isinstance(o, Triangle))
+        return self.triangle_arrays()[0].tolist()
+
+    def triangle_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Ids ``(T,)`` (ascending) and corners ``(T, 3, 3)`` of every triangle.
+
+        The arrays of a mesh are returned as they are held (read-only, no copy) when the
+        scene's triangles are exactly one whole mesh.
+        """
+        loose = sorted(i for i, o in self._objects.items() if isinstance(o, Triangle))
+        if not loose and len(self._meshes) == 1 and self._meshes[0].present.all():
+            mesh = self._meshes[0].mesh
+            return mesh.ids, mesh.corners
+        id_parts = [np.array(loose, dtype=np.int64)]
+        corner_parts = [triangle_corners([self._objects[i] for i in loose])]
+        for part in self._meshes:
+            id_parts.append(part.present_ids())
+            corner_parts.append(part.mesh.corners[part.present])
+        ids, corners = np.concatenate(id_parts), np.concatenate(corner_parts)
+        order = np.argsort(ids, kind="stable")
+        return ids[order], corners[order]
 
     def is_indexed(self, oid: int) -> bool:
         """True for what the spatial index holds: brushes, point entities, segments, triangles."""
         obj = self._objects.get(oid)
+        if obj is None:
+            return self._in_mesh(oid)
         return (isinstance(obj, (Brush,) + LEVEL_GEOMETRY)
                 or (isinstance(obj, Entity) and obj.is_point))
 
     def indexed_ids(self) -> np.ndarray:
         """Ids of every indexed object, ascending."""
-        return np.array(sorted(i for i in self._objects if self.is_indexed(i)), dtype=np.int64)
+        loose = np.array(sorted(i for i in self._objects if self.is_indexed(i)), dtype=np.int64)
+        if not self._meshes:
+            return loose
+        return np.sort(np.concatenate([loose] + [part.present_ids() for part in self._meshes]))
 
     def bounds_of(self, ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(lo, hi)`` arrays ``(N, 3)`` of indexed objects."""
+        if not self._meshes:
+            return self._loose_bounds(ids)
+        ids = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids),
+                         dtype=np.int64).reshape(-1)
+        lo, hi = np.empty((len(ids), 3)), np.empty((len(ids), 3))
+        from_mesh = np.zeros(len(ids), dtype=bool)
+        for part in self._meshes:
+            mesh = part.mesh
+            rows = np.flatnonzero((ids >= mesh.first_id) & (ids < mesh.end_id))
+            if not len(rows):
+                continue
+            boxes_lo, boxes_hi = mesh.boxes()
+            if (len(rows) == len(ids) == len(mesh) and part.complete and ids[0] == mesh.first_id
+                    and (np.diff(ids) == 1).all()):
+                return boxes_lo.copy(), boxes_hi.copy()  # exactly the whole mesh, in order
+            offsets = ids[rows] - mesh.first_id
+            # a deleted or replaced triangle is absent from its mesh (a replaced one is loose)
+            keep = part.present[offsets]
+            rows, offsets = rows[keep], offsets[keep]
+            lo[rows], hi[rows] = boxes_lo[offsets], boxes_hi[offsets]
+            from_mesh[rows] = True
+        rest = ~from_mesh
+        if rest.any():
+            lo[rest], hi[rest] = self._loose_bounds(ids[rest].tolist())
+        return lo, hi
+
+    def _loose_bounds(self, ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         objects = [self[oid] for oid in ids]
         is_triangle = np.fromiter((type(obj) is Triangle for obj in objects), dtype=bool,
                                   count=len(objects))
@@ -194,11 +333,20 @@ class Scene:
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of every indexed object (zeros for an empty scene)."""
-        ids = self.indexed_ids()
-        if not len(ids):
+        loose = [i for i in self._objects if self.is_indexed(i)]
+        corners = []
+        if loose:
+            lo, hi = self._loose_bounds(loose)
+            corners.append((lo.min(axis=0), hi.max(axis=0)))
+        for part in self._meshes:  # a whole mesh's box is kept with it
+            if part.complete:
+                corners.append(part.mesh.box())
+            elif part.present.any():
+                lo, hi = part.mesh.boxes()
+                corners.append((lo[part.present].min(axis=0), hi[part.present].max(axis=0)))
+        if not corners:
             return np.zeros(3), np.zeros(3)
-        lo, hi = self.bounds_of(ids)
-        return lo.min(axis=0), hi.max(axis=0)
+        return (np.min([c[0] for c in corners], axis=0), np.max([c[1] for c in corners], axis=0))
 
     def worldspawn_id(self) -> int | None:
         """Id of the first ``worldspawn`` entity, if any."""
@@ -222,12 +370,14 @@ class Scene:
 
     def state(self) -> tuple:
         """A value equal for two scenes with the same content, selection and settings."""
-        return (dict(self._objects), self._selection, self._settings)
+        return (dict(self._objects), self._selection, self._settings,
+                [part.state() for part in self._meshes])
 
     def copy(self) -> Scene:
         """An independent scene with the same content and ids (no subscribers)."""
         other = Scene()
         other._objects = dict(self._objects)
+        other._meshes = [_MeshPart(part.mesh, part.present) for part in self._meshes]
         other._brushes_of = {k: set(v) for k, v in self._brushes_of.items()}
         other._selection = self._selection
         other._settings = self._settings
@@ -238,15 +388,23 @@ class Scene:
     def apply(self, edit: Edit) -> Edit:
         """Apply ``edit`` atomically and return the edit that undoes it.
 
+        Whole meshes are added or dropped first, then ``objects`` are set against that state.
         Raises :class:`SceneEditError` or ``GeometryError`` (nothing changed) if the result
         would be inconsistent: a brush whose owner is missing or a point entity, an entity
         removed while it still owns brushes, a selected id that does not exist, a brush whose
-        faces do not bound a closed convex solid, or an id never allocated.
+        faces do not bound a closed convex solid, a mesh over ids already used, or an id never
+        allocated.
         """
+        added = tuple(edit.meshes)
+        dropped = [part for part in self._meshes
+                   if part.mesh.first_id in {int(f) for f in edit.drop_meshes}]
+        self._check_meshes(added, dropped, edit.drop_meshes)
+        before = self._value_after_meshes(added, dropped)
         objects = {int(k): v for k, v in edit.objects.items()}
-        changed = {oid: new for oid, new in objects.items() if self._objects.get(oid) != new}
+        changed = {oid: new for oid, new in objects.items() if before(oid) != new}
         selection = edit.selection
-        removed = {oid for oid, new in changed.items() if new is None and oid in self._objects}
+        removed = {oid for oid, new in changed.items() if new is None and before(oid) is not None}
+        removed |= {oid for oid in self._selection if any(p.has(oid) for p in dropped)}
         if selection is None and removed & self._selection:
             selection = self._selection - removed  # removed objects leave the selection
         if selection is not None:
@@ -254,34 +412,43 @@ class Scene:
             if selection == self._selection:
                 selection = None
         settings = edit.settings if edit.settings != self._settings else None
-        self._check(changed, selection)
-        if not changed and selection is None and settings is None:
+        self._check(changed, selection, before)
+        if not changed and selection is None and settings is None and not added and not dropped:
             return Edit()
 
-        inverse = Edit({oid: self._objects.get(oid) for oid in changed},
+        inverse_objects = {oid: self.get(oid) for oid in changed}
+        for part in dropped:  # re-added whole, so what was absent is removed again
+            absent = np.flatnonzero(~part.present) + part.mesh.first_id
+            inverse_objects.update((oid, None) for oid in absent.tolist()
+                                   if oid not in self._objects)
+        inverse = Edit(inverse_objects,
                        self._selection if selection is not None else None,
-                       self._settings if settings is not None else None)
-        kind = self._kind(changed, settings)
+                       self._settings if settings is not None else None,
+                       meshes=tuple(part.mesh for part in dropped),
+                       drop_meshes=tuple(mesh.first_id for mesh in added))
+        kind = self._kind(changed, settings, before)
+        kind |= (ChangeKind.ADDED if added else ChangeKind.NONE) | (
+            ChangeKind.REMOVED if dropped else ChangeKind.NONE)
         touched = set(changed)
+        if (added or dropped) and (len(self.will_change) or len(self.did_change)):
+            # millions of ids: gathered only when somebody listens
+            for ids in [mesh.ids for mesh in added] + [part.present_ids() for part in dropped]:
+                touched.update(ids.tolist())
         if selection is not None:
             sel_touched = selection ^ self._selection
             touched |= sel_touched
             kind |= ChangeKind.SELECTION
         touched = frozenset(touched)
         self.will_change.emit(touched)
+        self._meshes = [part for part in self._meshes if part not in dropped]
+        for mesh in added:
+            part = _MeshPart(mesh)
+            for oid in self._objects:  # an id kept on its own stays so
+                if mesh.holds(oid):
+                    part.present[oid - mesh.first_id] = False
+            self._meshes.append(part)
         for oid, new in changed.items():
-            old = self._objects.get(oid)
-            if isinstance(old, Brush) and old.entity in self._brushes_of:
-                self._brushes_of[old.entity].discard(oid)
-            if new is None:
-                self._objects.pop(oid, None)
-                self._brushes_of.pop(oid, None)
-            else:
-                self._objects[oid] = new
-                if isinstance(new, Brush):
-                    self._brushes_of.setdefault(new.entity, set()).add(oid)
-                elif isinstance(new, Entity):
-                    self._brushes_of.setdefault(oid, set())
+            self._set_object(oid, new)
         if selection is not None:
             self._selection = selection
         if settings is not None:
@@ -289,13 +456,68 @@ class Scene:
         self.did_change.emit(touched, kind)
         return inverse
 
-    def _kind(self, changed: dict, settings) -> ChangeKind:
+    def _set_object(self, oid: int, new: SceneObject | None) -> None:
+        old = self._objects.get(oid)
+        if isinstance(old, Brush) and old.entity in self._brushes_of:
+            self._brushes_of[old.entity].discard(oid)
+        part = self._mesh_part(oid) if self._meshes else None
+        if part is not None and isinstance(new, Triangle) and new == part.mesh.triangle(oid):
+            self._objects.pop(oid, None)  # back in its mesh
+            part.present[oid - part.mesh.first_id] = True
+            return
+        if part is not None:
+            part.present[oid - part.mesh.first_id] = False
+        if new is None:
+            self._objects.pop(oid, None)
+            self._brushes_of.pop(oid, None)
+        else:
+            self._objects[oid] = new
+            if isinstance(new, Brush):
+                self._brushes_of.setdefault(new.entity, set()).add(oid)
+            elif isinstance(new, Entity):
+                self._brushes_of.setdefault(oid, set())
+
+    def _check_meshes(self, added, dropped, drop_ids) -> None:
+        if len(dropped) != len(set(drop_ids)):
+            known = {part.mesh.first_id for part in self._meshes}
+            missing = next(int(f) for f in drop_ids if int(f) not in known)
+            raise SceneEditError(f"no mesh starts at id {missing}")
+        kept = [part.mesh for part in self._meshes if part not in dropped]
+        for k, mesh in enumerate(added):
+            if not isinstance(mesh, TriangleMesh):
+                raise SceneEditError(f"expected a TriangleMesh, got {type(mesh).__name__}")
+            if mesh.first_id < 0 or mesh.end_id > self._next_id:
+                raise SceneEditError(f"mesh ids {mesh.first_id}..{mesh.end_id - 1} were never "
+                                     f"allocated (next id is {self._next_id})")
+            for other in kept + list(added[:k]):
+                if mesh.first_id < other.end_id and other.first_id < mesh.end_id:
+                    raise SceneEditError(f"mesh ids {mesh.first_id}..{mesh.end_id - 1} overlap "
+                                         f"the mesh of ids {other.first_id}..{other.end_id - 1}")
+
+    def _value_after_meshes(self, added, dropped):
+        """``value(oid)``: what the scene holds under ``oid`` once the meshes are changed."""
+        objects, meshes = self._objects, self._meshes
+
+        def value(oid):
+            found = objects.get(oid)
+            if found is not None or not (meshes or added):
+                return found
+            for mesh in added:
+                if mesh.holds(oid):
+                    return mesh.triangle(oid)
+            part = self._mesh_part(oid)
+            if part is not None and part not in dropped and part.has(oid):
+                return part.mesh.triangle(oid)
+            return None
+
+        return value
+
+    def _kind(self, changed: dict, settings, before) -> ChangeKind:
         kind = ChangeKind.SETTINGS if settings is not None else ChangeKind.NONE
-        objects = self._objects
-        if not any(map(objects.__contains__, changed)):  # only additions (an import)
+        olds = [before(oid) for oid in changed]
+        if not any(old is not None for old in olds):  # only additions (an import)
             return kind | ChangeKind.ADDED if changed else kind
-        for oid, new in changed.items():
-            old = objects.get(oid)
+        for new, old in zip(changed.values(), olds):
             if old is None:
                 kind |= ChangeKind.ADDED
             elif new is None:
@@ -313,16 +535,16 @@ class Scene:
                     kind |= ChangeKind.GEOMETRY
         return kind
 
-    def _check(self, changed: dict, selection) -> None:
+    def _check(self, changed: dict, selection, before) -> None:
         def final(oid):
-            return changed[oid] if oid in changed else self._objects.get(oid)
+            return changed[oid] if oid in changed else before(oid)
 
         # The solids of many new brushes (a big paste or move) in one compiled call; the loop
         # below then finds them cached and names the first brush that is not a closed solid.
         build_solids([b for b in changed.values() if isinstance(b, Brush)], on_error="none")
         owners_losing: set[int] = set()
         for oid, new in changed.items():
-            old = self._objects.get(oid)
+            old = before(oid)
             if oid < 0 or oid >= self._next_id:
                 raise SceneEditError(f"id {oid} was never allocated (next id is {self._next_id})")
             if new is None:

@@ -29,7 +29,8 @@ def scene_counts(scene: Scene, *, indexed: tuple | None = None) -> dict:
     """
     brushes = entities = faces = 0
     owners = set()
-    for obj in scene.objects.values():  # one pass: a level holds thousands of objects
+    # one pass over brushes and entities (a level holds thousands), none over mesh triangles
+    for obj in scene.loose_objects():
         if isinstance(obj, Brush):
             brushes += 1
             faces += len(obj.faces)

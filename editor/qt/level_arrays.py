@@ -123,6 +123,14 @@ def triangle_arrays(triangles, cap: int = MESH_DETAIL_CAP) -> dict:
     n = len(triangles)
     ids = np.fromiter((oid for oid, _ in triangles), dtype=np.int64, count=n)
     corners = np.array([(t.v0, t.v1, t.v2) for _, t in triangles], dtype=np.float64).reshape(n, 3, 3)
+    return mesh_arrays(ids, corners, cap)
+
+
+def mesh_arrays(ids: np.ndarray, corners: np.ndarray, cap: int = MESH_DETAIL_CAP) -> dict:
+    """The mesh columns of :class:`LevelArrays` for triangles given as arrays (ids ``(T,)``,
+    corners ``(T, 3, 3)``, as :meth:`~editor.model.scene.Scene.triangle_arrays` gives them),
+    keeping the ``cap`` largest triangles when there are more."""
+    n = len(ids)
     normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     area = np.linalg.norm(normal, axis=1)
     if n > cap:
@@ -145,23 +153,31 @@ def empty_level_arrays() -> LevelArrays:
 
 
 class LevelGeometryCache:
-    """Rebuilds :class:`LevelArrays` only when a wall or triangle changed (by identity), so an
-    edit to an entity on a big mesh does not re-read every triangle."""
+    """Rebuilds :class:`LevelArrays` only when a wall or triangle changed, so an edit to an
+    entity on a big mesh does not re-read every triangle: walls are compared by identity,
+    triangles by the scene's arrays (the same arrays while the mesh is untouched)."""
 
     def __init__(self, cap: int = MESH_DETAIL_CAP) -> None:
         self.cap = cap
         self._walls: list = []
-        self._triangles: list = []
+        self._triangles: tuple[np.ndarray, np.ndarray] = (np.empty(0, np.int64),
+                                                           np.empty((0, 3, 3)))
         self._arrays = empty_level_arrays()
 
     @staticmethod
     def _same(old: list, new: list) -> bool:
         return len(old) == len(new) and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(old, new))
 
+    @staticmethod
+    def _same_arrays(old: tuple, new: tuple) -> bool:
+        return all(a is b or (a.shape == b.shape and np.array_equal(a, b))
+                   for a, b in zip(old, new))
+
     def build(self, scene) -> LevelArrays:
         walls = [(i, scene[i]) for i in scene.segment_ids()]
-        tris = [(i, scene[i]) for i in scene.triangle_ids()]
-        walls_same, tris_same = self._same(self._walls, walls), self._same(self._triangles, tris)
+        tris = scene.triangle_arrays()
+        walls_same = self._same(self._walls, walls)
+        tris_same = self._same_arrays(self._triangles, tris)
         if walls_same and tris_same:
             return self._arrays
         columns = dict(self._arrays.__dict__)
@@ -171,7 +187,7 @@ class LevelGeometryCache:
                            {k: v for k, v in empty.items() if k.startswith("wall_")})
         if not tris_same:
             empty = empty_level_arrays().__dict__
-            columns.update(triangle_arrays(tris, self.cap) if tris else
+            columns.update(mesh_arrays(*tris, self.cap) if len(tris[0]) else
                            {k: empty[k] for k in ("triangle_ids", "triangle_corners",
                                                   "mesh_vertices", "mesh_colours",
                                                   "triangles_total")})

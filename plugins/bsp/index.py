@@ -40,6 +40,7 @@ import spatial.kernels as K
 from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError, ParamError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
+from spatial.memory_budget import budgeted_tree_bytes
 from spatial.params import param
 
 from . import kernels
@@ -98,6 +99,14 @@ class BSPTree(SpatialIndex):
     param_variants: ClassVar[list[dict]] = [
         {"space": "2d"}, {"space": "2d", "plane": "xz"}, {"min_objects": 1}, {"split_weight": 0.0},
     ]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """References capped at :data:`REFERENCE_BUDGET_PER_OBJECT` per object; per node its
+        plane, links, region and cull boxes, grown by doubling."""
+        return budgeted_tree_bytes(len(lo), references_per_object=REFERENCE_BUDGET_PER_OBJECT,
+                                   max_depth=params.max_depth, node_bytes=2 * 192,
+                                   reference_bytes=2 * 8 + 8)
 
     # ---------------------------------------------------------------- structure
     def _setup(self) -> None:

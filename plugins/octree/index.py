@@ -37,6 +37,7 @@ import spatial.kernels as K
 from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError, ParamError
 from spatial.geometry import as_boxes
+from spatial.memory_budget import stored_once_tree_bytes
 from spatial.params import param
 
 from . import build_kernels, packed_kernels, pair_kernels, query_kernels, tree_kernels
@@ -112,6 +113,15 @@ class Octree(SpatialIndex):
     Params = OctreeParams
     param_variants = [{"looseness": 2.0}, {"max_depth": 3}, {"min_size": 16.0},
                       {"out_of_bounds": "keep_in_root"}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """Each object is stored once; nodes lie only above objects that fit their cell, down
+        to ``max_depth`` or ``min_size``; node arrays grow by doubling."""
+        return stored_once_tree_bytes(lo, hi, branching=8, max_depth=params.max_depth,
+                                      min_size=float(params.min_size),
+                                      looseness=float(params.looseness),
+                                      node_bytes=2 * 8 * (L.NI_COLUMNS + L.NF_COLUMNS))
 
     # ------------------------------------------------------------------ state
     def _setup(self) -> None:

@@ -45,6 +45,7 @@ import spatial.kernels as K
 from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
+from spatial.memory_budget import cell_tree_bytes
 from spatial.params import param
 
 from . import kernels as qk
@@ -108,6 +109,18 @@ class Quadtree(SpatialIndex):
                    "in every leaf it overlaps.")
     Params = QuadtreeParams
     param_variants = [{"plane": "xz"}, {"max_objects": 1}, {"max_depth": 2}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """A split copies objects into at most ``max_duplication`` of four children on average,
+        compounding per level down to ``max_depth`` (and no more cells than a box meets);
+        node and reference arrays grow by doubling."""
+        axes = PLANE_AXES[params.plane][:2]
+        return cell_tree_bytes(lo, hi, axes=axes, branching=4, max_depth=params.max_depth,
+                               capacity=params.max_objects,
+                               copies_per_split=float(params.max_duplication),
+                               node_bytes=2 * 8 * (qk.NF_COLS + qk.NI_COLS),
+                               reference_bytes=2 * 16)
 
     # ---------------------------------------------------------------- storage
     def _setup(self) -> None:

@@ -34,6 +34,7 @@ import spatial.kernels as K
 from spatial.contract import FrustumHits, NodeTable, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
+from spatial.memory_budget import cell_tree_bytes
 from spatial.params import param
 
 from . import kernels
@@ -57,6 +58,17 @@ class TriangleOctreeParams:
                                  "metres as often as in map units).")
 
 
+def _root_cell(lo: np.ndarray, hi: np.ndarray, min_size: float) -> tuple[np.ndarray, float]:
+    """``(corner, side)`` of the root: a cube with a power-of-two side around the boxes,
+    centred on them."""
+    world_lo, world_hi = lo.min(axis=0), hi.max(axis=0)
+    extent = float((world_hi - world_lo).max())
+    side = 2.0 ** math.ceil(math.log2(max(extent, min_size, 1e-9)))
+    if side < extent:  # rounding in log2
+        side *= 2.0
+    return (world_lo + world_hi) / 2 - side / 2, side
+
+
 class TriangleOctree(SpatialIndex):
     """Octree of mesh triangles (or boxes), each stored in every leaf it truly intersects."""
 
@@ -69,6 +81,24 @@ class TriangleOctree(SpatialIndex):
     # tiny buckets stay shallow: box objects straddle many cubes, and splitting dense
     # overlapping boxes to the full depth multiplies references without bound
     param_variants = [{"max_triangles": 1, "max_depth": 5}, {"max_triangles": 4, "max_depth": 3}]
+
+    @classmethod
+    def worst_case_bytes(cls, params, lo, hi) -> float:
+        """Items are copied into every cell they meet (on the root's own grid), the lists of
+        every level kept until the end and capped at :data:`REFERENCE_BUDGET_PER_ITEM` per
+        item; per node the build's growing columns, the finished copies and cull boxes; per
+        item its corners and flags."""
+        count = len(lo)
+        if not count:
+            return 0.0
+        root_lo, side = _root_cell(lo, hi, float(params.min_size))
+        tree = cell_tree_bytes(lo, hi, axes=(0, 1, 2), branching=8, max_depth=params.max_depth,
+                               capacity=params.max_triangles, copies_per_split=8.0,
+                               node_bytes=2 * 128 + 176, reference_bytes=2 * 8 + 8 + 1,
+                               min_size=float(params.min_size),
+                               reference_budget=REFERENCE_BUDGET_PER_ITEM * count,
+                               root=(root_lo, side), references_kept="every")
+        return tree + count * (2 * 72 + 8 + 1)
 
     # ---------------------------------------------------------------- structure
     def _setup(self) -> None:
@@ -84,16 +114,20 @@ class TriangleOctree(SpatialIndex):
         is_tri = np.zeros(limit, dtype=bool)
         tri = np.zeros((limit, 3, 3))
         offered = self.triangles
-        if len(offered):
+        if len(offered) and obj.slot_limit:
             known = obj.contains(offered.ids)
-            slots = obj.slots_of(offered.ids[known])
+            every = bool(known.all())
+            slots = obj.slots_of(offered.ids if every else offered.ids[known])
             is_tri[slots] = True
-            tri[slots, 0] = offered.v0[known]
-            tri[slots, 1] = offered.v1[known]
-            tri[slots, 2] = offered.v2[known]
-            # culling relies on each object's box holding its triangle
-            outside = ((tri[slots].min(axis=1) < obj.lo[slots])
-                       | (tri[slots].max(axis=1) > obj.hi[slots])).any(axis=1)
+            for corner, points in enumerate((offered.v0, offered.v1, offered.v2)):
+                tri[slots, corner] = points if every else points[known]
+            # culling relies on each object's box holding its triangle; checked corner by
+            # corner on the (N, 3) columns, which is far cheaper than reducing (N, 3, 3)
+            outside = np.zeros(len(slots), dtype=bool)
+            box_lo, box_hi = obj.lo[slots], obj.hi[slots]
+            for corner in range(3):
+                points = tri[slots, corner]
+                outside |= ((points < box_lo) | (points > box_hi)).any(axis=1)
             if outside.any():
                 bad = int(obj.ids[slots[np.flatnonzero(outside)[0]]])
                 raise GeometryError(f"triangle of object {bad} is not inside its box")
@@ -101,16 +135,14 @@ class TriangleOctree(SpatialIndex):
 
     def _compile(self, slots: np.ndarray) -> None:
         obj = self.objects
-        self._is_tri, self._tri = self._geometry()
+        if len(slots):
+            self._is_tri, self._tri = self._geometry()
+        else:  # an empty tree reads no corners (the base build sets up one before building)
+            self._is_tri = np.zeros(max(obj.slot_limit, 1), dtype=bool)
+            self._tri = np.zeros((1, 3, 3))
         lo, hi = obj.lo, obj.hi
         if len(slots):
-            world_lo = lo[slots].min(axis=0)
-            world_hi = hi[slots].max(axis=0)
-            extent = float((world_hi - world_lo).max())
-            side = 2.0 ** math.ceil(math.log2(max(extent, self.params.min_size, 1e-9)))
-            if side < extent:  # rounding in log2
-                side *= 2.0
-            root_lo = (world_lo + world_hi) / 2 - side / 2
+            root_lo, side = _root_cell(lo[slots], hi[slots], self.params.min_size)
         else:
             side, root_lo = 1.0, np.zeros(3)
         p = self.params

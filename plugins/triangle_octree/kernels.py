@@ -31,6 +31,54 @@ def _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
 
 
 @numba.njit(cache=True, nogil=True)
+def _octants_met(o, is_tri, tri, lo, hi, child_lo, child_hi):
+    """Bit ``k`` set when item ``o`` meets octant ``k`` (cells ``child_lo/hi[k]``).
+
+    The closed overlap of the item's box (a triangle's own corner box) is decided per axis once
+    for both halves: six comparisons for all eight octants, exact for a box item. A triangle
+    meets no octant its box misses, and meets every one its box meets when that box lies in
+    the node's cell and crosses at most one mid plane; only the rest need the exact test, a
+    small share of a fine mesh's triangles.
+    """
+    triangle = is_tri[o]
+    low = 0
+    high = 0
+    inside = True
+    for a in range(3):  # scalars, not small arrays: this runs for every item at every level
+        if triangle:
+            box_lo = min(tri[o, 0, a], tri[o, 1, a], tri[o, 2, a])
+            box_hi = max(tri[o, 0, a], tri[o, 1, a], tri[o, 2, a])
+        else:
+            box_lo = lo[o, a]
+            box_hi = hi[o, a]
+        if box_lo <= child_hi[0, a] and child_lo[0, a] <= box_hi:
+            low |= 1 << a
+        if box_lo <= child_hi[7, a] and child_lo[7, a] <= box_hi:
+            high |= 1 << a
+        if box_lo < child_lo[0, a] or box_hi > child_hi[7, a]:
+            inside = False
+    mask = 0
+    for k in range(8):
+        # octant k takes the high half on axis a when bit a of k is set
+        if ((high & k) | (low & ~k)) & 7 == 7:
+            mask |= 1 << k
+    if not triangle or mask == 0:
+        return mask
+    # The triangle is connected and its corners reach both ends of its box, so inside the
+    # cell it reaches both sides of the one plane its box crosses; crossing two or three
+    # planes it may pass beside an octant.
+    straddled = low & high
+    if inside and straddled & (straddled - 1) == 0:
+        return mask
+    exact = 0
+    for k in range(8):
+        if (mask >> k) & 1 and tri_box_overlap(tri[o, 0], tri[o, 1], tri[o, 2], child_lo[k],
+                                               child_hi[k]):
+            exact |= 1 << k
+    return exact
+
+
+@numba.njit(cache=True, nogil=True)
 def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, min_size,
           reference_budget):
     """Build breadth-first; a node splits while it holds more than ``max_items`` items.
@@ -40,6 +88,8 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
     the item lists built so far stay within ``reference_budget`` entries (large items are
     copied into every cell they meet, so without it a few big boxes among many small ones
     would multiply down to ``max_depth``); children whose cell no item meets are not created.
+    Each split reads the node's items once (:func:`_octants_met` gives all eight octants of
+    an item at a time) and then writes the children's lists in octant order.
     Returns ``cell_lo (K, 3)``, ``size``,
     ``depth``, ``parent``, ``child (K, 8)`` (-1: none), the leaves' items as CSR
     ``(leaf_start, leaf_count, items)``, and the cull boxes.
@@ -54,14 +104,17 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
     count = np.zeros(cap, dtype=np.int64)
     work = np.empty(max(len(slots), 16), dtype=np.int64)
     work[:len(slots)] = slots
+    masks = np.empty(max(len(slots), 16), dtype=np.uint8)
     used = len(slots)
     cell_lo[0] = root_lo
     size[0] = root_size
     count[0] = len(slots)
     n_nodes = 1
     node = 0
-    clo = np.empty(3)
-    chi = np.empty(3)
+    child_lo = np.empty((8, 3))
+    child_hi = np.empty((8, 3))
+    met = np.zeros(8, dtype=np.int64)
+    made = np.full(8, -1, dtype=np.int64)
     while node < n_nodes:
         c = count[node]
         half = size[node] * 0.5
@@ -70,22 +123,33 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
             node += 1
             continue
         s0 = start[node]
-        first_child = n_nodes
-        best = c
-        mark = used
-        made = np.full(8, -1, dtype=np.int64)
         for k in range(8):
             for a in range(3):
-                clo[a] = cell_lo[node, a] + (half if (k >> a) & 1 else 0.0)
-                chi[a] = clo[a] + half
-            if used + c > len(work):
-                work = K.grow(work, used + c)
-            m = 0
-            for i in range(s0, s0 + c):
-                o = work[i]
-                if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
-                    work[used + m] = o
-                    m += 1
+                child_lo[k, a] = cell_lo[node, a] + (half if (k >> a) & 1 else 0.0)
+                child_hi[k, a] = child_lo[k, a] + half
+        if c > len(masks):
+            masks = np.empty(max(c, 2 * len(masks)), dtype=np.uint8)
+        met[:] = 0
+        for i in range(c):
+            bits = _octants_met(work[s0 + i], is_tri, tri, lo, hi, child_lo, child_hi)
+            masks[i] = bits
+            for k in range(8):
+                met[k] += (bits >> k) & 1
+        best = c
+        for k in range(8):
+            if met[k]:
+                best = min(best, met[k])
+        made[:] = -1
+        if best >= c:  # no child is smaller: splitting cannot help (items meet at a point)
+            node += 1
+            continue
+        total = 0
+        for k in range(8):
+            total += met[k]
+        if used + total > len(work):
+            work = K.grow(work, used + total)
+        for k in range(8):
+            m = met[k]
             if m == 0:
                 continue
             if n_nodes == len(size):
@@ -98,21 +162,21 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
                 count = K.grow(count, n_nodes + 1)
             r = n_nodes
             n_nodes += 1
-            cell_lo[r] = clo
+            cell_lo[r] = child_lo[k]
             size[r] = half
             depth[r] = depth[node] + 1
             parent[r] = node
             child[r, :] = -1
             start[r] = used
             count[r] = m
+            w = used
+            for i in range(c):
+                if (masks[i] >> k) & 1:
+                    work[w] = work[s0 + i]
+                    w += 1
             used += m
             made[k] = r
-            best = min(best, m)
-        if best >= c:  # no child is smaller: splitting cannot help (items meet at a point)
-            n_nodes = first_child
-            used = mark
-        else:
-            child[node, :] = made
+        child[node, :] = made
         node += 1
     is_leaf = np.ones(n_nodes, dtype=np.bool_)
     for k in range(n_nodes):

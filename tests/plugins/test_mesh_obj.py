@@ -85,14 +85,15 @@ def test_bad_ply_input_names_the_record_without_warning(tmp_path, face, vertex, 
     assert str(caught.value) == f"{path}: {message}"
 
 
-def test_bulk_triangles_equal_the_checked_constructor():
-    from editor.model.level_geometry import Triangle
+def test_mesh_triangles_equal_the_checked_constructor():
+    from editor.model.level_geometry import Triangle, TriangleMesh
     from spatial.errors import GeometryError
 
     corners = np.arange(2 * 9, dtype=np.float64).reshape(2, 3, 3)
-    made = Triangle.many(corners, ["a", "b"], np.array([1, 0]))
-    assert made == [Triangle((0, 1, 2), (3, 4, 5), (6, 7, 8), "b"),
-                    Triangle((9, 10, 11), (12, 13, 14), (15, 16, 17), "a")]
+    mesh = TriangleMesh(7, corners, ["a", "b"], np.array([1, 0]))
+    assert [mesh.triangle(i) for i in mesh.ids.tolist()] == [
+        Triangle((0, 1, 2), (3, 4, 5), (6, 7, 8), "b"),
+        Triangle((9, 10, 11), (12, 13, 14), (15, 16, 17), "a")]
     corners[1, 2, 0] = np.inf
     with pytest.raises(GeometryError, match="triangle 1"):
-        Triangle.many(corners, ["a"], np.array([0, 0]))
+        TriangleMesh(0, corners, ["a"], np.array([0, 0]))

@@ -47,6 +47,10 @@ class _FakeScene:
     def triangle_ids(self):
         return self._tris
 
+    def triangle_arrays(self):
+        corners = [self._objects[i].corners for i in self._tris]
+        return np.array(self._tris, dtype=np.int64), np.array(corners).reshape(-1, 3, 3)
+
     def __getitem__(self, oid):
         return self._objects[oid]
 
