@@ -121,6 +121,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="GiB of data memory for this process (RLIMIT_DATA): an implementation "
                              "that needs more fails its cell with MemoryError instead of the kernel "
                              "killing the whole run (0: no limit)")
+    parser.add_argument("--skip", default="",
+                        help="IMPL@FAMILY[,...]: do not run these implementations in these scene "
+                             "families (a pathological peer case); their cells say so")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -554,14 +557,19 @@ def main(argv=None) -> int:
 
     for n in sizes:  # size outer: every layout at small N finishes before any big scene
         for layout in layouts:
-            print(f"== {layout}, N = {n:,}, world {world_side(n, args.world):.0f}", flush=True)
             w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed,
                               world=world_side(n, args.world))
+            print(f"== {layout}, N = {n:,}, world {w.world:.0f}", flush=True)
             scene = {"layout": layout, "n": n, "world": w.world,
                      "estimated_pairs": w.estimated_pairs, "cells": {},
                      "checks": [], "memory_reported": {}}
             sides = {}
             for adapter in ours + peers:
+                if f"{adapter.label}@{layout}" in _split(args.skip):
+                    scene["cells"][adapter.label] = {op: Cell("skip", note=f"not run in this family "
+                                                              f"(--skip {adapter.label}@{layout})")
+                                                     for op in ops}
+                    continue
                 if adapter.label == "brute" and n > args.brute_max:
                     scene["cells"][adapter.label] = {op: Cell("skip", note=f"brute force is quadratic: "
                                                               f"run only up to --brute-max {args.brute_max:,}")
