@@ -115,6 +115,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-pairs", type=float, default=6e7,
                         help="skip pair operations when the estimated pair count exceeds this")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory probes")
+    parser.add_argument("--memory-all", action="store_true",
+                        help="probe the memory of every registered backend (brute excepted) at the "
+                             "largest N, also those --backends left out of the timed run")
     parser.add_argument("--memory-budget", type=float, default=300.0,
                         help="seconds for all memory probes (each builds once more in a fresh process)")
     parser.add_argument("--memory-limit", type=float, default=0.0,
@@ -611,6 +614,12 @@ def main(argv=None) -> int:
                 targets.append((name, *max(built)))
                 reported[name] = next(s["memory_reported"].get(name) for s in results["scenes"]
                                       if s["layout"] == layout and s["n"] == max(built)[0])
+        if args.memory_all:
+            from spatial.registry import default_registry
+
+            probed = {t[0] for t in targets}
+            targets += [(name, max(sizes), 30.0) for name in sorted(default_registry().backends)
+                        if name not in probed and name != "brute"]
         print(f"== memory probes ({layout})", flush=True)
         probes = probe_memory(targets, layout, args.seed, args.memory_budget, args.world)
         for name, probe in probes.items():

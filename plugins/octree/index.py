@@ -139,6 +139,7 @@ class Octree(SpatialIndex):
         self.grows = 0
         self._order_cache: tuple | None = None  # (order, row_of) until the next edit
         self._packed_cache: tuple | None = None  # the query copy (see _packed)
+        self._tight: np.ndarray | None = None  # packed_kernels.tight_bounds of the copy
         self._packed_exact = False  # the copy's lists and rows mirror the tree (traced queries)
         self._refit_links: tuple | None = None  # packed_kernels.refit_links of the copy
         self._refit_pending: list[np.ndarray] = []  # slots moved since the copy was refitted
@@ -459,13 +460,15 @@ class Octree(SpatialIndex):
                 if self._refit_links is None:
                     self._refit_links = packed_kernels.refit_links(self._packed_cache)
                 o = self.objects
-                packed_kernels.refit(self._packed_cache, self._refit_links, o.lo, o.hi, moved)
+                packed_kernels.refit(self._packed_cache, self._tight, self._refit_links, o.lo, o.hi,
+                                     moved)
         if self._packed_cache is not None and exact and not self._packed_exact:
             self._packed_cache = None
         if self._packed_cache is None:
             o = self.objects
             self._packed_cache = packed_kernels.pack(self._ni, self._nf, self._ob, o.lo, o.hi,
                                                      self._order()[0])
+            self._tight = packed_kernels.tight_bounds(self._packed_cache)
             self._packed_exact = True
             self._refit_links = None
             self._refit_pending = []
@@ -531,8 +534,9 @@ class Octree(SpatialIndex):
             return RayBatchResult(np.full(q, -1, dtype=np.int64), np.full(q, np.inf), zeros, zeros.copy())
         o = self.objects
         perm = self._locality_order(origins, origins)
+        packed = self._packed()
         slots, t, visited, tested = query_kernels.query_rays_closest(
-            self._packed(), o.ids, np.ascontiguousarray(origins[perm]),
+            packed, self._tight, o.ids, np.ascontiguousarray(origins[perm]),
             np.ascontiguousarray(directions[perm]), max_t, self._root_always)
         back = np.empty(q, dtype=np.int64)
         back[perm] = np.arange(q)

@@ -26,14 +26,17 @@ Layout of the tuple returned by :func:`pack`:
 * ``tree_box (m, 6)``: bounds of each node-tree row;
 * ``tree_int (m, 3)``: first and end entry (into ``slots``) and the right child's row; the left
   child is the next row, and a right child of ``-1`` marks a leaf;
-* ``node_box (rows, 12)``: each octree node's loose bounds (lo xyz, hi xyz), then the tight
-  bounds of everything its subtree holds (columns :data:`TIGHT_LO`, :data:`TIGHT_HI`; lo > hi
-  for a subtree holding nothing). Closest-hit rays test the tight bounds, so a ray does not
-  descend into the empty part of a cell nor into an empty subtree at all;
+* ``node_box (rows, 6)``: each octree node's loose bounds (lo xyz, hi xyz);
 * ``node_kids (rows, 4)``: the row of its first child and its number of children (the
   children's rows are consecutive, in octant order), then the first and end entry of its own
   objects in ``slots``. Queries scan a list of at most :data:`LEAF_SIZE` objects directly: its
   node tree is a single leaf, and skipping it saves two reads from memory per node.
+
+Beside the tuple, :func:`tight_bounds` gives each octree row the tight bounds of everything its
+subtree holds (lo > hi for a subtree holding nothing). Closest-hit rays test those instead of
+the loose cells, so a ray does not descend into the empty part of a cell, nor into an empty
+subtree at all. They are a separate ``(rows, 6)`` array so that box queries keep reading
+48-byte node rows.
 
 Moving objects does not throw the copy away: :func:`refit` writes the moved objects' new boxes
 in place and recomputes only the node-tree rows and octree rows above them (tight bounds
@@ -66,13 +69,6 @@ FIRST_KID = 0
 KIDS = 1
 LIST_FIRST = 2
 LIST_END = 3
-
-# columns of ``node_box``: the loose cell bounds, then the tight bounds of the subtree's content
-LOOSE_BOX_LO = 0
-LOOSE_BOX_HI = 3
-TIGHT_LO = 6
-TIGHT_HI = 9
-NODE_BOX_COLUMNS = 12
 
 
 @numba.njit(cache=True)
@@ -182,7 +178,7 @@ def pack(NI, NF, OB, lo, hi, order):
     boxes = np.empty((total, 6))
     rows = len(order)
     list_root = np.full(rows, -1, dtype=np.int64)
-    node_box = np.empty((rows, NODE_BOX_COLUMNS))
+    node_box = np.empty((rows, 6))
     node_kids = np.zeros((rows, 4), dtype=np.int64)
     row_of = np.full(NI.shape[0], -1, dtype=np.int64)
     for k in range(rows):
@@ -229,29 +225,40 @@ def pack(NI, NF, OB, lo, hi, order):
                 boxes[pos + i, a] = lo[s, a]
                 boxes[pos + i, 3 + a] = hi[s, a]
         pos += n
-    for k in range(rows - 1, -1, -1):  # children have larger rows than their parent
-        _fit_node(k, list_root, tree_box, node_box, node_kids)
     return (slots, boxes, list_root, tree_box[:used].copy(), tree_int[:used].copy(), node_box,
             node_kids)
 
 
 @numba.njit(cache=True, inline="always")
-def _fit_node(k, list_root, tree_box, node_box, node_kids):
+def _fit_node(k, list_root, tree_box, tight, node_kids):
     """Tight bounds of octree row ``k`` = its own list's tree root box united with its
     children's tight bounds (already fitted); lo > hi when the subtree holds nothing."""
     for a in range(3):
-        node_box[k, TIGHT_LO + a] = np.inf
-        node_box[k, TIGHT_HI + a] = -np.inf
+        tight[k, a] = np.inf
+        tight[k, 3 + a] = -np.inf
     root = list_root[k]
     if root >= 0:
         for a in range(3):
-            node_box[k, TIGHT_LO + a] = min(node_box[k, TIGHT_LO + a], tree_box[root, a])
-            node_box[k, TIGHT_HI + a] = max(node_box[k, TIGHT_HI + a], tree_box[root, 3 + a])
+            tight[k, a] = min(tight[k, a], tree_box[root, a])
+            tight[k, 3 + a] = max(tight[k, 3 + a], tree_box[root, 3 + a])
     first = node_kids[k, FIRST_KID]
     for child in range(first, first + node_kids[k, KIDS]):
         for a in range(3):
-            node_box[k, TIGHT_LO + a] = min(node_box[k, TIGHT_LO + a], node_box[child, TIGHT_LO + a])
-            node_box[k, TIGHT_HI + a] = max(node_box[k, TIGHT_HI + a], node_box[child, TIGHT_HI + a])
+            tight[k, a] = min(tight[k, a], tight[child, a])
+            tight[k, 3 + a] = max(tight[k, 3 + a], tight[child, 3 + a])
+
+
+@numba.njit(cache=True)
+def tight_bounds(packed):
+    """``(rows, 6)`` tight bounds of each octree row's subtree content (see module doc)."""
+    list_root = packed[2]
+    tree_box = packed[3]
+    node_kids = packed[6]
+    rows = len(list_root)
+    tight = np.empty((rows, 6))
+    for k in range(rows - 1, -1, -1):  # children have larger rows than their parent
+        _fit_node(k, list_root, tree_box, tight, node_kids)
+    return tight
 
 
 @numba.njit(cache=True)
@@ -291,8 +298,9 @@ def refit_links(packed):
 
 
 @numba.njit(cache=True)
-def refit(packed, links, lo, hi, moved):
-    """Write the boxes of the ``moved`` slots into the copy and refit the rows above them.
+def refit(packed, tight, links, lo, hi, moved):
+    """Write the boxes of the ``moved`` slots into the copy and refit the rows above them
+    (``tight`` is :func:`tight_bounds` of the copy, refitted too).
 
     Node-tree rows and octree rows on the moved objects' paths are marked, then recomputed in
     decreasing row order (a child's row is always larger than its parent's): node-tree boxes
@@ -343,10 +351,8 @@ def refit(packed, links, lo, hi, moved):
     for k in range(len(list_root) - 1, -1, -1):
         if not node_dirty[k]:
             continue
-        _fit_node(k, list_root, tree_box, node_box, node_kids)
+        _fit_node(k, list_root, tree_box, tight, node_kids)
         for a in range(3):
-            if node_box[k, TIGHT_LO + a] <= node_box[k, TIGHT_HI + a]:
-                node_box[k, LOOSE_BOX_LO + a] = min(node_box[k, LOOSE_BOX_LO + a],
-                                                    node_box[k, TIGHT_LO + a])
-                node_box[k, LOOSE_BOX_HI + a] = max(node_box[k, LOOSE_BOX_HI + a],
-                                                    node_box[k, TIGHT_HI + a])
+            if tight[k, a] <= tight[k, 3 + a]:
+                node_box[k, a] = min(node_box[k, a], tight[k, a])
+                node_box[k, 3 + a] = max(node_box[k, 3 + a], tight[k, 3 + a])
