@@ -190,6 +190,9 @@ def _evaluate(target: Target, layout: str, n: int, scene: dict | None, ops: list
     else:
         outcome.peer = target.peer
         peer_cell = cells.get(target.peer, {}).get(op)
+        if target.peer == FLOOR and FLOOR not in cells:
+            outcome.reason = "no floor: no exact pair answer of ours in this scene"
+            return outcome
         if target.peer not in peers and target.peer not in cells:
             why = unavailable.get(target.peer)
             outcome.reason = f"{target.peer} unavailable" if why else f"{target.peer} not in --peers"

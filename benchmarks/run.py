@@ -128,6 +128,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="IMPL@FAMILY[,...]: do not run these implementations in these scene "
                              "families (a pathological peer case); their cells say so")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--render-json", default="",
+                        help="rewrite the report section from the raw results of an earlier "
+                             "--json run instead of running (after a change to the report code)")
     parser.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -515,11 +518,36 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
     return lines
 
 
+def render_saved(args) -> int:
+    """Rewrite the report section from a saved ``--json`` file (nothing is run)."""
+    saved = json.loads(Path(args.render_json).read_text(encoding="utf-8"))
+    run_args = parse_args(shlex.split(saved["command"])[2:])
+    for scene in saved["scenes"]:
+        scene["cells"] = {name: {op: Cell(c["status"], list(c["times_s"]), c["note"], c["check"])
+                                 for op, c in cells.items()} for name, cells in scene["cells"].items()}
+    first = saved["scenes"][0]["cells"] if saved["scenes"] else {}
+    ops = [op for op in ALL_OPS if any(op in cells for cells in first.values())]
+    ours = sorted(_split(run_args.backends)) or [n for n in first if n not in PEERS and n != report.FLOOR]
+    peers = [n for n in _split(run_args.peers) if n in first]
+    marks: dict[str, str] = {}
+    for name in peers:
+        cells = first[name]
+        found = [m for m, on in (("rebuilds", name == "ckdtree"),
+                                 ("no rays", cells.get("ray", Cell("na")).status == "na")) if on]
+        if found:
+            marks[name] = "; ".join(found)
+    out = Path(args.out) if args.out else None
+    _write(saved, run_args, ops, ours, peers, marks, out)
+    return 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.memory_probe:
         memory_probe(args)
         return 0
+    if args.render_json:
+        return render_saved(args)
     ops = [op for op in ALL_OPS if op in _split(args.ops) or op == "build"]
     unknown = set(_split(args.ops)) - set(ALL_OPS)
     if unknown:
@@ -634,7 +662,7 @@ def _write(results, args, ops, ours, peers, frame_rebuilds, out: Path | None) ->
     body = render(results, args, ops, ours, peers, frame_rebuilds)
     if out is not None:
         report.write_section(out, body, args.section)
-    if args.json:
+    if args.json and not getattr(args, "render_json", ""):
         serial = dict(results)
         serial["scenes"] = [{**s, "cells": {name: {op: c.to_json() for op, c in cells.items()}
                                             for name, cells in s["cells"].items()}}

@@ -4,6 +4,8 @@ Small scenes only: the harness is under test, not the backends' speed.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,22 @@ def test_fcl_answers_are_checked_by_count_where_two_objects_share_a_centre():
     assert any("agree" in line and "count only" in line for line in lines)
     cells["fcl"]["pairs"].check["count"] = 4
     assert any("MISMATCH" in line for line in check_scene({"cells": cells}, w, [ours, fcl], {}))
+
+
+def test_a_saved_run_renders_the_same_report_section(tmp_path):
+    from tests.test_benchmark_harness import _import_runner
+
+    run = _import_runner()
+    out, raw, again = tmp_path / "RESULTS.md", tmp_path / "raw.json", tmp_path / "AGAIN.md"
+    common = ["--sizes", "400", "--layouts", "uniform", "--backends", "grid", "--peers", "boostree",
+              "--ops", "build,pairs,box,update,rebuild,frame", "--repeats", "1", "--no-memory"]
+    saved_env = dict(os.environ)
+    try:
+        run.main([*common, "--out", str(out), "--json", str(raw)])
+        run.main([*common, "--out", str(again), "--render-json", str(raw)])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+    text = out.read_text(encoding="utf-8")
+    assert "### uniform, N = 400" in text and "| grid |" in text
+    assert again.read_text(encoding="utf-8") == text
