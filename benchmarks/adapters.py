@@ -7,14 +7,16 @@ handles back to ids) is part of the timed work; checking the answers is not.
 
 Operations (see ``benchmarks/README.md``):
 
-``build``   construct the structure from ``ids, lo, hi`` arrays
+``build``   construct the structure from ``ids, lo, hi`` arrays (the runner adds ``ready``)
+``ready``   answer one small box query: whatever a backend defers to its first query
+            (a packed query copy, a lazy commit) is done by then
 ``pairs``   every overlapping pair once (closed overlap), ``(M, 2)`` with ``a < b``
 ``oneshot`` build a fresh structure from arrays and report every pair, as one call
 ``box``     batch box queries, CSR ``(ids, counts)``
 ``ray``     closest hit of each ray, ``(ids, t)`` with ``-1``/``inf`` on a miss
-``update``  move some objects incrementally
+``update``  move some objects incrementally (the runner adds ``ready``)
 ``rebuild`` rebuild from the current objects (our backends; a peer's rebuild is its build)
-``frame``   one broad-phase frame: move 10 %, update, report every pair
+``frame``   one frame: move 10 %, update, report every pair, cast a batch of closest-hit rays
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ class Adapter:
     family: str = "peer"  # "ours" or "peer"
     exact: bool = True
     rebuilds_per_frame: bool = False
+    #: False once a frame found no ray query to call (its frames then time pairs alone)
+    frame_casts_rays: bool = True
 
     def build(self, ids: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         raise NotSupported("no build")
@@ -61,6 +65,14 @@ class Adapter:
     def query_boxes(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotSupported("no box query")
 
+    def ready(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Answer the small box query ``lo, hi`` (one row): the moment a user can query.
+
+        Timed as the end of ``build``, ``update`` and ``rebuild``, so work a structure defers
+        to its first query (a packed query copy, a lazy commit) is counted where it is paid.
+        """
+        self.query_boxes(lo, hi)
+
     def query_rays(self, origins: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotSupported("no ray query")
 
@@ -71,10 +83,25 @@ class Adapter:
     def rebuild(self) -> None:
         raise NotSupported("rebuild is its build")
 
-    def frame(self, index: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """One broad-phase frame: apply the move, then report every pair."""
+    def frame(self, index: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              origins: np.ndarray | None = None, directions: np.ndarray | None = None) -> np.ndarray:
+        """One frame: apply the move, report every pair, then cast the rays (closest hit).
+
+        An implementation without a ray query times the rest and clears
+        ``frame_casts_rays`` (the report marks its frames).
+        """
         self.update(index, lo, hi)
-        return self.pairs()
+        pairs = self.pairs()
+        self._frame_rays(origins, directions)
+        return pairs
+
+    def _frame_rays(self, origins, directions) -> None:
+        if origins is None or not len(origins):
+            return
+        try:
+            self.query_rays(origins, directions)
+        except NotSupported:
+            self.frame_casts_rays = False
 
     def memory(self) -> int | None:
         """Bytes the implementation itself reports for its structure, if it reports any."""
@@ -124,8 +151,49 @@ class OurBackend(Adapter):
         stats = self.index.stats()
         return int(stats["memory_bytes"]) + int(stats["object_table_bytes"])
 
+    def array_bytes(self) -> int:
+        """Bytes of every numpy array the index holds (see :func:`held_array_bytes`)."""
+        return held_array_bytes(self.index)
+
     def close(self):
         self.index = None
+
+
+def held_array_bytes(root, depth: int = 4) -> int:
+    """Bytes of the distinct numpy arrays reachable from ``root``'s attributes, tuples, lists
+    and dicts (``depth`` levels deep), views counted once through their base.
+
+    What the index's own arrays occupy, whatever its backend reports about itself; memory
+    outside numpy arrays (Python objects, numba-compiled closures) is not included.
+    """
+    seen: set[int] = set()
+    total = 0
+
+    def visit(value, level):
+        nonlocal total
+        if isinstance(value, np.ndarray):
+            base = value
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if id(base) not in seen:
+                seen.add(id(base))
+                total += base.nbytes
+            return
+        if level <= 0 or isinstance(value, (str, bytes, int, float, bool, type(None))):
+            return
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            children = value
+        elif hasattr(value, "__dict__"):
+            children = vars(value).values()
+        else:
+            return
+        for child in children:
+            visit(child, level - 1)
+
+    visit(root, depth)
+    return total
 
 
 def our_adapters() -> tuple[list[Adapter], dict[str, str]]:

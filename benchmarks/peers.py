@@ -86,11 +86,13 @@ class CKDTreePeer(Adapter):
     def update(self, index, lo, hi):
         raise NotSupported("static tree: no incremental update (a frame rebuilds it)")
 
-    def frame(self, index, lo, hi):
+    def frame(self, index, lo, hi, origins=None, directions=None):
         new_lo, new_hi = self.lo.copy(), self.hi.copy()
         new_lo[index], new_hi[index] = lo, hi
         self.build(self.ids, new_lo, new_hi)
-        return self.pairs()
+        pairs = self.pairs()
+        self._frame_rays(origins, directions)
+        return pairs
 
     def close(self):
         self.tree = None
@@ -183,10 +185,13 @@ class FclPeer(Adapter):
     its (closed) AABB overlap test is ours. The collide callback receives fresh wrapper objects
     whose only identifying state is the translation, so the callback records translations and
     they are mapped back to ids by exact lookup after the traversal (the pair list a user
-    needs). Every candidate costs one Python callback: that is python-fcl's API.
+    needs). Every candidate costs one Python callback: that is python-fcl's API. Where two
+    objects share a centre (real levels hold coincident things and walls) the lookup cannot
+    tell them apart: ``ids_ambiguous`` is then set and its answers are checked by count only.
     """
 
     label = "fcl"
+    ids_ambiguous = False
 
     def __init__(self):
         import fcl
@@ -197,6 +202,8 @@ class FclPeer(Adapter):
         fcl = self._fcl
         self.ids = ids
         self.centres = (lo + hi) * 0.5
+        keys = np.ascontiguousarray(self.centres).view(np.dtype((np.void, 24))).ravel()
+        self.ids_ambiguous = len(np.unique(keys)) < len(keys)
         sizes = hi - lo
         self.objects = [fcl.CollisionObject(fcl.Box(*s), fcl.Transform(c))
                         for s, c in zip(sizes.tolist(), self.centres.tolist())]
@@ -267,7 +274,7 @@ class Open3dPeer(Adapter):
     Every box becomes 12 triangles in one mesh; the primitive id // 12 is the box. Embree works
     in float32 and reports the exit face when a ray starts inside a box (our ``t`` is then 0),
     so answers are compared only on rays whose origin lies outside every box. The scene commits
-    its BVH lazily, so ``build`` casts one ray to include that in the build time.
+    its BVH lazily, at the first cast: ``ready`` (the end of ``build``) casts one ray.
     """
 
     label = "open3d"
@@ -294,7 +301,13 @@ class Open3dPeer(Adapter):
         self.scene.add_triangles(
             o3d.core.Tensor(vertices.reshape(-1, 3).astype(np.float32)),
             o3d.core.Tensor(triangles.reshape(-1, 3)))
-        self.scene.cast_rays(o3d.core.Tensor(np.zeros((1, 6), dtype=np.float32)), nthreads=1)
+
+    def ready(self, lo, hi):
+        """Cast one ray from the probe's centre: the scene commits its BVH at the first cast."""
+        ray = np.zeros((1, 6), dtype=np.float32)
+        ray[0, :3] = (lo[0] + hi[0]) * 0.5
+        ray[0, 3] = 1.0
+        self.scene.cast_rays(self._o3d.core.Tensor(ray), nthreads=1)
 
     def query_rays(self, origins, directions):
         o3d = self._o3d

@@ -36,6 +36,8 @@ import numpy as np  # noqa: E402
 from benchmarks import report  # noqa: E402
 from benchmarks.adapters import Adapter, our_adapters  # noqa: E402
 from benchmarks.checks import check_scene  # noqa: E402
+from benchmarks.families import FAMILIES, FamilyUnavailable  # noqa: E402
+from benchmarks.floor import pair_floor  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.peers import PEERS, peer_adapters  # noqa: E402
 from benchmarks.timing import Cell, format_seconds, time_op  # noqa: E402
@@ -81,13 +83,14 @@ def _world_option(text: str) -> str | float:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="object counts N")
+    parser.add_argument("--sizes", default="100000,1000000", help="object counts N")
     parser.add_argument("--repeats", type=int, default=5, help="runs per cell (the median is shown)")
     parser.add_argument("--ops", default=",".join(ALL_OPS),
                         help=f"operations ({', '.join(ALL_OPS)}); build always runs")
     parser.add_argument("--backends", default="", help="our backends (default: every registered one)")
     parser.add_argument("--peers", default=",".join(PEERS), help="peer libraries")
-    parser.add_argument("--layouts", default="uniform,clustered", help="scene layouts")
+    parser.add_argument("--layouts", default="sparse,mixed,clustered,quake,doom",
+                        help=f"scene families ({', '.join(FAMILIES)}; see benchmarks/families.py)")
     parser.add_argument("--world", type=_world_option, default="scaled",
                         help="side of the world cube the objects are placed in: 'scaled' = "
                              "1000 * (N / 100000)^(1/3), the same object density at every N; "
@@ -112,13 +115,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-pairs", type=float, default=6e7,
                         help="skip pair operations when the estimated pair count exceeds this")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory probes")
+    parser.add_argument("--memory-all", action="store_true",
+                        help="probe the memory of every registered backend (brute excepted) at the "
+                             "largest N, also those --backends left out of the timed run")
     parser.add_argument("--memory-budget", type=float, default=300.0,
                         help="seconds for all memory probes (each builds once more in a fresh process)")
     parser.add_argument("--memory-limit", type=float, default=0.0,
                         help="GiB of data memory for this process (RLIMIT_DATA): an implementation "
                              "that needs more fails its cell with MemoryError instead of the kernel "
                              "killing the whole run (0: no limit)")
+    parser.add_argument("--skip", default="",
+                        help="IMPL@FAMILY[,...]: do not run these implementations in these scene "
+                             "families (a pathological peer case); their cells say so")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--render-json", default="",
+                        help="rewrite the report section from the raw results of an earlier "
+                             "--json run instead of running (after a change to the report code)")
     parser.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -207,7 +219,27 @@ def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, pred
         print(f"    {adapter.label:>10} {op:<8} {status}", flush=True)
 
     def pairs_summary(pairs):
+        if adapter.family == "ours" and adapter.exact:
+            side["pairs_answer"] = pairs  # the floor is timed over a known exact answer
         return {"count": int(len(pairs)), "checksum": pair_checksum(pairs, w.n)}
+
+    def ready():
+        adapter.ready(*w.probe())
+
+    def build_and_ready(_repeat):
+        adapter.build(w.ids, w.lo, w.hi)
+        ready()
+
+    def update_and_ready(index, lo, hi):
+        adapter.update(index, lo, hi)
+        ready()
+
+    def rebuild_and_ready(_repeat):
+        adapter.rebuild()
+        ready()
+
+    def frame(index, lo, hi):
+        return adapter.frame(index, lo, hi, *w.frame_ray_batch())
 
     def move_and(op_call):
         def run(_repeat):
@@ -218,7 +250,7 @@ def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, pred
             return answer
         return run
 
-    measure("build", lambda _r: adapter.build(w.ids, w.lo, w.hi))
+    measure("build", build_and_ready)
     if cells["build"].status != "ok":
         for op in ops:
             if op != "build":
@@ -252,9 +284,9 @@ def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, pred
             return {"hits": int(np.sum(np.asarray(ans[0]) >= 0))}
         measure("ray", lambda _r: adapter.query_rays(w.ray_origins, w.ray_directions), keep_rays)
     if "update" in ops:
-        measure("update", move_and(adapter.update))
+        measure("update", move_and(update_and_ready))
     if "rebuild" in ops:
-        measure("rebuild", lambda _r: adapter.rebuild())
+        measure("rebuild", rebuild_and_ready)
     if "frame" in ops:
         if moves % 2:
             # Start every implementation's frames from the original scene, so their final
@@ -264,7 +296,7 @@ def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, pred
                 moves += 1
             except Exception:
                 pass  # an update failure is already reported in its own cell
-        measure("frame", move_and(adapter.frame),
+        measure("frame", move_and(frame),
                 lambda ans: {**pairs_summary(ans), "moves": moves})
     return cells, side
 
@@ -286,12 +318,19 @@ def warm_up(adapters: list[Adapter], predictor: Predictor | None = None,
     """
     def _warm_up_calls(adapter, w):
         """Each operation of ``adapter`` on workload ``w`` as a call (bound now, not at the loop's end)."""
-        return {"build": lambda: adapter.build(w.ids, w.lo, w.hi), "pairs": adapter.pairs,
+        def then_ready(call):
+            def run():
+                call()
+                adapter.ready(*w.probe())
+            return run
+
+        return {"build": then_ready(lambda: adapter.build(w.ids, w.lo, w.hi)), "pairs": adapter.pairs,
                 "oneshot": lambda: adapter.oneshot(w.ids, w.lo, w.hi),
                 "box": lambda: adapter.query_boxes(w.query_lo, w.query_hi),
                 "ray": lambda: adapter.query_rays(w.ray_origins, w.ray_directions),
-                "update": lambda: adapter.update(*w.move(0)), "rebuild": adapter.rebuild,
-                "frame": lambda: adapter.frame(*w.move(1))}
+                "update": then_ready(lambda: adapter.update(*w.move(0))),
+                "rebuild": then_ready(adapter.rebuild),
+                "frame": lambda: adapter.frame(*w.move(1), *w.frame_ray_batch())}
 
     batch_scale = {"box": queries / WARM_UP_BATCH, "ray": rays / WARM_UP_BATCH}
     for layout in layouts:
@@ -317,6 +356,27 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS mark (``VmHWM``) to the current RSS; False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def memory_probe(args) -> None:
     """Child-process mode: build one implementation and print its resident-memory growth."""
     ours, peers, _ = select_implementations(argparse.Namespace(backends="", peers=",".join(PEERS)))
@@ -328,9 +388,15 @@ def memory_probe(args) -> None:
     w = make_workload(n, layout, queries=1, rays=1, seed=args.seed, world=world_side(n, args.world))
     gc.collect()
     before = _rss_bytes()
+    peak_known = _reset_peak_rss()
     adapter.build(w.ids, w.lo, w.hi)
+    adapter.ready(*w.probe())
+    peak = _peak_rss_bytes() if peak_known else None
     gc.collect()
-    print(json.dumps({"rss_delta": _rss_bytes() - before, "reported": adapter.memory()}))
+    arrays = adapter.array_bytes() if hasattr(adapter, "array_bytes") else None
+    print(json.dumps({"rss_delta": _rss_bytes() - before,
+                      "peak_delta": None if peak is None else peak - before,
+                      "reported": adapter.memory(), "arrays": arrays}))
 
 
 def probe_memory(targets: list[tuple[str, int, float]], layout: str, seed: int,
@@ -375,7 +441,7 @@ def _world_text(world: str | float) -> str:
 
 
 def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str],
-           frame_rebuilds: set[str]) -> list[str]:
+           frame_rebuilds: dict[str, str]) -> list[str]:
     """The generated Markdown section."""
     m = results["machine"]
     v = m["versions"]
@@ -391,7 +457,14 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
         f"- Medians of {args.repeats} runs per cell; a cell stops repeating once its runs took "
         f"{args.time_limit:g} s (run count shown when lower). Times are wall-clock per batch "
         f"({args.queries:,} box queries, {args.rays:,} rays, 10 % of objects moved).",
-        f"- Scenes: {_world_text(args.world)}",
+        f"- Scenes: {_world_text(args.world)} for the uniform, clustered and mixed families; "
+        "sparse, quake and doom have their own worlds (`benchmarks/families.py`)",
+        "- Operations as a user meets them: `build` = build + one small box query (whatever a "
+        "structure defers to its first query is paid here); `update` = move 10 % + update + one "
+        "small box query; `rebuild` = rebuild + one small box query; `frame` = move 10 % + update "
+        f"+ all pairs + {results.get('frame_rays', 1000):,} closest-hit rays (an implementation "
+        "without rays: marked, pairs only). `all pairs` floor = `np.sort` of the known pair "
+        "list's keys `a·N + b` (`benchmarks/floor.py`).",
         "- **Ratio** (bold, our rows) = our median ÷ the fastest peer's median for that operation "
         "in the same scene and run (below 1 = we are faster); `rebuild` is compared with the peers' "
         "build. Peers in *italics*.",
@@ -417,22 +490,55 @@ def render(results: dict, args, ops: list[str], ours: list[str], peers: list[str
     lines += [f"- {c}" for c in checks] or ["- none run"]
     if results.get("memory"):
         mem = results["memory"]
-        lines += ["", f"### Memory ({mem['layout']} layout, largest N each implementation was built at)", "",
-                  "| implementation | N | reported by the backend (structure + object table) | RSS growth of build |",
-                  "|---|---|---|---|"]
+        lines += ["", f"### Memory ({mem['layout']} family, largest N each implementation was built at)", "",
+                  "| implementation | N | peak RSS growth of build + first query | RSS growth after it "
+                  "| the index's numpy arrays | reported by the backend (structure + object table) |",
+                  "|---|---|---|---|---|---|"]
+
+        def per_object(value, n):
+            return f"{value / n:.0f} B/object" if value is not None else "–"
+
         for name, probe in mem["probes"].items():
             n = probe["n"]
-            reported = probe.get("reported")
-            rss = probe.get("rss_delta")
-            lines.append(f"| {name} | {n:,} | "
-                         + (f"{reported / n:.0f} B/object" if reported else "–") + " | "
-                         + (f"{rss / n:.0f} B/object" if rss is not None else
-                            f"not measured: {probe.get('error', '?')}") + " |")
-        lines += ["", "RSS growth is measured in a fresh process per implementation (resident set "
-                      "after the build minus before it, inputs already allocated, after a small "
-                      "warm-up build); it includes the copies of the bounds each adapter keeps for "
-                      "its queries."]
+            if "error" in probe and probe.get("rss_delta") is None:
+                lines.append(f"| {name} | {n:,} | not measured: {probe['error']} | | | "
+                             f"{per_object(probe.get('reported'), n)} |")
+                continue
+            lines.append(f"| {name} | {n:,} | {per_object(probe.get('peak_delta'), n)} | "
+                         f"{per_object(probe.get('rss_delta'), n)} | "
+                         f"{per_object(probe.get('arrays'), n) if probe.get('arrays') else 'native (not visible)'} | "
+                         f"{per_object(probe.get('reported'), n)} |")
+        lines += ["", "Measured in a fresh process per implementation, after a small warm-up build: "
+                      "the peak resident set during build + first query minus the resident set "
+                      "before it (the kernel's peak mark is reset first), the resident set after "
+                      "it, and the bytes of the distinct numpy arrays the index holds. RSS figures "
+                      "include the copies of the bounds each adapter keeps for its queries "
+                      "(48 B/object for rtree and boostree); peers keep their structures in native "
+                      "memory, visible to RSS only."]
     return lines
+
+
+def render_saved(args) -> int:
+    """Rewrite the report section from a saved ``--json`` file (nothing is run)."""
+    saved = json.loads(Path(args.render_json).read_text(encoding="utf-8"))
+    run_args = parse_args(shlex.split(saved["command"])[2:])
+    for scene in saved["scenes"]:
+        scene["cells"] = {name: {op: Cell(c["status"], list(c["times_s"]), c["note"], c["check"])
+                                 for op, c in cells.items()} for name, cells in scene["cells"].items()}
+    first = saved["scenes"][0]["cells"] if saved["scenes"] else {}
+    ops = [op for op in ALL_OPS if any(op in cells for cells in first.values())]
+    ours = sorted(_split(run_args.backends)) or [n for n in first if n not in PEERS and n != report.FLOOR]
+    peers = [n for n in _split(run_args.peers) if n in first]
+    marks: dict[str, str] = {}
+    for name in peers:
+        cells = first[name]
+        found = [m for m, on in (("rebuilds", name == "ckdtree"),
+                                 ("no rays", cells.get("ray", Cell("na")).status == "na")) if on]
+        if found:
+            marks[name] = "; ".join(found)
+    out = Path(args.out) if args.out else None
+    _write(saved, run_args, ops, ours, peers, marks, out)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -440,6 +546,8 @@ def main(argv=None) -> int:
     if args.memory_probe:
         memory_probe(args)
         return 0
+    if args.render_json:
+        return render_saved(args)
     ops = [op for op in ALL_OPS if op in _split(args.ops) or op == "build"]
     unknown = set(_split(args.ops)) - set(ALL_OPS)
     if unknown:
@@ -452,6 +560,14 @@ def main(argv=None) -> int:
     layouts = _split(args.layouts)
     threads = _thread_limits()
     ours, peers, unavailable = select_implementations(args)
+    for layout in list(layouts):
+        try:
+            make_workload(10, layout, queries=1, rays=1, world=world_side(10, args.world))
+        except FamilyUnavailable as exc:
+            unavailable[f"family {layout}"] = str(exc)
+            layouts.remove(layout)
+        except ValueError as exc:
+            raise SystemExit(f"--layouts: {exc}") from None
     print(f"ours: {[a.label for a in ours]}  peers: {[a.label for a in peers]}", flush=True)
     for name, why in unavailable.items():
         print(f"  not measured: {name}: {why}", flush=True)
@@ -463,23 +579,28 @@ def main(argv=None) -> int:
                    os.path.relpath(sys.argv[0], REPO) if argv is None else "benchmarks/run.py",
                    *(sys.argv[1:] if argv is None else argv)]),
                "machine": describe_machine(REPO, threads), "unavailable": unavailable,
-               "scenes": []}
+               "scenes": [], "frame_rays": min(1000, args.rays)}
     our_names = [a.label for a in ours]
     peer_names = [a.label for a in peers]
-    frame_rebuilds = {a.label for a in peers if a.rebuilds_per_frame}
+    frame_rebuilds: dict[str, str] = {}  # how an implementation's frame differs, for the tables
     deadline = time.monotonic() + args.budget if args.budget else 0.0
     out = Path(args.out) if args.out else None
 
     for n in sizes:  # size outer: every layout at small N finishes before any big scene
         for layout in layouts:
-            print(f"== {layout}, N = {n:,}, world {world_side(n, args.world):.0f}", flush=True)
             w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed,
                               world=world_side(n, args.world))
+            print(f"== {layout}, N = {n:,}, world {w.world:.0f}", flush=True)
             scene = {"layout": layout, "n": n, "world": w.world,
                      "estimated_pairs": w.estimated_pairs, "cells": {},
                      "checks": [], "memory_reported": {}}
             sides = {}
             for adapter in ours + peers:
+                if f"{adapter.label}@{layout}" in _split(args.skip):
+                    scene["cells"][adapter.label] = {op: Cell("skip", note=f"not run in this family "
+                                                              f"(--skip {adapter.label}@{layout})")
+                                                     for op in ops}
+                    continue
                 if adapter.label == "brute" and n > args.brute_max:
                     scene["cells"][adapter.label] = {op: Cell("skip", note=f"brute force is quadratic: "
                                                               f"run only up to --brute-max {args.brute_max:,}")
@@ -487,10 +608,20 @@ def main(argv=None) -> int:
                     continue
                 cells, side = run_implementation(adapter, w, ops, args, predictor, deadline)
                 adapter.close()
-                gc.collect()
                 scene["cells"][adapter.label] = cells
                 scene["memory_reported"][adapter.label] = side.pop("memory_reported", None)
+                if "pairs_answer" in side:
+                    known = side.pop("pairs_answer")
+                    if "floor" not in scene["cells"]:
+                        scene["cells"]["floor"] = {"pairs": pair_floor(known, w.n, args.repeats,
+                                                                       args.time_limit, args.seed)}
+                    del known
+                gc.collect()
                 sides[adapter.label] = side
+                marks = [m for m, on in (("rebuilds", adapter.rebuilds_per_frame),
+                                         ("no rays", not adapter.frame_casts_rays)) if on]
+                if marks:
+                    frame_rebuilds[adapter.label] = "; ".join(marks)
             scene["checks"] = check_scene(scene, w, ours + peers, sides)
             for line in scene["checks"]:
                 print(("!!! " if "MISMATCH" in line else "    ") + line, flush=True,
@@ -501,7 +632,7 @@ def main(argv=None) -> int:
             _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
 
     if not args.no_memory and results["scenes"]:
-        layout = "uniform" if "uniform" in layouts else layouts[0]
+        layout = layouts[0]
         targets, reported = [], {}
         for name in our_names + peer_names:
             built = [(s["n"], s["cells"][name]["build"].median) for s in results["scenes"]
@@ -511,6 +642,12 @@ def main(argv=None) -> int:
                 targets.append((name, *max(built)))
                 reported[name] = next(s["memory_reported"].get(name) for s in results["scenes"]
                                       if s["layout"] == layout and s["n"] == max(built)[0])
+        if args.memory_all:
+            from spatial.registry import default_registry
+
+            probed = {t[0] for t in targets}
+            targets += [(name, max(sizes), 30.0) for name in sorted(default_registry().backends)
+                        if name not in probed and name != "brute"]
         print(f"== memory probes ({layout})", flush=True)
         probes = probe_memory(targets, layout, args.seed, args.memory_budget, args.world)
         for name, probe in probes.items():
@@ -525,7 +662,7 @@ def _write(results, args, ops, ours, peers, frame_rebuilds, out: Path | None) ->
     body = render(results, args, ops, ours, peers, frame_rebuilds)
     if out is not None:
         report.write_section(out, body, args.section)
-    if args.json:
+    if args.json and not getattr(args, "render_json", ""):
         serial = dict(results)
         serial["scenes"] = [{**s, "cells": {name: {op: c.to_json() for op, c in cells.items()}
                                             for name, cells in s["cells"].items()}}

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from spatial.errors import ParamError
-from spatial.scenegen import random_boxes
+
+from .families import family_boxes
 
 #: Largest displacement of a moved object per axis and frame, in world units. Small against the
 #: 1–100 unit boxes, as in a game frame where objects move a little.
@@ -83,6 +84,18 @@ class Workload:
     moved_lo: np.ndarray
     moved_hi: np.ndarray
     estimated_pairs: float
+    probe_lo: np.ndarray | None = None
+    probe_hi: np.ndarray | None = None
+    frame_rays: int = 1000
+
+    def probe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The one small box query that ends ``build``, ``update`` and ``rebuild`` (the moment
+        the structure can answer, whatever work its backend defers to the first query)."""
+        return self.probe_lo, self.probe_hi
+
+    def frame_ray_batch(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rays a frame casts after its pairs (the first ``frame_rays`` of the batch)."""
+        return self.ray_origins[: self.frame_rays], self.ray_directions[: self.frame_rays]
 
     def move(self, repeat: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(indices, lo, hi)`` of the move made by repeat number ``repeat`` (0-based)."""
@@ -102,17 +115,18 @@ class Workload:
 def make_workload(n: int, layout: str, queries: int = 10_000, rays: int = 10_000,
                   moved_fraction: float = 0.1, seed: int = 0,
                   world: float = REFERENCE_WORLD) -> Workload:
-    """Generate the scene (``spatial.scenegen.random_boxes``) and everything run against it.
+    """Generate the scene of family ``layout`` (:mod:`.families`) and everything run against it.
 
     ``world`` is the side of the cube the objects are placed in (``world_side`` turns the
-    ``--world`` option into it for each N).
+    ``--world`` option into it for each N); the sparse and real-level families have their own
+    world, reported in ``Workload.world`` as the scene's largest extent.
 
     Query boxes and ray origins sit near randomly chosen objects (their centre plus up to
     ``QUERY_JITTER`` per axis), so they probe where the objects are in both layouts, not the
     empty space between clusters. Query boxes have mixed sizes 1–100 like the objects; rays have
     uniformly random unit directions (picking from a camera inside the level).
     """
-    ids, lo, hi = random_boxes(n, seed=seed, layout=layout, world=float(world))
+    ids, lo, hi, movable = family_boxes(layout, n, seed, float(world))
     rng = np.random.default_rng(seed + 2)
     world_lo, world_hi = lo.min(axis=0), hi.max(axis=0)
     centres = (lo + hi) * 0.5
@@ -122,14 +136,20 @@ def make_workload(n: int, layout: str, queries: int = 10_000, rays: int = 10_000
     ray_origins = _near_objects(rng, centres, rays, world_lo, world_hi)
     directions = rng.normal(size=(rays, 3))
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
-    moved = np.sort(rng.choice(n, size=max(1, int(round(n * moved_fraction))), replace=False))
+    candidates = np.flatnonzero(movable)
+    moved = np.sort(rng.choice(candidates, size=min(len(candidates), max(1, int(round(n * moved_fraction)))),
+                               replace=False))
     step = rng.uniform(-MAX_STEP, MAX_STEP, size=(len(moved), 3))
     # Keep moved boxes inside the scene's bounds: leaving them would make some trees grow their
     # root, which is a different operation from the incremental update measured here.
     new_lo, new_hi = lo[moved] + step, hi[moved] + step
     step += np.maximum(world_lo - new_lo, 0.0) - np.maximum(new_hi - world_hi, 0.0)
+    probe_centre = centres[:1]
+    if layout not in ("uniform", "clustered", "mixed"):
+        world = float((world_hi - world_lo).max())
     return Workload(layout, n, float(world), ids, lo, hi, query_lo, query_hi, ray_origins, directions,
-                    moved, lo[moved] + step, hi[moved] + step, estimate_pairs(lo, hi, seed))
+                    moved, lo[moved] + step, hi[moved] + step, estimate_pairs(lo, hi, seed),
+                    probe_centre - 0.5, probe_centre + 0.5)
 
 
 def _near_objects(rng, centres, count, world_lo, world_hi) -> np.ndarray:

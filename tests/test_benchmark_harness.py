@@ -193,9 +193,9 @@ def _outcomes(scenes, layouts=("uniform",), peers=PEERS, unavailable=None):
 
 def test_target_compares_our_fastest_backend_with_the_named_peer_not_the_fastest():
     scene = _scene_dict("uniform", 100_000, {
-        "octree": {"frame": ok(0.5)}, "grid": {"frame": ok(0.8)},
-        "ckdtree": {"frame": ok(0.1)}, "fcl": {"frame": ok(0.6)}})
-    o = _outcomes([scene])[("frame", "uniform", 100_000)]
+        "octree": {"update": ok(0.5), "rebuild": ok(2.0)}, "grid": {"update": ok(0.8), "rebuild": ok(2.0)},
+        "boostree": {"update": ok(0.1)}, "fcl": {"update": ok(0.6)}})
+    o = _outcomes([scene])[("update", "uniform", 100_000)]
     assert (o.status, o.backend, o.peer) == (report.MET, "octree", "fcl")
     assert o.ratio == pytest.approx(0.5 / 0.6)
 
@@ -206,20 +206,22 @@ def test_target_not_met_when_slower_than_the_bound():
     o = _outcomes([scene])[("box", "uniform", 100_000)]
     assert (o.status, o.backend) == (report.NOT_MET, "grid")
     assert o.ratio == pytest.approx(1.6)
-    scene["cells"]["grid"]["box"] = ok(0.15)  # exactly 1.5 × boostree: the bound is inclusive
+    scene["cells"]["grid"]["box"] = ok(0.10)  # exactly 1.0 × boostree: the bound is inclusive
     assert _outcomes([scene])[("box", "uniform", 100_000)].status == report.MET
 
 
-def test_update_target_also_needs_update_faster_than_own_rebuild():
+def test_update_target_also_needs_update_within_half_its_own_rebuild():
     cells = {"octree": {"update": ok(0.1), "rebuild": ok(0.05)},
              "grid": {"update": ok(0.3), "rebuild": ok(0.01)}, "fcl": {"update": ok(0.2)}}
     scene = _scene_dict("uniform", 100_000, cells)
     o = _outcomes([scene])[("update", "uniform", 100_000)]
     assert (o.status, o.backend, o.own) == (report.NOT_MET, "octree", 0.05)
     assert "rebuild" in o.reason
+    cells["octree"]["rebuild"] = ok(0.15)  # faster than its rebuild, but not twice as fast
+    assert _outcomes([scene])[("update", "uniform", 100_000)].status == report.NOT_MET
     cells["octree"]["rebuild"] = ok(0.4)
     assert _outcomes([scene])[("update", "uniform", 100_000)].status == report.MET
-    cells["fcl"]["update"] = ok(0.05)  # faster than its rebuild, but slower than fcl
+    cells["fcl"]["update"] = ok(0.05)  # well within its rebuild, but slower than fcl
     assert _outcomes([scene])[("update", "uniform", 100_000)].status == report.NOT_MET
     cells["fcl"]["update"] = ok(0.2)
     cells["octree"]["rebuild"] = Cell("skip", note="budget spent")
@@ -227,18 +229,25 @@ def test_update_target_also_needs_update_faster_than_own_rebuild():
     assert o.status == report.NOT_MEASURED and "rebuild" in o.reason
 
 
-def test_oneshot_target_names_the_fastest_peer():
-    scene = _scene_dict("uniform", 1_000_000, {
-        "octree": {"oneshot": ok(1.0)}, "ckdtree": {"oneshot": ok(2.0)},
-        "boostree": {"oneshot": ok(0.9)}, "open3d": {"oneshot": Cell("na", note="no pair query")}})
-    o = _outcomes([scene])[("oneshot", "uniform", 1_000_000)]
-    assert (o.status, o.peer, o.peer_time) == (report.NOT_MET, "boostree", 0.9)
+def test_pairs_targets_name_the_fastest_peer_and_the_measured_floor():
+    cells = {"octree": {"pairs": ok(1.0)}, "ckdtree": {"pairs": ok(2.0)},
+             "boostree": {"pairs": ok(0.9)}, "open3d": {"pairs": Cell("na", note="no pair query")},
+             report.FLOOR: {"pairs": ok(0.05)}}
+    scene = _scene_dict("uniform", 1_000_000, cells)
+    found = report.evaluate_targets([scene], OPS, OURS, PEERS, ["uniform"])
+    best, floor = [o for o in found if o.target.op == "pairs" and o.n == 1_000_000]
+    assert (best.status, best.peer, best.peer_time) == (report.NOT_MET, "boostree", 0.9)
+    assert (floor.status, floor.peer, floor.ratio) == (report.NOT_MET, report.FLOOR, pytest.approx(20.0))
+    cells[report.FLOOR]["pairs"] = ok(0.2)
+    cells["boostree"]["pairs"] = ok(2.0)
+    found = report.evaluate_targets([scene], OPS, OURS, PEERS, ["uniform"])
+    assert [o.status for o in found if o.target.op == "pairs" and o.n == 1_000_000] == [report.MET] * 2
 
 
 def test_not_measured_reasons():
     scene = _scene_dict("uniform", 100_000, {
         "octree": {"box": ok(0.1), "ray": Cell("error", note="RuntimeError: boom"),
-                   "frame": ok(0.1)},
+                   "update": ok(0.1), "rebuild": ok(1.0)},
         "grid": {"box": ok(0.2), "ray": Cell("skip", note="predicted too slow")},
         "boostree": {"box": Cell("skip", note="run budget (--budget) spent")},
         "open3d": {"ray": ok(0.01)}})
@@ -249,8 +258,8 @@ def test_not_measured_reasons():
     assert box.note == "run budget (--budget) spent"
     ray = found[("ray", "uniform", 100_000)]
     assert ray.status == report.NOT_MEASURED and "no backend of ours" in ray.reason
-    frame = found[("frame", "uniform", 100_000)]
-    assert frame.status == report.NOT_MEASURED and "fcl unavailable" in frame.reason
+    update = found[("update", "uniform", 100_000)]
+    assert update.status == report.NOT_MEASURED and "fcl unavailable" in update.reason
     for key in [("box", "uniform", 1_000_000), ("box", "clustered", 100_000),
                 ("build", "uniform", 1_000_000)]:
         assert found[key].status == report.NOT_MEASURED
@@ -259,17 +268,18 @@ def test_not_measured_reasons():
 
 def test_targets_table_has_one_row_per_target_layout_and_size():
     scenes = [_scene_dict("uniform", 100_000, {
-        "octree": {"frame": ok(0.5), "box": ok(1.0)}, "fcl": {"frame": ok(0.6)},
+        "octree": {"update": ok(0.5), "rebuild": ok(2.0), "box": ok(1.0)}, "fcl": {"update": ok(0.6)},
         "boostree": {"box": ok(0.1)}})]
     lines = report.targets_table(scenes, OPS, OURS, PEERS, ["uniform", "clustered"])
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| operation")]
     expected = 2 * sum(len(t.sizes) for t in report.TARGETS)
     assert len(rows) == expected
-    frame_row = next(r for r in rows if r.startswith("| frame | uniform | 100,000 |"))
-    assert frame_row.endswith("| met |") and "octree 500 ms" in frame_row and "fcl 600 ms" in frame_row
+    update_row = next(r for r in rows if r.startswith("| update 10 % | uniform | 100,000 |"))
+    assert update_row.endswith("| met |") and "octree 500 ms" in update_row and "fcl 600 ms" in update_row
     box_row = next(r for r in rows if r.startswith("| box queries | uniform | 100,000 |"))
     assert "not met" in box_row and "10.00×" in box_row
-    assert sum("not measured (scene not in this run)" in r for r in rows) == expected - 4
+    at_100k = sum(1 for t in report.TARGETS if 100_000 in t.sizes)
+    assert sum("not measured (scene not in this run)" in r for r in rows) == expected - at_100k
 
 
 def test_warm_up_seeds_predictions_from_a_scene_of_the_runs_density():

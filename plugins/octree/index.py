@@ -148,7 +148,12 @@ class Octree(SpatialIndex):
         self.flushes = 0
         self.grows = 0
         self._order_cache: tuple | None = None  # (order, row_of) until the next edit
-        self._packed_cache: tuple | None = None  # packed node objects until the next edit
+        self._packed_cache: tuple | None = None  # the query copy (see _packed)
+        self._tight: np.ndarray | None = None  # packed_kernels.tight_bounds of the copy
+        self._packed_exact = False  # the copy's lists and rows mirror the tree (traced queries)
+        self._refit_links: tuple | None = None  # packed_kernels.refit_links of the copy
+        self._refit_pending: list[np.ndarray] = []  # slots moved since the copy was refitted
+        self._moved_since_pack = 0
 
     @property
     def pending(self) -> int:
@@ -183,7 +188,23 @@ class Octree(SpatialIndex):
     def _edited(self) -> None:
         self._order_cache = None
         self._packed_cache = None
+        self._refit_links = None
+        self._refit_pending = []
         self._last_node_tests = None
+
+    def _reshaped(self) -> None:
+        """Nodes moved, appeared or went, but the object set is the same: the query copy stays
+        valid for answers (refitted at the next query), no longer for node rows."""
+        self._order_cache = None
+        self._last_node_tests = None
+        self._packed_exact = False
+
+    def _moved(self, slots: np.ndarray) -> None:
+        """``slots`` changed bounds in place: refit the query copy at the next query instead of
+        repacking it."""
+        self._reshaped()
+        if self._packed_cache is not None:
+            self._refit_pending.append(slots)
 
     # ------------------------------------------------------------------ root
     def _root_cube(self, slots: np.ndarray) -> tuple[np.ndarray, float]:
@@ -368,12 +389,12 @@ class Octree(SpatialIndex):
                                             placed, start, reserve)
             if start == tree_kernels.DONE:
                 break
-        self._edited()
+        self._moved(placed)
 
     def _step(self, frames: int) -> None:
         if self._has_root and frames:
             tree_kernels.step_lifespans(self._ni, self._meta, self._free, frames)
-            self._edited()
+            self._reshaped()  # only empty nodes are pruned: no object changes its bounds
 
     # the error policy must refuse before the object table changes
     def insert(self, ids, lo, hi, dynamic=None, awake=None) -> None:
@@ -429,19 +450,46 @@ class Octree(SpatialIndex):
         empty = np.zeros(0, dtype=np.int64)
         return (empty, 0, 0, rows, rows) if frustum else (empty, 0, 0, rows)
 
-    def _packed(self):
+    def _packed(self, exact: bool = False):
         """The query copy: nodes in breadth-first rows and each node's objects grouped with a
-        small tree over them (rebuilt at the first query after an edit)."""
+        small tree over them.
+
+        Packed at the first query after an insert, removal or rebuild. Moves only refit it
+        (:func:`.packed_kernels.refit`): the answers stay exact, but the copy's rows then
+        stop mirroring the tree, so ``exact`` (traced queries, which report node rows)
+        repacks it. A full repack also follows once the objects moved since the last pack
+        outnumber the objects, which bounds how far the copy's bounds drift from the cells.
+        """
+        if self._packed_cache is not None and self._refit_pending:
+            moved = np.concatenate(self._refit_pending)
+            self._refit_pending = []
+            self._moved_since_pack += len(moved)
+            if self._moved_since_pack > len(self._packed_cache[0]):
+                self._packed_cache = None
+            else:
+                if self._refit_links is None:
+                    self._refit_links = packed_kernels.refit_links(self._packed_cache)
+                o = self.objects
+                packed_kernels.refit(self._packed_cache, self._tight, self._refit_links, o.lo, o.hi,
+                                     moved)
+        if self._packed_cache is not None and exact and not self._packed_exact:
+            self._packed_cache = None
         if self._packed_cache is None:
             o = self.objects
             self._packed_cache = packed_kernels.pack(self._ni, self._nf, self._ob, o.lo, o.hi,
                                                      self._order()[0])
+            self._tight = packed_kernels.tight_bounds(self._packed_cache)
+            self._packed_exact = True
+            self._refit_links = None
+            self._refit_pending = []
+            self._moved_since_pack = 0
         return self._packed_cache
 
     def _shape(self, shape, trace):
         """``(slots, t, visited, tested, visited rows, culled rows)`` of a :class:`QueryShape`."""
         slots, t, visited, tested, vis, culled = query_kernels.query_shape(
-            self._packed(), shape.kind, shape.params, shape.planes, self._root_always, trace)
+            self._packed(exact=trace), shape.kind, shape.params, shape.planes, self._root_always,
+            trace)
         return slots, t, visited, tested, self._rows(vis, trace), self._rows(culled, trace)
 
     def _query_box(self, lo, hi, trace):
@@ -496,8 +544,9 @@ class Octree(SpatialIndex):
             return RayBatchResult(np.full(q, -1, dtype=np.int64), np.full(q, np.inf), zeros, zeros.copy())
         o = self.objects
         perm = self._locality_order(origins, origins)
+        packed = self._packed()
         slots, t, visited, tested = query_kernels.query_rays_closest(
-            self._packed(), o.ids, np.ascontiguousarray(origins[perm]),
+            packed, self._tight, o.ids, np.ascontiguousarray(origins[perm]),
             np.ascontiguousarray(directions[perm]), max_t, self._root_always)
         back = np.empty(q, dtype=np.int64)
         back[perm] = np.arange(q)

@@ -31,6 +31,21 @@ Layout of the tuple returned by :func:`pack`:
   children's rows are consecutive, in octant order), then the first and end entry of its own
   objects in ``slots``. Queries scan a list of at most :data:`LEAF_SIZE` objects directly: its
   node tree is a single leaf, and skipping it saves two reads from memory per node.
+
+Beside the tuple, :func:`tight_bounds` gives each octree row the tight bounds of everything its
+subtree holds (lo > hi for a subtree holding nothing). Closest-hit rays test those instead of
+the loose cells, so a ray does not descend into the empty part of a cell, nor into an empty
+subtree at all. They are a separate ``(rows, 6)`` array so that box queries keep reading
+48-byte node rows.
+
+Moving objects does not throw the copy away: :func:`refit` writes the moved objects' new boxes
+in place and recomputes only the node-tree rows and octree rows above them (tight bounds
+exactly, loose bounds grown to cover the content), like a BVH refit. The copy then no longer
+mirrors where the octree files each object — an object stays in the list it was packed into —
+but every query answer is unchanged, because every bound above an object still encloses it.
+The index repacks once the objects moved since the last pack outnumber the objects, so a
+long-running scene pays a full pack at most once per object moved, and the copy never drifts
+far from the tree.
 """
 from __future__ import annotations
 
@@ -212,3 +227,132 @@ def pack(NI, NF, OB, lo, hi, order):
         pos += n
     return (slots, boxes, list_root, tree_box[:used].copy(), tree_int[:used].copy(), node_box,
             node_kids)
+
+
+@numba.njit(cache=True, inline="always")
+def _fit_node(k, list_root, tree_box, tight, node_kids):
+    """Tight bounds of octree row ``k`` = its own list's tree root box united with its
+    children's tight bounds (already fitted); lo > hi when the subtree holds nothing."""
+    for a in range(3):
+        tight[k, a] = np.inf
+        tight[k, 3 + a] = -np.inf
+    root = list_root[k]
+    if root >= 0:
+        for a in range(3):
+            tight[k, a] = min(tight[k, a], tree_box[root, a])
+            tight[k, 3 + a] = max(tight[k, 3 + a], tree_box[root, 3 + a])
+    first = node_kids[k, FIRST_KID]
+    for child in range(first, first + node_kids[k, KIDS]):
+        for a in range(3):
+            tight[k, a] = min(tight[k, a], tight[child, a])
+            tight[k, 3 + a] = max(tight[k, 3 + a], tight[child, 3 + a])
+
+
+@numba.njit(cache=True)
+def tight_bounds(packed):
+    """``(rows, 6)`` tight bounds of each octree row's subtree content (see module doc)."""
+    list_root = packed[2]
+    tree_box = packed[3]
+    node_kids = packed[6]
+    rows = len(list_root)
+    tight = np.empty((rows, 6))
+    for k in range(rows - 1, -1, -1):  # children have larger rows than their parent
+        _fit_node(k, list_root, tree_box, tight, node_kids)
+    return tight
+
+
+@numba.njit(cache=True)
+def refit_links(packed):
+    """What :func:`refit` needs to walk from a moved object up the copy, computed once per
+    pack: ``(entry_of_slot, entry_leaf, tree_parent, root_owner, node_parent)`` — each slot's
+    entry (``-1`` when not packed), each entry's node-tree leaf row, each node-tree row's parent
+    (``-1`` at a list's root), the octree row owning each list root, each octree row's parent."""
+    slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
+    top_slot = 0
+    for e in range(len(slots)):
+        top_slot = max(top_slot, slots[e] + 1)
+    entry_of_slot = np.full(top_slot, -1, dtype=np.int64)
+    for e in range(len(slots)):
+        entry_of_slot[slots[e]] = e
+    m = tree_int.shape[0]
+    entry_leaf = np.empty(len(slots), dtype=np.int64)
+    tree_parent = np.full(m, -1, dtype=np.int64)
+    root_owner = np.full(m, -1, dtype=np.int64)
+    for r in range(m):
+        right = tree_int[r, RIGHT]
+        if right < 0:
+            for e in range(tree_int[r, FIRST], tree_int[r, END]):
+                entry_leaf[e] = r
+        else:
+            tree_parent[r + 1] = r
+            tree_parent[right] = r
+    rows = len(list_root)
+    node_parent = np.full(rows, -1, dtype=np.int64)
+    for k in range(rows):
+        if list_root[k] >= 0:
+            root_owner[list_root[k]] = k
+        first = node_kids[k, FIRST_KID]
+        for child in range(first, first + node_kids[k, KIDS]):
+            node_parent[child] = k
+    return entry_of_slot, entry_leaf, tree_parent, root_owner, node_parent
+
+
+@numba.njit(cache=True)
+def refit(packed, tight, links, lo, hi, moved):
+    """Write the boxes of the ``moved`` slots into the copy and refit the rows above them
+    (``tight`` is :func:`tight_bounds` of the copy, refitted too).
+
+    Node-tree rows and octree rows on the moved objects' paths are marked, then recomputed in
+    decreasing row order (a child's row is always larger than its parent's): node-tree boxes
+    and tight node bounds exactly, loose node bounds grown to cover the tight ones. Costs the
+    paths of the moved objects plus one pass over the row flags, not a repack.
+    """
+    slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
+    entry_of_slot, entry_leaf, tree_parent, root_owner, node_parent = links
+    tree_dirty = np.zeros(tree_int.shape[0], dtype=np.bool_)
+    node_dirty = np.zeros(len(list_root), dtype=np.bool_)
+    for i in range(len(moved)):
+        s = moved[i]
+        e = entry_of_slot[s] if s < len(entry_of_slot) else -1
+        if e < 0:
+            continue
+        for a in range(3):
+            boxes[e, a] = lo[s, a]
+            boxes[e, 3 + a] = hi[s, a]
+        r = entry_leaf[e]
+        last = r
+        while r >= 0 and not tree_dirty[r]:
+            tree_dirty[r] = True
+            last = r
+            r = tree_parent[r]
+        if r >= 0:
+            continue  # the rest of this path is marked already
+        k = root_owner[last]
+        while k >= 0 and not node_dirty[k]:
+            node_dirty[k] = True
+            k = node_parent[k]
+    for r in range(tree_int.shape[0] - 1, -1, -1):
+        if not tree_dirty[r]:
+            continue
+        right = tree_int[r, RIGHT]
+        for a in range(3):
+            tree_box[r, a] = np.inf
+            tree_box[r, 3 + a] = -np.inf
+        if right < 0:
+            for e in range(tree_int[r, FIRST], tree_int[r, END]):
+                for a in range(3):
+                    tree_box[r, a] = min(tree_box[r, a], boxes[e, a])
+                    tree_box[r, 3 + a] = max(tree_box[r, 3 + a], boxes[e, 3 + a])
+        else:
+            for child in (r + 1, right):
+                for a in range(3):
+                    tree_box[r, a] = min(tree_box[r, a], tree_box[child, a])
+                    tree_box[r, 3 + a] = max(tree_box[r, 3 + a], tree_box[child, 3 + a])
+    for k in range(len(list_root) - 1, -1, -1):
+        if not node_dirty[k]:
+            continue
+        _fit_node(k, list_root, tree_box, tight, node_kids)
+        for a in range(3):
+            if tight[k, a] <= tight[k, 3 + a]:
+                node_box[k, a] = min(node_box[k, a], tight[k, a])
+                node_box[k, 3 + a] = max(node_box[k, 3 + a], tight[k, 3 + a])

@@ -259,12 +259,17 @@ def query_boxes(packed, qlo, qhi, root_always):
 
 
 @numba.njit(cache=True)
-def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
+def query_rays_closest(packed, tight, ids, origins, directions, max_t, root_always):
     """Closest hit per ray (ties to the smaller id), nearest candidates first.
 
     One stack holds octree nodes (ids ``>= 0``) and rows of the nodes' own trees (``-1 - row``)
     with their entry distances; whatever enters beyond the best hit so far is skipped, so a ray
     stops as soon as nothing nearer can remain. Only octree nodes count as visited.
+
+    Octree nodes are tested against ``tight``, the bounds of each subtree's content
+    (:func:`.packed_kernels.tight_bounds`), not their loose cells: a ray crossing the empty part
+    of a cell enters it later or not at all, and a subtree holding nothing (lo > hi) is skipped
+    without a test.
     """
     slots, boxes, list_root, tree_box, tree_int, node_box, node_kids = packed
     q = origins.shape[0]
@@ -283,7 +288,9 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
         best = -1
         best_id = -1
         top = 0
-        hit, t = _slab(origin, inv, parallel, node_box, 0, 0, 3)
+        hit, t = _slab(origin, inv, parallel, tight, 0, 0, 3)
+        if tight[0, 0] > tight[0, 3]:
+            hit = False  # nothing in the tree
         if root_always:
             hit, t = True, 0.0
         if hit and t <= limit:
@@ -315,7 +322,9 @@ def query_rays_closest(packed, ids, origins, directions, max_t, root_always):
                         k = K.push_sorted(cand, cand_t, k, -1 - root, t)
                 first = node_kids[item, FIRST_KID]
                 for child in range(first, first + node_kids[item, KIDS]):
-                    hit, t = _slab(origin, inv, parallel, node_box, child, 0, 3)
+                    if tight[child, 0] > tight[child, 3]:
+                        continue  # an empty subtree (a lingering leaf)
+                    hit, t = _slab(origin, inv, parallel, tight, child, 0, 3)
                     if hit and t <= limit:
                         k = K.push_sorted(cand, cand_t, k, child, t)
             else:
