@@ -40,6 +40,7 @@ from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
 from .first_frame import FirstPaint
+from .frame_sync import FrameSync
 from .glcheck import gl_status
 from .panels.history_panel import HistoryPanel
 from .panels.inspector_panel import InspectorPanel
@@ -109,6 +110,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
+        self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
