@@ -58,9 +58,10 @@ def _has_valid_index(dispatcher) -> bool:
 
 
 def cache_is_cold(backend: str) -> bool:
-    """Whether the editor would compile ``backend`` from scratch: it has compiled kernels and
-    none has a valid disk-cache index (checked against the source file's stamp, as numba
-    itself does), or the brush kernel has none.
+    """Whether the editor would compile ``backend`` from scratch: none of the kernels of its
+    own package has a valid disk-cache index (checked against the source file's stamp, as
+    numba itself does; the shared ``spatial.kernels`` may be cached by another backend
+    already), or the brush kernel has none.
 
     A partly stale cache (a few kernels changed) counts as warm: the editor compiles those few
     itself. If numba's cache internals cannot be read the cache counts as warm too, and the
@@ -71,7 +72,10 @@ def cache_is_cold(backend: str) -> bool:
         if not _has_valid_index(brush._build_brushes):
             return True
         kernels = _backend_kernels(backend)
-        return bool(kernels) and not any(_has_valid_index(k) for k in kernels)
+        # the shared kernels (spatial.kernels) may be cached by another backend already:
+        # what tells is the backend's own package
+        own = [k for k in kernels if not k.py_func.__module__.startswith("spatial.")] or kernels
+        return bool(own) and not any(_has_valid_index(k) for k in own)
     except Exception:  # numba internals differ: behave as without warm-up
         return False
 
