@@ -649,6 +649,8 @@ class MainWindow(QMainWindow):
 
     def _hide_progress(self) -> None:
         self._progress_prefix = ""
+        if self.progress.isVisible():
+            self.statusBar().clearMessage()  # the last progress text is over, not news
         self.progress.hide()
         self.cancel_button.hide()
 
