@@ -58,6 +58,18 @@ def open_level(window, app, path: str | None, timeout_s: float = 300.0) -> bool:
     return ok and _wait(app, lambda: not doc.rebuilding, timeout_s)
 
 
+def _opened_or_noted(window, app, path: str | None, samples, rows: list) -> bool:
+    """Open ``path`` (``None``: the demo); if it is absent or fails, add the row saying so."""
+    if path is not None and not os.path.exists(path):
+        samples.note = "file absent"
+    elif not open_level(window, app, path):
+        samples.note = "the level did not open"
+    else:
+        return True
+    rows.append(samples.row())
+    return False
+
+
 def measure_playback(window, app, watch, beat, path: str | None, repeats: int, rows: list,
                      budget_fps: float) -> None:
     """Simulation → Play (``F9``) with *Animate level entities* on; frames shown per second,
@@ -65,13 +77,7 @@ def measure_playback(window, app, watch, beat, path: str | None, repeats: int, r
     from PySide6.QtTest import QTest
     level = "demo" if path is None else os.path.basename(path)
     samples = _samples("playback_fps", level, budget=budget_fps, unit="fps", higher_is_better=True)
-    if path is not None and not os.path.exists(path):
-        samples.note = "file absent"
-        rows.append(samples.row())
-        return
-    if not open_level(window, app, path):
-        samples.note = "the level did not open"
-        rows.append(samples.row())
+    if not _opened_or_noted(window, app, path, samples, rows):
         return
     if not window.act_animate.isChecked():
         window.act_animate.trigger()
@@ -148,13 +154,7 @@ def measure_obj_pairs(window, app, beat, repeats: int, rows: list, path: str = O
     later ones follow a change of the overlay's colour metric (which refreshes the panel)."""
     level = os.path.basename(path)
     samples = _samples("stats_pairs_stall", level, budget=100.0)
-    if not os.path.exists(path):
-        samples.note = "file absent"
-        rows.append(samples.row())
-        return
-    if not open_level(window, app, path):
-        samples.note = "the level did not open"
-        rows.append(samples.row())
+    if not _opened_or_noted(window, app, path, samples, rows):
         return
     window.docks["stats"].show()
     window.docks["stats"].raise_()

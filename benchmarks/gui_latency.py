@@ -13,8 +13,12 @@ latency issue marked met or not met. The machine is shared: quote medians.
 
     xvfb-run -a -s "-screen 0 1600x1000x24" python benchmarks/gui_latency.py
 
-Runs in a few minutes; ``--repeats`` sets the samples per action, ``--brushes`` the size of the
-generated level, ``--no-write`` prints the table only.
+It also plays the simulation, runs a tuner search, lets the Statistics panel count a mesh's
+pairs, starts ``python app.py`` warm and with an empty kernel cache, and switches to each
+backend with an empty kernel cache (:mod:`benchmarks.gui_background`). Runs in six to eight
+minutes; ``--repeats`` sets the samples per action, ``--brushes`` the size of the generated
+level, ``--only``/``--skip`` a subset of the groups (a subset leaves ``RESULTS.md`` alone),
+``--no-write`` prints the table only.
 """
 from __future__ import annotations
 
