@@ -233,6 +233,9 @@ def first_switch_child(window, app, watch, beat, backends: list[str], out: str) 
     open_level(window, app, None, timeout_s=600)
     panel = window.stats_panel
     _wait(app, lambda: window.kernel_warmup is None or window.kernel_warmup.finished(), 600)
+    # the Statistics panel counts pairs a moment after the first frame (compiling the octree's
+    # pair kernels on its worker): let it finish, so each switch is measured on its own
+    _wait(app, panel.pair_count_pending, 5)
     _wait(app, lambda: not panel.pair_count_pending(), 600)
     combo = window.params_panel.backend_combo
     names = [combo.itemText(i) for i in range(combo.count())]
