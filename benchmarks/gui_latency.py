@@ -13,8 +13,12 @@ latency issue marked met or not met. The machine is shared: quote medians.
 
     xvfb-run -a -s "-screen 0 1600x1000x24" python benchmarks/gui_latency.py
 
-Runs in a few minutes; ``--repeats`` sets the samples per action, ``--brushes`` the size of the
-generated level, ``--no-write`` prints the table only.
+It also plays the simulation, runs a tuner search, lets the Statistics panel count a mesh's
+pairs, starts ``python app.py`` warm and with an empty kernel cache, and switches to each
+backend with an empty kernel cache (:mod:`benchmarks.gui_background`). Runs in six to eight
+minutes; ``--repeats`` sets the samples per action, ``--brushes`` the size of the generated
+level, ``--only``/``--skip`` a subset of the groups (a subset leaves ``RESULTS.md`` alone),
+``--no-write`` prints the table only.
 """
 from __future__ import annotations
 
@@ -56,10 +60,17 @@ class Samples:
     times: list = field(default_factory=list)
     stall_ms: float = 0.0
     note: str = ""
+    #: the budget of this row when it is not the action's entry in :data:`BUDGETS`
+    budget: float | None = None
+    unit: str = "ms"
+    #: a rate (frames per second) meets its budget from above
+    higher_is_better: bool = False
 
     def row(self) -> dict:
         t = self.times
-        return {"action": self.action, "level": self.level, "n": len(t),
+        budget = self.budget if self.budget is not None else BUDGETS.get(self.action)
+        return {"action": self.action, "level": self.level, "n": len(t), "budget": budget,
+                "unit": self.unit, "higher_is_better": self.higher_is_better,
                 "median_ms": round(statistics.median(t), 1) if t else None,
                 "min_ms": round(min(t), 1) if t else None,
                 "max_ms": round(max(t), 1) if t else None,
@@ -276,30 +287,44 @@ def measure_level(window, app, watch, beat, level: str, repeats: int, rows: list
     switch = Samples("backend_switch", level)
     names = [combo.itemText(i) for i in range(combo.count())]
     for name in backends:
-        if name not in names:
-            continue
-        i = names.index(name)
-        rebuilt = []
-        doc.rebuild_finished.connect(rebuilt.append)
-
-        def choose(i=i):
-            combo.setCurrentIndex(i)
-
-        before = len(switch.times)
-        _timed(app, watch, beat, switch, choose)
-        # a background rebuild paints a frame first and the new tree later: wait for it
-        deadline = time.perf_counter() + 120
-        while doc.rebuilding and time.perf_counter() < deadline:
-            app.processEvents()
-        if len(switch.times) > before and not rebuilt:
-            pass
-        doc.rebuild_finished.disconnect(rebuilt.append)
-    switch.note = "→ " + ", ".join(b for b in backends if b in names)
+        if name in names:
+            measure_switch(window, app, watch, beat, switch, combo, names.index(name))
+    switch.note = "→ " + ", ".join(b for b in backends if b in names) + \
+        "; time until the new tree is painted"
     rows.append(switch.row())
     if "octree" in names:
         combo.setCurrentIndex(names.index("octree"))
         while doc.rebuilding:
             app.processEvents()
+
+
+def measure_switch(window, app, watch, beat, samples: Samples, combo, i: int) -> None:
+    """Choose backend ``i`` in the Partition panel's combo box; the time runs until the new
+    tree is painted (a rebuild on a worker thread paints the old tree first)."""
+    from PySide6.QtTest import QTest
+    doc = window.document
+    finished = []
+    doc.rebuild_finished.connect(finished.append)
+    for view in window.central_views():
+        view.update()
+    QTest.qWait(60)
+    beat.reset()
+    mark = watch.mark()
+    start = time.perf_counter()
+    combo.setCurrentIndex(i)
+    built_at_once = bool(finished)  # a small level rebuilds inside the combo's signal
+    ok = watch.wait_painted(mark, app)
+    if ok and not built_at_once:
+        deadline = time.perf_counter() + 300
+        while not finished and time.perf_counter() < deadline:
+            app.processEvents()
+            time.sleep(0.0005)
+        mark = watch.mark()
+        ok = bool(finished) and watch.wait_painted(mark, app)
+    if ok:
+        samples.times.append((time.perf_counter() - start) * 1e3)
+    samples.stall_ms = max(samples.stall_ms, beat.read())
+    doc.rebuild_finished.disconnect(finished.append)
 
 
 def measure_open(window, app, watch, beat, path: str, repeats: int, rows: list) -> None:
@@ -329,50 +354,63 @@ def measure_open(window, app, watch, beat, path: str, repeats: int, rows: list) 
     rows.append(opened.row())
 
 
-def render(rows: list[dict], args, machine: str, total_s: float, longest_stall: float) -> list[str]:
+#: the groups of rows ``--only`` and ``--skip`` choose from, in the order they run
+GROUPS = ("startup", "first-switch", "edit", "generated", "playback", "tuner", "stats")
+
+
+def _format(value, unit: str) -> str:
+    return "–" if value is None else f"{value} {unit}" if unit != "ms" else f"{value}"
+
+
+def render(rows: list[dict], command: str, machine: str, total_s: float) -> list[str]:
     lines = [
         f"GUI latency, driven through the real window under Xvfb (Mesa llvmpipe), 1600×1000. "
-        f"Command: `xvfb-run -a -s \"-screen 0 1600x1000x24\" python benchmarks/gui_latency.py "
-        f"--repeats {args.repeats} --brushes {args.brushes}`; {total_s:.0f} s on {machine}. "
+        f"Command: `{command}`; {total_s:.0f} s on {machine}. "
         "Time = input event to the next painted frame of every view (3D `frameSwapped`, a paint "
         "of each 2D viewport); stall = longest gap of a 10 ms `QTimer` heartbeat during the "
-        "action. The machine is shared with other work: read the medians.",
+        "action (for the `*_stall` rows the stall is the measure itself); fps = frames shown "
+        "per second. The machine is shared with other work: read the medians.",
         "",
-        "| action | level | n | median ms | min–max ms | longest stall ms | budget | met | note |",
+        "| action | level | n | median (ms) | min–max | longest stall ms | budget | met | note |",
         "|---|---|---:|---:|---:|---:|---:|:---:|---|",
     ]
     for r in rows:
-        budget = BUDGETS.get(r["action"])
-        if r["median_ms"] is None:
-            met = "not measured"
-            span = "–"
+        budget, unit = r.get("budget"), r.get("unit", "ms")
+        median = r["median_ms"]
+        if median is None:
+            met, span = "not measured", "–"
         else:
-            met = "met" if budget is not None and r["median_ms"] <= budget else "not met"
+            if budget is None:
+                met = "–"
+            elif r.get("higher_is_better"):
+                met = "met" if median >= budget else "not met"
+            else:
+                met = "met" if median <= budget else "not met"
             span = f"{r['min_ms']}–{r['max_ms']}"
-        lines.append(f"| {r['action']} | {r['level']} | {r['n']} | {r['median_ms']} | {span} | "
-                     f"{r['stall_ms']} | {budget:.0f} | {met} | {r['note']} |")
-    lines += ["", f"Longest GUI-thread stall during the measured actions: {longest_stall:.0f} ms "
+        bound = "–" if budget is None else (f"≥ {budget:.0f} {unit}" if r.get("higher_is_better")
+                                            else f"≤ {budget:.0f}")
+        lines.append(f"| {r['action']} | {r['level']} | {r['n']} | {_format(median, unit)} | {span} | "
+                     f"{r['stall_ms']} | {bound} | {met} | {r['note']} |")
+    longest = max((r["stall_ms"] for r in rows if r.get("unit", "ms") == "ms" or r["stall_ms"]), default=0.0)
+    lines += ["", f"Longest GUI-thread stall during the measured actions: {longest:.0f} ms "
                   "(the generated level is built on the benchmark's own thread, outside them)."]
     return lines
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--level", default=E3M4)
-    ap.add_argument("--brushes", type=int, default=20_000, help="size of the generated level (0: skip)")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--backends", default="kdtree,bvh,grid,octree")
-    ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
-    ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
-    ap.add_argument("--no-write", action="store_true")
-    args = ap.parse_args(argv)
-    t_start = time.perf_counter()
+def _groups(args) -> list[str]:
+    chosen = list(GROUPS) if not args.only else [g.strip() for g in args.only.split(",") if g.strip()]
+    skip = {g.strip() for g in (args.skip or "").split(",") if g.strip()}
+    unknown = (set(chosen) | skip) - set(GROUPS)
+    if unknown:
+        raise SystemExit(f"gui_latency: unknown group(s) {', '.join(sorted(unknown))}; "
+                         f"choose from {', '.join(GROUPS)}")
+    return [g for g in GROUPS if g in chosen and g not in skip]
 
+
+def make_window():
+    """The editor window at 1600×1000 with private settings, shown; or ``None`` without GL."""
     from PySide6.QtCore import QCoreApplication, QSettings, Qt
     QCoreApplication.setAttribute(Qt.AA_ShareOpenGLContexts)
-
-    from benchmarks.gui_overlay import make_scene
-    from editor.model.loading import LoadResult
     from editor.qt.app_main import make_application
     from editor.qt.glcheck import gl_status
     from editor.qt.main_window import MainWindow
@@ -382,7 +420,7 @@ def main(argv=None) -> int:
     use_gl, reason = gl_status()
     if not use_gl:
         print(f"no OpenGL ({reason}): run under xvfb-run", file=sys.stderr)
-        return 2
+        return app, None
     tmp = tempfile.mkdtemp()
     window = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat), use_gl=True)
     window.ask_save = lambda: "discard"
@@ -390,30 +428,89 @@ def main(argv=None) -> int:
     window.resize(1600, 1000)
     window.show()
     settle(10)
+    return app, window
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--level", default=E3M4)
+    ap.add_argument("--brushes", type=int, default=20_000, help="size of the generated level (0: skip)")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--backends", default="kdtree,bvh,grid,octree")
+    ap.add_argument("--only", help=f"comma-separated groups to run: {', '.join(GROUPS)} (default all); "
+                                   "a subset prints its rows and leaves RESULTS.md alone")
+    ap.add_argument("--skip", help="comma-separated groups not to run")
+    ap.add_argument("--tune-budget", type=float, default=8.0, help="seconds of the tuner search")
+    ap.add_argument("--warm-starts", type=int, default=5)
+    ap.add_argument("--cold-starts", type=int, default=2)
+    ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--first-switch-child", metavar="OUT.json", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    groups = _groups(args)
+    from benchmarks import gui_background as bg
+
+    if args.first_switch_child:  # run by the first-switch group in a process with an empty cache
+        app, window = make_window()
+        if window is None:
+            return 2
+        bg.first_switch_child(window, app, FrameWatch(window), Heartbeat(), args.backends.split(","),
+                              args.first_switch_child)
+        window.close()
+        return 0
+
+    rows: list[dict] = []
+    # processes of their own first, while this one is idle
+    if "startup" in groups:
+        bg.measure_startup(rows, args.warm_starts, args.cold_starts)
+    if "first-switch" in groups:
+        bg.measure_first_switch(rows)
+    app, window = make_window()
+    if window is None:
+        return 2
+    from benchmarks.gui_overlay import make_scene
+    from editor.model.loading import LoadResult
+    from editor.qt.screenshot import settle
+
     watch = FrameWatch(window)
     beat = Heartbeat()
-    rows: list[dict] = []
     backends = args.backends.split(",")
-    if os.path.exists(args.level):
-        measure_open(window, app, watch, beat, args.level, max(2, args.repeats // 3), rows)
-        measure_level(window, app, watch, beat, os.path.basename(args.level), args.repeats, rows, backends)
-    else:
-        rows.append(Samples("open", os.path.basename(args.level), note="file absent").row())
-    if args.brushes:
+    level = os.path.basename(args.level)
+    if "edit" in groups:
+        if os.path.exists(args.level):
+            measure_open(window, app, watch, beat, args.level, max(2, args.repeats // 3), rows)
+            measure_level(window, app, watch, beat, level, args.repeats, rows, backends)
+        else:
+            rows.append(Samples("open", level, note="file absent").row())
+    if "tuner" in groups:
+        if not os.path.exists(args.level) or not bg.open_level(window, app, args.level):
+            rows.append(Samples("tuner_stall", level, budget=100.0, note="level absent").row())
+        else:
+            bg.measure_tuner(window, app, beat, rows, args.tune_budget)
+    if "generated" in groups and args.brushes:
         scene = make_scene(args.brushes, seed=1)
         window._adopt_loaded(LoadResult(scene, None))
         settle(10)
         measure_level(window, app, watch, beat, f"generated {args.brushes:,} brushes", args.repeats,
                       rows, backends)
+    if "playback" in groups:
+        bg.measure_playback(window, app, watch, beat, None, args.repeats, rows, 30.0)
+        bg.measure_playback(window, app, watch, beat, bg.E1M1, args.repeats, rows, 20.0)
+    if "stats" in groups:
+        bg.measure_obj_pairs(window, app, beat, max(3, args.repeats // 2), rows)
     total = time.perf_counter() - t_start
     info = describe_machine(Path(__file__).resolve().parents[1], "default")
     machine = (f"{info['cpu']}, {info['usable_cores']} usable cores, load {info['load_average']}, "
                f"{info['date']}, git {info['git']}")
-    body = render(rows, args, machine, total, max((r["stall_ms"] for r in rows), default=0.0))
+    command = ('xvfb-run -a -s "-screen 0 1600x1000x24" python benchmarks/gui_latency.py '
+               + " ".join(a for a in (argv if argv is not None else sys.argv[1:])))
+    body = render(rows, command.strip(), machine, total)
     print("\n".join(body))
     if args.json:
         print(json.dumps(rows, indent=2))
-    if not args.no_write:
+    if not args.no_write and not args.only and not args.skip:
         write_section(Path(args.out), body, "gui-latency", heading="## GUI latency")
     window.close()
     return 0

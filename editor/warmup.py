@@ -58,9 +58,10 @@ def _has_valid_index(dispatcher) -> bool:
 
 
 def cache_is_cold(backend: str) -> bool:
-    """Whether the editor would compile ``backend`` from scratch: it has compiled kernels and
-    none has a valid disk-cache index (checked against the source file's stamp, as numba
-    itself does), or the brush kernel has none.
+    """Whether the editor would compile ``backend`` from scratch: none of the kernels of its
+    own package has a valid disk-cache index (checked against the source file's stamp, as
+    numba itself does; the shared ``spatial.kernels`` may be cached by another backend
+    already), or the brush kernel has none.
 
     A partly stale cache (a few kernels changed) counts as warm: the editor compiles those few
     itself. If numba's cache internals cannot be read the cache counts as warm too, and the
@@ -71,9 +72,42 @@ def cache_is_cold(backend: str) -> bool:
         if not _has_valid_index(brush._build_brushes):
             return True
         kernels = _backend_kernels(backend)
-        return bool(kernels) and not any(_has_valid_index(k) for k in kernels)
+        # the shared kernels (spatial.kernels) may be cached by another backend already:
+        # what tells is the backend's own package
+        own = [k for k in kernels if not k.py_func.__module__.startswith("spatial.")] or kernels
+        return bool(own) and not any(_has_valid_index(k) for k in own)
     except Exception:  # numba internals differ: behave as without warm-up
         return False
+
+
+#: backends this process need not warm up: found cached on disk, or warmed here already
+_READY_HERE: set[str] = set()
+
+
+def needs_warm_up(backend: str) -> bool:
+    """Whether using ``backend`` in this process would compile its kernels from scratch (its
+    disk cache is cold and this process has not warmed it yet): the editor then compiles them
+    on a worker thread with :func:`warm_in_process` before it builds the real index."""
+    if backend in _READY_HERE:
+        return False
+    if cache_is_cold(backend):
+        return True
+    _READY_HERE.add(backend)
+    return False
+
+
+def warm_in_process(backend: str, first_frame_only: bool = False) -> None:
+    """Compile (or load from the disk cache) the kernels of ``backend`` in this process, on a
+    small scene, so the index built next measures its build alone, never the compiler. With
+    ``first_frame_only`` just the build, node table, statistics and pair finding (what a new
+    tree on screen and the Statistics panel need); else every kernel path. Safe on a worker
+    thread: it touches no document and no Qt object."""
+    if first_frame_only:
+        index = warm_first_frame(backend)[0]
+        index.pairs("all")
+    else:
+        warm(backend, announce=lambda line: None)
+    _READY_HERE.add(backend)
 
 
 class KernelWarmup:
@@ -117,9 +151,10 @@ class KernelWarmup:
             self.process.wait()
 
 
-def warm(backend: str, announce=print) -> None:
-    """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
-    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled."""
+def warm_first_frame(backend: str):
+    """Build ``backend`` on a small generated scene and fetch its node table and statistics:
+    the kernels of a first frame, compiled or loaded from the disk cache into this process.
+    Returns ``(index, ids, lo, hi)`` for more warm-up on the same scene."""
     import numpy as np
 
     from spatial.registry import default_registry
@@ -130,6 +165,15 @@ def warm(backend: str, announce=print) -> None:
     index.build(ids, lo, hi, dynamic=np.arange(64) % 2 == 0)
     index.nodes()
     index.stats()
+    return index, ids, lo, hi
+
+
+def warm(backend: str, announce=print) -> None:
+    """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
+    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled."""
+    import numpy as np
+
+    index, ids, lo, hi = warm_first_frame(backend)
     announce(READY)
     centre = (lo[0] + hi[0]) / 2
     index.query_box(lo[0], hi[0])

@@ -92,12 +92,18 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     if size:
         window.resize(*size)
     marks.mark("window_built")
-    if not window.open_file(args.path) and window.document is None:
-        if args.path is None or not window.open_file(None):
+    # a first start (cold kernel cache) shows the window at once and loads the level on a
+    # worker thread while the kernels compile; a warm start loads small levels right here
+    background = True if warmup is not None else None
+    if not window.open_file(args.path, background=background) and window.document is None:
+        if args.path is None or not window.open_file(None, background=background):
             print(f"partition-studio: error: {window.errors[-1] if window.errors else 'cannot open'}",
                   file=sys.stderr)
             return 2
-    _apply_view_args(window, args)
+    if window.document is not None:
+        _apply_view_args(window, args)
+    else:
+        _apply_view_args_once_loaded(window, args)
     marks.mark("document_loaded")
     report_to = report_path()
     if report_to:
@@ -118,6 +124,14 @@ def _start_kernel_warmup(args):
     if backend not in default_registry().backends:
         return None  # reported by _apply_view_args
     return KernelWarmup.start_if_cold(backend)
+
+
+def _apply_view_args_once_loaded(window, args) -> None:
+    """:func:`_apply_view_args` when the level loading in the background arrives."""
+    def apply(doc) -> None:
+        window.state.document_replaced.disconnect(apply)
+        _apply_view_args(window, args)
+    window.state.document_replaced.connect(apply)
 
 
 def _apply_view_args(window, args) -> None:

@@ -37,7 +37,10 @@ class Document(QObject):
     stack_changed()
         After the undo history changed (push, undo, redo, clean state).
     rebuild_started(), rebuild_finished(ms: float)
-        Around a rebuild of the index from scratch (``index_changed`` comes first).
+        Around a rebuild of the index from scratch (``index_changed`` comes first). When
+        ``rebuild_started`` comes, :attr:`rebuilding` tells whether it runs on a worker thread
+        and :attr:`preparing_backend` whether that worker compiles the backend's kernels first
+        (its first use with a cold cache); ``ms`` never includes that compile.
     """
 
     scene_changed = Signal(object, object)
@@ -61,6 +64,9 @@ class Document(QObject):
         self.index_version = 0
         self._edit_version = 0
         self._worker = None
+        #: the backend whose kernels a background rebuild compiles first (None: none)
+        self.preparing_backend: str | None = None
+        self._warm_rest = None  # the thread compiling a first-used backend's other kernels
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)
         self.stack.changed.connect(lambda stack: self.stack_changed.emit())
@@ -133,15 +139,20 @@ class Document(QObject):
         ``stats`` reports (wall segments and mesh triangles included). ``background`` None
         chooses by size (see :data:`ASYNC_REBUILD_OBJECTS`).
         """
+        from editor.warmup import needs_warm_up, warm_in_process
+
         settings = self.scene.settings
         cls = self.sync.registry.backend(settings.backend)
         params = parse_params(cls.Params, dict(settings.params))
         old = self.index
+        # a backend used for the first time with a cold kernel cache compiles for seconds:
+        # on a worker thread, before its real build (whose time then excludes the compiler)
+        self.preparing_backend = cls.name if needs_warm_up(cls.name) else None
         if background is None:
-            background = old.objects.count > ASYNC_REBUILD_OBJECTS
+            background = old.objects.count > ASYNC_REBUILD_OBJECTS or self.preparing_backend is not None
         self.cancel_rebuild()
-        self.rebuild_started.emit()
         if not background and type(old) is cls:
+            self.rebuild_started.emit()
             # new parameters for the same backend: it rebuilds from the objects, planes,
             # segments and triangles it already holds (kept in step by the sync), without a
             # walk over the scene
@@ -154,6 +165,7 @@ class Document(QObject):
             return
         record = index_input(self.scene)
         if not background:
+            self.rebuild_started.emit()
             start = time.perf_counter()
             self.sync.index = _build_index(cls, params, record)
             self.sync.split_planes_stale = False
@@ -163,10 +175,18 @@ class Document(QObject):
             return
         from .workers import RebuildWorker
         version = self._edit_version
-        worker = RebuildWorker(lambda: _build_index(cls, params, record))
+        prepare = None
+        if self.preparing_backend:
+            # the first frame's kernels before the build; the rest (queries, edits) right
+            # after it, still off the GUI thread, while the new tree is already on screen
+            def prepare(name=cls.name):
+                warm_in_process(name, first_frame_only=True)
+                self._warm_rest = _start_warm_rest(name)
+        worker = RebuildWorker(lambda: _build_index(cls, params, record), prepare=prepare)
         worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
         self._worker = worker
         worker.start()
+        self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
 
     def _adopt(self, index, ms: float, version: int) -> None:
         self._worker = None
@@ -179,6 +199,7 @@ class Document(QObject):
         self._finish_rebuild(ms)
 
     def _finish_rebuild(self, ms: float) -> None:
+        self.preparing_backend = None
         self.last_rebuild_ms = ms
         self.rebuild_finished.emit(ms)
 
@@ -191,6 +212,17 @@ class Document(QObject):
     @property
     def rebuilding(self) -> bool:
         return self._worker is not None
+
+
+def _start_warm_rest(backend: str):
+    """Compile the remaining kernels of ``backend`` on a thread of their own."""
+    import threading
+
+    from editor.warmup import warm_in_process
+    thread = threading.Thread(target=warm_in_process, args=(backend,), name=f"warm-{backend}",
+                              daemon=True)
+    thread.start()
+    return thread
 
 
 def _build_index(cls, params, record):

@@ -40,6 +40,7 @@ from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
 from .first_frame import FirstPaint
+from .frame_sync import FrameSync
 from .glcheck import gl_status
 from .panels.history_panel import HistoryPanel
 from .panels.inspector_panel import InspectorPanel
@@ -73,6 +74,18 @@ def _scrolled(widget) -> QScrollArea:
     return scroll
 
 
+def _after_warm_up(warmup, prepare):
+    """``prepare(scene)`` on the loading thread, once the warm-up process has cached the
+    first frame's index kernels and this process has loaded them, so that the GUI thread
+    neither waits for that process nor compiles (see :mod:`editor.warmup`)."""
+    def run(scene):
+        from editor.warmup import warm_first_frame
+        if warmup.wait_ready():
+            warm_first_frame(warmup.backend)
+        return prepare(scene)
+    return run
+
+
 class MainWindow(QMainWindow):
     """The editor window.
 
@@ -96,6 +109,7 @@ class MainWindow(QMainWindow):
         self.ask_save = lambda: self.prompts.ask_save(self.document.display_name())
         self.ask_reload = lambda: self.prompts.ask_reload(self.document.display_name())
         self._load_worker = None
+        self._progress_prefix = ""  # what the status bar says before the loader's progress
         self._ignore_watch_until = 0.0
         self._cursor = None
 
@@ -109,6 +123,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
+        self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
@@ -408,12 +423,18 @@ class MainWindow(QMainWindow):
                 os.path.getsize(file) > BACKGROUND_OPEN_BYTES
         if background:
             self.cancel_background_work()
-            worker = LoadWorker(path, prepare=prepare_geometry)
+            prepare, text = prepare_geometry, f"Opening {os.path.basename(path or 'the demo level')}…"
+            warmup = self.kernel_warmup
+            if warmup is not None and not warmup.ready:
+                prepare = _after_warm_up(warmup, prepare)
+                text = f"Preparing the {warmup.backend} — first start only (compiling its kernels)…"
+                self._progress_prefix = text
+            worker = LoadWorker(path, prepare=prepare)
             worker.progress.connect(self._on_progress)
             worker.loaded.connect(lambda loaded: self._adopt_loaded(loaded, geometry=worker.prepared))
             worker.failed.connect(self._on_load_failed)
             self._load_worker = worker
-            self._show_progress(f"Opening {os.path.basename(path)}…")
+            self._show_progress(text)
             worker.start()
             return True
         try:
@@ -482,8 +503,7 @@ class MainWindow(QMainWindow):
     def _on_document_replaced(self, doc: Document) -> None:
         doc.stack_changed.connect(self._update_title)
         doc.scene_changed.connect(lambda ids, kind: self._remember_backend(doc, kind))
-        doc.rebuild_started.connect(lambda: self._show_progress("Rebuilding the tree…", busy=True)
-                                    if doc.rebuilding else None)
+        doc.rebuild_started.connect(lambda: self._on_rebuild_started(doc))
         doc.rebuild_finished.connect(lambda ms: self._hide_progress())
         doc.rebuild_finished.connect(lambda ms: self.statusBar().showMessage(
             f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
@@ -492,6 +512,13 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._update_watch()
         self._update_status()
+
+    def _on_rebuild_started(self, doc: Document) -> None:
+        if doc.preparing_backend:
+            self._show_progress(f"Preparing the {doc.preparing_backend} — first use only "
+                                "(compiling its kernels; the window stays usable)…", busy=True)
+        elif doc.rebuilding:
+            self._show_progress("Rebuilding the tree…", busy=True)
 
     def _update_title(self) -> None:
         doc = self.document
@@ -621,12 +648,16 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text)
 
     def _hide_progress(self) -> None:
+        self._progress_prefix = ""
+        if self.progress.isVisible():
+            self.statusBar().clearMessage()  # the last progress text is over, not news
         self.progress.hide()
         self.cancel_button.hide()
 
     def _on_progress(self, fraction: float, text: str) -> None:
         self.progress.setValue(int(fraction * 100))
-        self.statusBar().showMessage(text)
+        # a first start keeps saying why it takes longer
+        self.statusBar().showMessage(f"{self._progress_prefix}  {text}" if self._progress_prefix else text)
 
     def cancel_background_work(self) -> None:
         if self._load_worker is not None:

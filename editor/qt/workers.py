@@ -86,16 +86,26 @@ class LoadWorker(_Cancellable):
 class RebuildWorker(_Cancellable):
     """Run ``build()`` (which returns a ready index) on a worker thread.
 
-    Signal ``finished_index(index, build_ms)`` unless cancelled.
+    Signal ``finished_index(index, build_ms)`` unless cancelled. ``prepare()``, when given,
+    runs first (compiling a backend's kernels on its first use) and is not part of
+    ``build_ms``.
     """
 
     finished_index = Signal(object, float)
 
-    def __init__(self, build) -> None:
+    def __init__(self, build, prepare=None) -> None:
         super().__init__()
         self._build = build
+        self._prepare = prepare
 
     def run(self) -> None:
+        if self._prepare is not None:
+            try:
+                self._prepare()
+            except Exception:  # the build below compiles what it needs itself
+                pass
+            if self._cancelled:
+                return
         start = time.perf_counter()
         index = self._build()
         if not self._cancelled:

@@ -41,7 +41,7 @@ from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NC
 from .query_kernels import STACK
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _meets_other_axes(B, i, C, j, axis):
     """Closed overlap on the two axes other than ``axis``."""
     for a in range(3):
@@ -50,7 +50,7 @@ def _meets_other_axes(B, i, C, j, axis):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _grow_list(S, B, A, needed):
     if needed <= S.shape[0]:
         return S, B, A
@@ -66,7 +66,7 @@ def _grow_list(S, B, A, needed):
     return S2, B2, A2
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _meets_node(B, i, NF, node):
     for a in range(3):
         if B[i, a] > NF[node, LOOSE_HI + a] or NF[node, LOOSE_LO + a] > B[i, 3 + a]:
@@ -74,7 +74,7 @@ def _meets_node(B, i, NF, node):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
                      only_active_objects, node_awake, stack):
     """Append the objects of ``subtree`` meeting ``box_node``'s loose bounds to the list."""
@@ -122,7 +122,7 @@ def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
     return S, B, A, m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sort_segment(order, s0, s1, B, axis):
     """Sort ``order[s0:s1]`` (indices into ``B``) by ``lo`` on ``axis``."""
     n = s1 - s0
@@ -145,7 +145,7 @@ def _sort_segment(order, s0, s1, B, axis):
         order[s0 + i] = tmp[perm[i]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _group(cls, first, count, ORD, B):
     """Bucket ``first..first+count`` by class into ``ORD[a]`` (group g at ``bounds[g]``), then sort
     each group on the two axes other than its own. Returns the group bounds."""
@@ -167,7 +167,7 @@ def _group(cls, first, count, ORD, B):
     return bounds
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweep_self(S, B, A, order, s0, s1, axis, only_active, pairs, m):
     """Pairs within ``order[s0:s1]`` (sorted by ``lo`` on ``axis``): ``(pairs so far, tests)``."""
     cap = pairs.shape[0]
@@ -190,7 +190,7 @@ def _sweep_self(S, B, A, order, s0, s1, axis, only_active, pairs, m):
     return m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweep_cross(S1, B1, A1, order1, a0, a1, S2, B2, A2, order2, b0, b1, axis, only_active,
                  pairs, m):
     """Pairs between two index lists sorted by ``lo`` on ``axis``: whichever entry starts first
@@ -237,7 +237,7 @@ def _sweep_cross(S1, B1, A1, order1, a0, a1, S2, B2, A2, order2, b0, b1, axis, o
     return m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m):
     """Every own x own and own x passed sweep of one node; ``(pairs so far, tests)``."""
     tests = 0
@@ -259,7 +259,7 @@ def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs,
     return m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
     """All overlapping pairs of slots, the number of tests and the tests per node id."""
     node_tests = np.zeros(NI.shape[0], dtype=np.int64)

@@ -344,7 +344,7 @@ def on_root_path(NF, node, box_lo, box_hi):
     return encloses(NF, node, box_lo, box_hi)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def outside_root(NF, lo, hi, slots):
     """Mask of the slots whose boxes are not enclosed by the root's loose bounds."""
     out = np.zeros(len(slots), dtype=np.bool_)
@@ -353,7 +353,7 @@ def outside_root(NF, lo, hi, slots):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def move_batch(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots, start_at, reserve):
     """Re-place moved objects: climb to the first enclosing ancestor, then sink.
 
@@ -442,7 +442,7 @@ def morton_codes(cf, lo, hi, slots):
 
 
 # --------------------------------------------------------------------------- traversal order
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def breadth_first(NI, META):
     """Alive nodes in breadth-first order (parents before children, octants in order)."""
     order = np.empty(META[USED], dtype=np.int64)
@@ -480,7 +480,7 @@ def _prune(NI, META, FREE, node):
     return parent
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def step_lifespans(NI, META, FREE, frames):
     """Advance every countdown by ``frames`` as if stepped one frame at a time.
 
@@ -515,7 +515,7 @@ def step_lifespans(NI, META, FREE, frames):
 
 
 # --------------------------------------------------------------------------- inspection
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def node_columns(NI, OB, order, active, alive_slots):
     """Per-row own count, subtree count and awake flag for the rows in ``order``."""
     n = len(order)

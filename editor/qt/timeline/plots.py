@@ -14,8 +14,9 @@ PLOTS = {
     "time": [("update_ms", (220, 130, 255), "update ms")],
 }
 
-#: plots redraw at most this often while playing (ms)
-REFRESH_MS = 100
+#: plots redraw at most this often while playing (ms): a trend, not the frame itself; each
+#: redraw of the three plots and their axes costs 10-20 ms under a software OpenGL
+REFRESH_MS = 250
 
 
 class LivePlots(QWidget):

@@ -144,11 +144,10 @@ class View2D(pg.PlotWidget):
         state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
         state.selection_changed.connect(self._on_selection_changed)
         state.overlay_changed.connect(self._on_overlay_changed)
-        # the graphics scene reports item changes to the viewport one event-loop turn later,
-        # after the window has already painted the edit's 3D frame: asking the viewport
-        # directly puts the 2D views in that same frame
-        for signal in (state.scene_arrays_changed, state.selection_changed, state.overlay_changed):
-            signal.connect(lambda *args: self.viewport().update())
+        # the graphics scene reports item changes to the viewport one event-loop turn later;
+        # the window's FrameSync (editor/qt/frame_sync.py) delivers them before it paints, so
+        # an edit's 2D views are in the edit's own frame and only the changed items repaint
+        # (not the axes, as a whole-viewport update would)
         state.queries_changed.connect(self._on_queries_changed)
         state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
         state.grid_changed.connect(self._on_grid_changed)

@@ -1,0 +1,49 @@
+"""One composite of the window per shown frame: the graphics scenes' queued updates (three 2D
+views, three timeline plots) join the frame being painted instead of each asking for another."""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+
+
+class _Composites(QObject):
+    """Counts the window's paint-and-composite passes (its ``UpdateRequest`` events)."""
+
+    def __init__(self, window) -> None:
+        super().__init__()
+        self.window = window
+        self.count = 0
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.window and event.type() == QEvent.UpdateRequest:
+            self.count += 1
+        return False
+
+
+def _composites_per_step(window, qtbot, steps: int = 3) -> int:
+    """Window composites during ``steps`` presses of ``F10`` (Simulation → Step one frame),
+    each followed by 300 ms for every view, plot and panel to repaint."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    window.activateWindow()
+    qtbot.waitActive(window)
+    counter = _Composites(window)
+    for _ in range(steps):
+        QTest.keyClick(window, Qt.Key_F10)
+        qtbot.wait(300)
+    window.removeEventFilter(counter)
+    return counter.count
+
+
+def test_a_simulation_step_repaints_its_views_in_one_composite(window, qtbot):
+    window.docks["timeline"].show()
+    _composites_per_step(window, qtbot, steps=2)  # the simulation and its docks exist first
+    first = window.timeline.frame
+    assert first >= 1
+    with_sync = _composites_per_step(window, qtbot)
+    window.removeEventFilter(window.frame_sync)
+    without = _composites_per_step(window, qtbot)
+    assert window.timeline.frame == first + 6
+    # each 2D view and each plot otherwise asks for a composite of its own after the step
+    # (later timers, the hotspot panel's and the overlay labels', add a few either way)
+    assert 2 * with_sync <= without, (with_sync, without)
