@@ -386,6 +386,37 @@ def shape_meets_row(kind, a, b, scalar, inv, planes, lo, hi, row, lo_col=0, hi_c
         return t if t <= scalar else INF
     return 0.0 if frustum_keeps_row(planes, lo, hi, row, lo_col, hi_col) else INF
 
+
+
+@numba.njit(cache=True, inline="always")
+def shape_may_meet_row(kind, a, b, scalar, inv, planes, lo, hi, row, slack):
+    """Culling form of :func:`shape_meets_row` for node bounds that carry rounding: a sphere or
+    frustum drops box ``row`` only when it is clearly outside (relative ``slack``, see
+    :func:`sphere_may_touch_row` and :func:`frustum_may_keep_row`); boxes and rays test
+    exactly."""
+    if kind == BOX:
+        return overlap_row(lo, hi, row, a, b)
+    if kind == SPHERE:
+        return sphere_may_touch_row(a, scalar, lo, hi, row, slack)
+    if kind == RAY:
+        t = ray_slab_row(a, b, inv, lo, hi, row)
+        return t < INF and t <= scalar
+    return frustum_may_keep_row(planes, lo, hi, row, slack)
+
+
+@numba.njit(cache=True, inline="always")
+def push_unseen(items, start, count, seen, out, m):
+    """Append the slots of ``items[start: start + count]`` not yet marked in the boolean array
+    ``seen`` to the growable ``out`` from ``m``, marking them: the distinct objects of the
+    leaves a query reaches, when one object is stored in several leaves. Returns
+    ``(out, m)``."""
+    for i in range(start, start + count):
+        o = items[i]
+        if not seen[o]:
+            seen[o] = True
+            out, m = push(out, m, o)
+    return out, m
+
 # --------------------------------------------------------------------------- tree queries
 @numba.njit(cache=True, inline="always")
 def _traverse(tree, kind, a, b, scalar, inv, planes, use_cells, cell_lo, cell_hi,

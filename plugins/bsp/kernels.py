@@ -29,16 +29,14 @@ import numpy as np
 
 from spatial.kernels import (
     BOX,
-    RAY,
-    SPHERE,
     compact_leaf_lists,
-    frustum_may_keep_row,
     grow,
     list_pairs,
     overlap_row,
+    push_unseen,
     ray_setup,
     ray_slab_row,
-    sphere_may_touch_row,
+    shape_may_meet_row,
     unpack_shape,
 )
 
@@ -505,9 +503,6 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
     nodes visited, and (if ``trace``) the rows visited and the rows culled by the shape.
     """
     qlo, qhi, scalar, inv = unpack_shape(kind, params)
-    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
-    direction = qhi
-    radius = max_t = scalar
     n_nodes = len(front)
     seen = np.zeros(slot_limit, dtype=np.bool_)
     out = np.empty(16, dtype=np.int64)
@@ -524,15 +519,8 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
     while top:
         top -= 1
         node = stack[top]
-        if kind == BOX:
-            keep = overlap_row(cull_lo, cull_hi, node, qlo, qhi)
-        elif kind == SPHERE:
-            keep = sphere_may_touch_row(center, radius, cull_lo, cull_hi, node, CULL_SLACK)
-        elif kind == RAY:
-            t = ray_slab_row(origin, direction, inv, cull_lo, cull_hi, node)
-            keep = t < np.inf and t <= max_t
-        else:
-            keep = frustum_may_keep_row(fplanes, cull_lo, cull_hi, node, CULL_SLACK)
+        keep = shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, cull_lo, cull_hi, node,
+                                  CULL_SLACK)
         if not keep:
             if trace:
                 culled_rows[n_culled] = node
@@ -542,14 +530,7 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
             visited_rows[n_visited] = node
         n_visited += 1
         if front[node] < 0:
-            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
-                o = items[i]
-                if not seen[o]:
-                    seen[o] = True
-                    if m == len(out):
-                        out = grow(out, 2 * m)
-                    out[m] = o
-                    m += 1
+            out, m = push_unseen(items, leaf_start[node], leaf_count[node], seen, out, m)
             continue
         go_front = True
         go_back = True

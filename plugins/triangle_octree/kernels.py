@@ -181,15 +181,7 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
                 bhi[0, a] = min(bhi[0, a], cell_lo[node, a] + size[node])
             blo[0, a] -= pad
             bhi[0, a] += pad
-        if kind == K.BOX:
-            meets = K.overlap_row(blo, bhi, 0, qlo, qhi)
-        elif kind == K.SPHERE:
-            meets = K.sphere_may_touch_row(qlo, scalar, blo, bhi, 0, CULL_EPS)  # centre, radius
-        elif kind == K.RAY:
-            meets = K.ray_slab_row(qlo, qhi, inv, blo, bhi, 0) <= scalar  # origin, direction, max_t
-        else:
-            meets = K.frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
-        if not meets:
+        if not K.shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, blo, bhi, 0, CULL_EPS):
             if trace:
                 culled[n_culled] = node
                 n_culled += 1
@@ -200,14 +192,7 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
         if child[node, 0] < 0 and child[node, 1] < 0 and child[node, 2] < 0 and child[node, 3] < 0 \
                 and child[node, 4] < 0 and child[node, 5] < 0 and child[node, 6] < 0 \
                 and child[node, 7] < 0:
-            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
-                o = items[i]
-                if not seen[o]:
-                    seen[o] = True
-                    if n_out == len(out):
-                        out = K.grow(out, n_out + 1)
-                    out[n_out] = o
-                    n_out += 1
+            out, n_out = K.push_unseen(items, leaf_start[node], leaf_count[node], seen, out, n_out)
             continue
         for k in range(8):
             if child[node, k] >= 0:
