@@ -206,18 +206,19 @@ def ray_setup(direction):
 
 
 @numba.njit(cache=True, inline="always")
-def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
-    """Entry ``t`` of the ray into closed box ``row``, or ``inf`` on a miss.
+def ray_slab_inv_row(origin, inv, lo, hi, row, lo_col=0, hi_col=0):
+    """Entry ``t`` of the ray into closed box ``row``, or ``inf`` on a miss, from the reciprocal
+    direction alone: an axis with ``inv == 0`` is one the ray runs parallel to (as
+    :func:`ray_setup` marks it; for a finite direction ``1 / d`` is never 0).
 
-    Same operations as :func:`spatial.geometry.ray_box`, so ``t`` is bit-identical; ``inv`` comes
-    from :func:`ray_setup`.
+    Same operations as :func:`spatial.geometry.ray_box`, so ``t`` is bit-identical.
     """
     t_enter = -INF
     t_exit = INF
     for k in range(3):
         blo = lo[row, lo_col + k]
         bhi = hi[row, hi_col + k]
-        if direction[k] == 0.0:
+        if inv[k] == 0.0:
             if not (blo <= origin[k] and origin[k] <= bhi):
                 return INF
         else:
@@ -230,6 +231,17 @@ def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
     if t_enter <= t_exit:
         return t_enter
     return INF
+
+
+@numba.njit(cache=True, inline="always")
+def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
+    """Entry ``t`` of the ray into closed box ``row``, or ``inf`` on a miss.
+
+    Same operations as :func:`spatial.geometry.ray_box`, so ``t`` is bit-identical; ``inv`` comes
+    from :func:`ray_setup` (``direction`` is kept for the callers' symmetry: ``inv`` already
+    marks the parallel axes, see :func:`ray_slab_inv_row`).
+    """
+    return ray_slab_inv_row(origin, inv, lo, hi, row, lo_col, hi_col)
 
 
 @numba.njit(cache=True, inline="always")
