@@ -41,8 +41,7 @@ from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
-from .pair_kernels import active_leaf_pairs, pack_tree, self_pairs, subtree_flags
-from .tree_kernels import build_binned_sah, insert_objects, remove_objects, update_objects
+from . import pair_kernels, tree_kernels
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ _NO_CELLS = np.zeros((0, 3))
 # --------------------------------------------------------------------------- backend
 @dataclass
 class _Packed:
-    """Arrays of :func:`pack_tree`, one row per node in preorder (see there)."""
+    """Arrays of :func:`~plugins.bvh.pair_kernels.pack_tree`, one row per node in preorder (see there)."""
 
     order: np.ndarray
     parents: np.ndarray
@@ -149,6 +148,12 @@ class DynamicBvh(SpatialIndex):
         self._free_count += cap - old
         self._cap = cap
 
+    def _pool(self) -> tree_kernels.BvhPool:
+        """The node arrays as the edit kernels take them (rebuilt per call: ``_reserve`` may
+        have replaced the arrays)."""
+        return tree_kernels.BvhPool(self._lo, self._hi, self._parent, self._c1, self._c2, self._height,
+                                    self._node_slot, self._item_count, self._leaf_of, self._free_next)
+
     def _margin(self):
         return float(self.params.margin), self.params.margin_mode == "relative"
 
@@ -162,11 +167,9 @@ class DynamicBvh(SpatialIndex):
         self._reserve(2 * len(slots))
         margin, relative = self._margin()
         if self.params.build_method == "binned_sah":
-            root, free = build_binned_sah(slots, self.objects.lo, self.objects.hi, self._lo,
-                                          self._hi, self._parent, self._c1, self._c2, self._height,
-                                          self._node_slot, self._item_count, self._leaf_of,
-                                          self._free_next, self._free_head, margin, relative,
-                                          self.params.sah_bins)
+            root, free = tree_kernels.build_binned_sah(self._pool(), slots, self.objects.lo,
+                                                       self.objects.hi, self._free_head, margin,
+                                                       relative, self.params.sah_bins)
             self._root = int(root)
             self._free_count -= 2 * len(slots) - 1 if len(slots) else 0
             self._edited(free)
@@ -179,10 +182,8 @@ class DynamicBvh(SpatialIndex):
             return
         self._reserve(2 * len(slots))
         margin, relative = self._margin()
-        root, free = insert_objects(slots, self.objects.lo, self.objects.hi, self._root, self._lo,
-                                    self._hi, self._parent, self._c1, self._c2, self._height,
-                                    self._node_slot, self._item_count, self._leaf_of,
-                                    self._free_next, self._free_head, margin, relative)
+        root, free = tree_kernels.insert_objects(self._pool(), slots, self.objects.lo, self.objects.hi,
+                                                 self._root, self._free_head, margin, relative)
         had_root = self._root >= 0
         self._root = int(root)
         # every leaf costs one node, and every leaf but a first one into an empty tree a parent
@@ -191,9 +192,7 @@ class DynamicBvh(SpatialIndex):
 
     def _remove(self, slots) -> None:
         slots = np.asarray(slots, dtype=np.int64)
-        root, free = remove_objects(slots, self._root, self._lo, self._hi, self._parent, self._c1,
-                                    self._c2, self._height, self._node_slot, self._item_count,
-                                    self._leaf_of, self._free_next, self._free_head)
+        root, free = tree_kernels.remove_objects(self._pool(), slots, self._root, self._free_head)
         self._root = int(root)
         self._free_count += 2 * len(slots) - (1 if self._root < 0 else 0)
         self._edited(free)
@@ -201,11 +200,9 @@ class DynamicBvh(SpatialIndex):
     def _update(self, slots) -> None:
         slots = np.asarray(slots, dtype=np.int64)
         margin, relative = self._margin()
-        root, free, reinserts = update_objects(slots, self.objects.lo, self.objects.hi, self._root,
-                                               self._lo, self._hi, self._parent, self._c1,
-                                               self._c2, self._height, self._item_count,
-                                               self._leaf_of, self._free_next, self._free_head,
-                                               margin, relative)
+        root, free, reinserts = tree_kernels.update_objects(self._pool(), slots, self.objects.lo,
+                                                            self.objects.hi, self._root, self._free_head,
+                                                            margin, relative)
         self._root = int(root)
         self._reinserts = int(reinserts)
         self._edited(free)
@@ -215,8 +212,8 @@ class DynamicBvh(SpatialIndex):
         """The depth-first tight copy of the tree (cached until the next edit)."""
         if self._order_cache is None:
             n_nodes = self._cap - self._free_count if self._root >= 0 else 0
-            parts = pack_tree(self._root, self._c1, self._c2, self._node_slot, self.objects.lo,
-                              self.objects.hi, n_nodes)
+            parts = pair_kernels.pack_tree(self._root, self._c1, self._c2, self._node_slot,
+                                           self.objects.lo, self.objects.hi, n_nodes)
             self._order_cache = _Packed(*parts, row_index=np.arange(len(parts[0])))
         return self._order_cache
 
@@ -266,7 +263,7 @@ class DynamicBvh(SpatialIndex):
     def _flags(self):
         """Per row of :meth:`nodes`: subtree object count and whether it holds an active one."""
         p = self._packed()
-        return subtree_flags(p.parents, p.left, p.slots, self._active())
+        return pair_kernels.subtree_flags(p.parents, p.left, p.slots, self._active())
 
     def _active(self) -> np.ndarray:
         """Per slot: dynamic and awake (false for free slots)."""
@@ -277,15 +274,15 @@ class DynamicBvh(SpatialIndex):
     def _pairs(self, mode):
         p = self._packed()
         if mode != "active":
-            return self_pairs(p.box, p.left, p.right, p.slots, p.area,
+            return pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area,
                               np.zeros(len(p.order), dtype=bool), False)
         active = self._active()
-        count, awake = subtree_flags(p.parents, p.left, p.slots, active)
+        count, awake = pair_kernels.subtree_flags(p.parents, p.left, p.slots, active)
         leaf_rows = np.flatnonzero(p.left < 0)
         active_rows = leaf_rows[active[p.slots[leaf_rows]]]
         if len(active_rows) <= ACTIVE_QUERY_FRACTION * len(leaf_rows):
-            return active_leaf_pairs(p.box, p.left, p.right, p.slots, count, active_rows, active)
-        return self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, True)
+            return pair_kernels.active_leaf_pairs(p.box, p.left, p.right, p.slots, count, active_rows, active)
+        return pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, True)
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:

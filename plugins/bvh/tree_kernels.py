@@ -3,8 +3,30 @@ with AVL-style rotations, fat-box updates and the binned-SAH build (see
 :mod:`plugins.bvh.index`)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
+
+
+class BvhPool(NamedTuple):
+    """The BVH's pooled node arrays, passed to the edit kernels as one argument.
+
+    ``lo``/``hi`` ``(cap, 3)`` fat boxes; ``parent``, ``c1``, ``c2`` links (``c1 < 0`` at a leaf);
+    ``height`` (0 at a leaf); ``node_slot`` a leaf's object slot; ``item_count`` 1 at a leaf;
+    ``leaf_of`` per object slot its leaf; ``free_next`` the free list's links (``-2`` in use).
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    parent: np.ndarray
+    c1: np.ndarray
+    c2: np.ndarray
+    height: np.ndarray
+    node_slot: np.ndarray
+    item_count: np.ndarray
+    leaf_of: np.ndarray
+    free_next: np.ndarray
 
 
 # --------------------------------------------------------------------------- tree kernels
@@ -267,9 +289,9 @@ def _new_leaf(slot, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot, i
 
 
 @numba.njit(cache=True)
-def insert_objects(slots, obj_lo, obj_hi, root, lo, hi, parent, c1, c2, height, node_slot,
-                   item_count, leaf_of, free_next, free_head, margin, relative):
+def insert_objects(pool, slots, obj_lo, obj_hi, root, free_head, margin, relative):
     """Insert each slot as a new fat leaf; returns ``(root, free_head)``."""
+    lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
     for s in slots:
         leaf, free_head = _new_leaf(s, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot,
                                     item_count, leaf_of, free_next, free_head, margin, relative)
@@ -279,9 +301,9 @@ def insert_objects(slots, obj_lo, obj_hi, root, lo, hi, parent, c1, c2, height, 
 
 
 @numba.njit(cache=True)
-def remove_objects(slots, root, lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of,
-                   free_next, free_head):
+def remove_objects(pool, slots, root, free_head):
     """Remove each slot's leaf and free it; returns ``(root, free_head)``."""
+    lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
     for s in slots:
         leaf = leaf_of[s]
         root, free_head = _remove_leaf(leaf, root, lo, hi, parent, c1, c2, height, free_next,
@@ -295,9 +317,9 @@ def remove_objects(slots, root, lo, hi, parent, c1, c2, height, node_slot, item_
 
 
 @numba.njit(cache=True)
-def update_objects(slots, obj_lo, obj_hi, root, lo, hi, parent, c1, c2, height, item_count,
-                   leaf_of, free_next, free_head, margin, relative):
+def update_objects(pool, slots, obj_lo, obj_hi, root, free_head, margin, relative):
     """Reinsert only objects that left their fat box; returns ``(root, free_head, reinserts)``."""
+    lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
     reinserts = 0
     for s in slots:
         leaf = leaf_of[s]
@@ -317,9 +339,9 @@ def update_objects(slots, obj_lo, obj_hi, root, lo, hi, parent, c1, c2, height, 
 
 
 @numba.njit(cache=True)
-def build_binned_sah(slots, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot,
-                     item_count, leaf_of, free_next, free_head, margin, relative, nbins):
+def build_binned_sah(pool, slots, obj_lo, obj_hi, free_head, margin, relative, nbins):
     """Top-down binned-SAH build over fresh fat leaves; returns ``(root, free_head)``."""
+    lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
     n = len(slots)
     if n == 0:
         return -1, free_head

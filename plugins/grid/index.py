@@ -38,21 +38,7 @@ from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
-from .kernels import (
-    EMPTY_KEY,
-    HASH_HALF,
-    build_cells,
-    cell_bounds,
-    cell_ranges,
-    check_cells,
-    grid_pairs,
-    grid_query_box,
-    grid_query_boxes,
-    grid_query_frustum,
-    grid_query_ray,
-    grid_query_rays,
-    grid_query_sphere,
-)
+from . import kernels as gk
 
 #: References allowed per object on average (plus a small constant) before the layout is
 #: coarsened: one huge object over a fine grid would otherwise fill millions of cells.
@@ -110,7 +96,7 @@ class Grid(SpatialIndex):
 
     def _empty_cells(self):
         self._dense = np.empty(0, dtype=np.int32)
-        self._tkeys = np.full(1, EMPTY_KEY, dtype=np.int64)
+        self._tkeys = np.full(1, gk.EMPTY_KEY, dtype=np.int64)
         self._tvals = np.full(1, -1, dtype=np.int64)
         self._coords = np.empty((0, 3), dtype=np.int64)
         self._start = np.zeros(1, dtype=np.int64)
@@ -157,11 +143,11 @@ class Grid(SpatialIndex):
             if self._hashed:
                 # cell coordinates must fit the key without clamping the scene itself
                 span = float((world_hi - world_lo).max()) * inv
-                if span > HASH_HALF - 2:
-                    cell = self._coarser(cell, (span / (HASH_HALF - 2)) ** 3)
+                if span > gk.HASH_HALF - 2:
+                    cell = self._coarser(cell, (span / (gk.HASH_HALF - 2)) ** 3)
                     continue
-                clamp_lo = np.full(3, -HASH_HALF, dtype=np.int64)
-                clamp_hi = np.full(3, HASH_HALF - 1, dtype=np.int64)
+                clamp_lo = np.full(3, -gk.HASH_HALF, dtype=np.int64)
+                clamp_hi = np.full(3, gk.HASH_HALF - 1, dtype=np.int64)
                 dims = np.ones(3, dtype=np.int64)
                 n_dense = 0
             else:
@@ -173,7 +159,7 @@ class Grid(SpatialIndex):
                 clamp_lo = np.zeros(3, dtype=np.int64)
                 clamp_hi = dims - 1
                 n_dense = int(np.prod(dims))
-            ranges, total = cell_ranges(slots, obj.lo, obj.hi, origin, inv, clamp_lo, clamp_hi)
+            ranges, total = gk.cell_ranges(slots, obj.lo, obj.hi, origin, inv, clamp_lo, clamp_hi)
             budget = self._reference_budget(len(slots))
             if total > budget:
                 cell = self._coarser(cell, total / budget)
@@ -210,14 +196,14 @@ class Grid(SpatialIndex):
         if not self._laid_out or outside:
             ranges = self._layout(slots)
         else:
-            ranges, total = cell_ranges(slots, obj.lo, obj.hi, self._origin, self._inv,
+            ranges, total = gk.cell_ranges(slots, obj.lo, obj.hi, self._origin, self._inv,
                                     self._clamp_lo, self._clamp_hi)
             if total > self._reference_budget(len(slots)):  # objects grew: lay out again
                 ranges = self._layout(slots)
         self._store_ranges(slots, ranges)
         total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
         (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
-         self._cell_lo, self._cell_hi) = build_cells(slots, ranges, total, obj.lo, obj.hi,
+         self._cell_lo, self._cell_hi) = gk.build_cells(slots, ranges, total, obj.lo, obj.hi,
                                                      self._grid_dims, self._hashed,
                                                      self._n_dense if not self._hashed else 0)
         if len(slots):
@@ -244,7 +230,7 @@ class Grid(SpatialIndex):
             return
         obj = self.objects
         slots = np.asarray(slots, dtype=np.int64)
-        ranges, _ = cell_ranges(slots, obj.lo, obj.hi, self._origin, self._inv, self._clamp_lo,
+        ranges, _ = gk.cell_ranges(slots, obj.lo, obj.hi, self._origin, self._inv, self._clamp_lo,
                             self._clamp_hi)
         # unchanged cell ranges keep the cell lists valid; only the cell union boxes move
         if np.array_equal(ranges, self.cell_ranges[slots]) and not self._leaves_grid(slots):
@@ -261,7 +247,7 @@ class Grid(SpatialIndex):
 
     def _refresh_cell_bounds(self) -> None:
         obj = self.objects
-        self._cell_lo, self._cell_hi = cell_bounds(self._start, self._items, obj.lo, obj.hi)
+        self._cell_lo, self._cell_hi = gk.cell_bounds(self._start, self._items, obj.lo, obj.hi)
         slots = obj.alive_slots()
         if len(slots):
             self._world_lo = obj.lo[slots].min(axis=0)
@@ -286,15 +272,15 @@ class Grid(SpatialIndex):
         return np.asarray(cells, dtype=np.int64) + 1 if trace else None
 
     def _query_box(self, lo, hi, trace):
-        slots, visited, tested, rows = grid_query_box(lo, hi, *self._grid(), trace)
+        slots, visited, tested, rows = gk.grid_query_box(lo, hi, *self._grid(), trace)
         return SlotHits(slots, visited, tested, self._rows(rows, trace))
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, tested, rows = grid_query_sphere(center, radius, *self._grid(), trace)
+        slots, visited, tested, rows = gk.grid_query_sphere(center, radius, *self._grid(), trace)
         return SlotHits(np.unique(slots), visited, tested, self._rows(rows, trace))
 
     def _query_frustum(self, planes, trace):
-        slots, visited, tested, rows, culled = grid_query_frustum(
+        slots, visited, tested, rows, culled = gk.grid_query_frustum(
             planes, self._start, self._items, self._cell_lo, self._cell_hi, self.objects.lo,
             self.objects.hi, trace)
         return FrustumHits(np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace))
@@ -308,13 +294,13 @@ class Grid(SpatialIndex):
     def _query_ray(self, origin, direction, max_t, trace):
         if len(self._coords) == 0:
             return RayHits(np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace))
-        slots, t, visited, tested, rows = grid_query_ray(origin, direction, max_t,
+        slots, t, visited, tested, rows = gk.grid_query_ray(origin, direction, max_t,
                                                          *self._ray_args(), trace)
         slots, first = np.unique(slots, return_index=True)
         return RayHits(slots, t[first], visited, tested, self._rows(rows, trace))
 
     def _query_boxes(self, lo, hi) -> BatchResult:
-        slots, offsets, visited, tested = grid_query_boxes(lo, hi, *self._grid())
+        slots, offsets, visited, tested = gk.grid_query_boxes(lo, hi, *self._grid())
         return BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
@@ -322,14 +308,14 @@ class Grid(SpatialIndex):
             q = len(origins)
             return RayBatchResult(np.full(q, -1, np.int64), np.full(q, np.inf),
                                   np.zeros(q, np.int64), np.zeros(q, np.int64))
-        slots, t, visited, tested = grid_query_rays(origins, directions, max_t, *self._ray_args())
+        slots, t, visited, tested = gk.grid_query_rays(origins, directions, max_t, *self._ray_args())
         return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _pairs(self, mode):
         active = np.zeros(max(len(self.objects.lo), 1), dtype=bool)
         active[: self.objects.slot_limit] = self.objects.active_mask()
-        pairs, tests, cell_tests = grid_pairs(self._origin, self._inv, self._clamp_lo,
+        pairs, tests, cell_tests = gk.grid_pairs(self._origin, self._inv, self._clamp_lo,
                                               self._clamp_hi, self._coords, self._start,
                                               self._items, self.objects.lo, self.objects.hi,
                                               active, mode == "active")
@@ -370,9 +356,9 @@ class Grid(SpatialIndex):
     def _validate(self) -> None:
         obj = self.objects
         alive = obj.alive_slots().astype(np.int64)
-        ranges, _ = cell_ranges(alive, obj.lo, obj.hi, self._origin, self._inv, self._clamp_lo,
+        ranges, _ = gk.cell_ranges(alive, obj.lo, obj.hi, self._origin, self._inv, self._clamp_lo,
                             self._clamp_hi)
-        code, where = check_cells(alive, ranges, self._coords, self._start, self._items,
+        code, where = gk.check_cells(alive, ranges, self._coords, self._start, self._items,
                                   max(obj.slot_limit, 1), obj.alive)
         if code:
             raise IndexInvariantError("grid: " + _CHECK_MESSAGES[code].format(where))

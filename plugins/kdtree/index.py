@@ -36,22 +36,7 @@ from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
-from .kernels import (
-    NF_CELL_HI,
-    NF_CELL_LO,
-    NF_HI,
-    NF_LO,
-    NI_COUNT,
-    NI_DEPTH,
-    NI_LEFT,
-    NI_PARENT,
-    NI_RIGHT,
-    NI_START,
-    build_kd,
-    check_tree,
-    leaf_pairs,
-    subtree_sums,
-)
+from . import kernels as kk
 
 #: Most object references the tree may hold, as a multiple of the object count.
 REFERENCE_BUDGET = 16
@@ -129,17 +114,17 @@ class KdTree(SpatialIndex):
         slots = self.objects.alive_slots().astype(np.int64)
         p = self.params
         if len(slots):
-            nf, ni, items, _ = build_kd(slots, self.objects.lo, self.objects.hi, p.split == "sah",
+            nf, ni, items, _ = kk.build_kd(slots, self.objects.lo, self.objects.hi, p.split == "sah",
                                         p.leaf_size, p.max_depth, p.traversal_cost,
                                         p.intersection_cost, p.sah_bins,
                                         REFERENCE_BUDGET * len(slots))
         else:
             nf, ni, items = np.empty((0, 13)), np.empty((0, 7), dtype=np.int64), np.empty(0, np.int64)
         self._nf, self._ni, self._items = nf, ni, items
-        self._node_lo = np.ascontiguousarray(nf[:, NF_LO:NF_LO + 3])
-        self._node_hi = np.ascontiguousarray(nf[:, NF_HI:NF_HI + 3])
-        self._cell_lo = np.ascontiguousarray(nf[:, NF_CELL_LO:NF_CELL_LO + 3])
-        self._cell_hi = np.ascontiguousarray(nf[:, NF_CELL_HI:NF_CELL_HI + 3])
+        self._node_lo = np.ascontiguousarray(nf[:, kk.NF_LO:kk.NF_LO + 3])
+        self._node_hi = np.ascontiguousarray(nf[:, kk.NF_HI:kk.NF_HI + 3])
+        self._cell_lo = np.ascontiguousarray(nf[:, kk.NF_CELL_LO:kk.NF_CELL_LO + 3])
+        self._cell_hi = np.ascontiguousarray(nf[:, kk.NF_CELL_HI:kk.NF_CELL_HI + 3])
         # Search bounds: the objects' union clipped to the closed cell. A copied straddler
         # would otherwise stretch every node it lands in over the whole of itself. The clip is
         # padded far above rounding so that an entry point or reference point computed on a
@@ -152,10 +137,10 @@ class KdTree(SpatialIndex):
             self._search_hi = np.minimum(self._node_hi, self._cell_hi + pad)
         else:
             self._search_lo, self._search_hi = self._node_lo, self._node_hi
-        self._left = np.ascontiguousarray(ni[:, NI_LEFT])
-        self._right = np.ascontiguousarray(ni[:, NI_RIGHT])
-        self._start = np.ascontiguousarray(ni[:, NI_START])
-        self._count = np.ascontiguousarray(ni[:, NI_COUNT])
+        self._left = np.ascontiguousarray(ni[:, kk.NI_LEFT])
+        self._right = np.ascontiguousarray(ni[:, kk.NI_RIGHT])
+        self._start = np.ascontiguousarray(ni[:, kk.NI_START])
+        self._count = np.ascontiguousarray(ni[:, kk.NI_COUNT])
         self._dirty = False
         self._rebuilds += 1
         self._rebuild_ms = (time.perf_counter() - start) * 1e3
@@ -215,11 +200,11 @@ class KdTree(SpatialIndex):
         running = np.concatenate([[0], np.cumsum(item_active, dtype=np.int64)])
         counts = running[self._start[leaves] + self._count[leaves]] - running[self._start[leaves]]
         node_active[leaves] = counts > 0
-        return active, subtree_sums(self._ni[:, NI_PARENT], node_active.astype(np.int64)) > 0
+        return active, kk.subtree_sums(self._ni[:, kk.NI_PARENT], node_active.astype(np.int64)) > 0
 
     def _pairs(self, mode):
         active, node_active = self._active_per_node()
-        pairs, tests, node_tests = leaf_pairs(self._left, self._start, self._count, self._items,
+        pairs, tests, node_tests = kk.leaf_pairs(self._left, self._start, self._count, self._items,
                                                self.objects.lo, self.objects.hi, self._cell_lo,
                                                self._cell_hi, active, node_active,
                                                mode == "active")
@@ -230,15 +215,15 @@ class KdTree(SpatialIndex):
         n = len(self._left)
         if n == 0:
             return NodeTable.empty(0)
-        parents = self._ni[:, NI_PARENT]
-        subtree = subtree_sums(parents, self._count.astype(np.int64))
+        parents = self._ni[:, kk.NI_PARENT]
+        subtree = kk.subtree_sums(parents, self._count.astype(np.int64))
         _, node_active = self._active_per_node()
         scene_lo, scene_hi = self._node_lo[0], self._node_hi[0]
         core_lo = np.minimum(np.maximum(self._cell_lo, scene_lo), scene_hi)
         core_hi = np.maximum(np.minimum(self._cell_hi, scene_hi), core_lo)
         return NodeTable.from_columns(
             lo=self._node_lo, hi=self._node_hi, core_lo=core_lo, core_hi=core_hi,
-            depth=self._ni[:, NI_DEPTH], parent=parents, is_leaf=self._left < 0,
+            depth=self._ni[:, kk.NI_DEPTH], parent=parents, is_leaf=self._left < 0,
             own_count=self._count, subtree_count=subtree, awake=node_active)
 
     def _node_objects(self, row):
@@ -253,7 +238,7 @@ class KdTree(SpatialIndex):
             if len(alive):
                 raise IndexInvariantError(f"{len(alive)} objects but the tree is empty")
             return
-        code, where = check_tree(self._nf, self._ni, self._items, self.objects.lo,
+        code, where = kk.check_tree(self._nf, self._ni, self._items, self.objects.lo,
                                   self.objects.hi, alive, self.objects.slot_limit)
         if code:
             raise IndexInvariantError("kdtree: " + _CHECK_MESSAGES[code].format(where))
