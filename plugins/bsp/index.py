@@ -37,7 +37,16 @@ from typing import ClassVar
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import (
+    BatchResult,
+    FrustumHits,
+    NodeTable,
+    PairHits,
+    RayBatchResult,
+    RayHits,
+    SlotHits,
+    SpatialIndex,
+)
 from spatial.errors import IndexInvariantError, ParamError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.params import param
@@ -335,7 +344,7 @@ class BSPTree(SpatialIndex):
             self._planes, self._front, self._parent, self._leaf_start, self._leaf_count,
             self._items, self.objects.lo, self.objects.hi, active, mode == "active",
             self._refcount)
-        return pairs, int(node_tests.sum()), node_tests
+        return PairHits(pairs, int(node_tests.sum()), node_tests)
 
     # ---------------------------------------------------------------- inspection
     def _is_leaf(self) -> np.ndarray:

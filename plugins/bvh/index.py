@@ -37,7 +37,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import (
+    BatchResult,
+    FrustumHits,
+    NodeTable,
+    PairHits,
+    RayBatchResult,
+    RayHits,
+    SlotHits,
+    SpatialIndex,
+)
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -274,15 +283,16 @@ class DynamicBvh(SpatialIndex):
     def _pairs(self, mode):
         p = self._packed()
         if mode != "active":
-            return pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area,
-                              np.zeros(len(p.order), dtype=bool), False)
+            return PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area,
+                                                     np.zeros(len(p.order), dtype=bool), False))
         active = self._active()
         count, awake = pair_kernels.subtree_flags(p.parents, p.left, p.slots, active)
         leaf_rows = np.flatnonzero(p.left < 0)
         active_rows = leaf_rows[active[p.slots[leaf_rows]]]
         if len(active_rows) <= ACTIVE_QUERY_FRACTION * len(leaf_rows):
-            return pair_kernels.active_leaf_pairs(p.box, p.left, p.right, p.slots, count, active_rows, active)
-        return pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, True)
+            return PairHits(*pair_kernels.active_leaf_pairs(p.box, p.left, p.right, p.slots, count,
+                                                            active_rows, active))
+        return PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, True))
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:

@@ -34,7 +34,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import (
+    BatchResult,
+    FrustumHits,
+    NodeTable,
+    PairHits,
+    RayBatchResult,
+    RayHits,
+    SlotHits,
+    SpatialIndex,
+)
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -319,7 +328,7 @@ class Grid(SpatialIndex):
                                               self._clamp_hi, self._coords, self._start,
                                               self._items, self.objects.lo, self.objects.hi,
                                               active, mode == "active")
-        return pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64)
+        return PairHits(pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64))
 
     # ---------------------------------------------------------------- inspection
     def _cell_boxes(self):

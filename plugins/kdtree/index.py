@@ -32,7 +32,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import (
+    BatchResult,
+    FrustumHits,
+    NodeTable,
+    PairHits,
+    RayBatchResult,
+    RayHits,
+    SlotHits,
+    SpatialIndex,
+)
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -208,7 +217,7 @@ class KdTree(SpatialIndex):
                                                self.objects.lo, self.objects.hi, self._cell_lo,
                                                self._cell_hi, active, node_active,
                                                mode == "active")
-        return pairs, tests, node_tests
+        return PairHits(pairs, tests, node_tests)
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:

@@ -42,7 +42,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import (
+    BatchResult,
+    FrustumHits,
+    NodeTable,
+    PairHits,
+    RayBatchResult,
+    RayHits,
+    SlotHits,
+    SpatialIndex,
+)
 from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
 from spatial.params import param
@@ -295,7 +304,7 @@ class Quadtree(SpatialIndex):
         pairs, tests = qk.pairs(self._nf, self._ni, self._ri, obj.lo, obj.hi, self._oact,
                                 a0, a1, a2, mode == "active", node_tests)
         order = self._rows()[0]
-        return pairs, tests, node_tests[order]
+        return PairHits(pairs, tests, node_tests[order])
 
     # ---------------------------------------------------------------- inspection
     def _rows(self):
