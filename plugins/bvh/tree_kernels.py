@@ -45,6 +45,36 @@ def _set_union(lo, hi, n, a, b):
         hi[n, k] = max(hi[a, k], hi[b, k])
 
 
+@numba.njit(cache=True, inline="always")
+def _rotate_up(ia, up, stay, up_is_c1, root, lo, hi, parent, c1, c2, height):
+    """Rotate child ``up`` of ``ia`` into its place (``stay`` is ``ia``'s other child): ``up``'s
+    taller child stays below it, the shorter one moves to ``ia``. Returns ``(up, tree root)``."""
+    x = c1[up]
+    y = c2[up]
+    c1[up] = ia
+    parent[up] = parent[ia]
+    parent[ia] = up
+    if parent[up] >= 0:
+        if c1[parent[up]] == ia:
+            c1[parent[up]] = up
+        else:
+            c2[parent[up]] = up
+    else:
+        root = up
+    keep, move = (x, y) if height[x] > height[y] else (y, x)
+    c2[up] = keep
+    if up_is_c1:
+        c1[ia] = move
+    else:
+        c2[ia] = move
+    parent[move] = ia
+    _set_union(lo, hi, ia, stay, move)
+    _set_union(lo, hi, up, ia, keep)
+    height[ia] = 1 + max(height[stay], height[move])
+    height[up] = 1 + max(height[ia], height[keep])
+    return up, root
+
+
 @numba.njit(cache=True)
 def _balance(ia, root, lo, hi, parent, c1, c2, height):
     """One AVL-style rotation at ``ia`` if its children's heights differ by more than one.
@@ -56,66 +86,10 @@ def _balance(ia, root, lo, hi, parent, c1, c2, height):
     ib = c1[ia]
     ic = c2[ia]
     balance = height[ic] - height[ib]
-    if balance > 1:  # rotate C up
-        i_f = c1[ic]
-        i_g = c2[ic]
-        c1[ic] = ia
-        parent[ic] = parent[ia]
-        parent[ia] = ic
-        if parent[ic] >= 0:
-            if c1[parent[ic]] == ia:
-                c1[parent[ic]] = ic
-            else:
-                c2[parent[ic]] = ic
-        else:
-            root = ic
-        if height[i_f] > height[i_g]:
-            c2[ic] = i_f
-            c2[ia] = i_g
-            parent[i_g] = ia
-            _set_union(lo, hi, ia, ib, i_g)
-            _set_union(lo, hi, ic, ia, i_f)
-            height[ia] = 1 + max(height[ib], height[i_g])
-            height[ic] = 1 + max(height[ia], height[i_f])
-        else:
-            c2[ic] = i_g
-            c2[ia] = i_f
-            parent[i_f] = ia
-            _set_union(lo, hi, ia, ib, i_f)
-            _set_union(lo, hi, ic, ia, i_g)
-            height[ia] = 1 + max(height[ib], height[i_f])
-            height[ic] = 1 + max(height[ia], height[i_g])
-        return ic, root
-    if balance < -1:  # rotate B up
-        i_d = c1[ib]
-        i_e = c2[ib]
-        c1[ib] = ia
-        parent[ib] = parent[ia]
-        parent[ia] = ib
-        if parent[ib] >= 0:
-            if c1[parent[ib]] == ia:
-                c1[parent[ib]] = ib
-            else:
-                c2[parent[ib]] = ib
-        else:
-            root = ib
-        if height[i_d] > height[i_e]:
-            c2[ib] = i_d
-            c1[ia] = i_e
-            parent[i_e] = ia
-            _set_union(lo, hi, ia, ic, i_e)
-            _set_union(lo, hi, ib, ia, i_d)
-            height[ia] = 1 + max(height[ic], height[i_e])
-            height[ib] = 1 + max(height[ia], height[i_d])
-        else:
-            c2[ib] = i_e
-            c1[ia] = i_d
-            parent[i_d] = ia
-            _set_union(lo, hi, ia, ic, i_d)
-            _set_union(lo, hi, ib, ia, i_e)
-            height[ia] = 1 + max(height[ic], height[i_d])
-            height[ib] = 1 + max(height[ia], height[i_e])
-        return ib, root
+    if balance > 1:
+        return _rotate_up(ia, ic, ib, False, root, lo, hi, parent, c1, c2, height)
+    if balance < -1:
+        return _rotate_up(ia, ib, ic, True, root, lo, hi, parent, c1, c2, height)
     return ia, root
 
 
