@@ -162,6 +162,28 @@ def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool
     return count, m
 
 
+@numba.njit(cache=True, inline="always")
+def _inherit_region(region_lo, region_hi, node, child, plane, side, axial, keep_inside):
+    """Give ``child`` (``side`` 0 front, 1 back) its parent's region box, cut by the parent's
+    ``plane`` when it is axial; ``keep_inside`` clamps the cut into the box, so a region never
+    turns inside out."""
+    region_lo[child, :] = region_lo[node, :]
+    region_hi[child, :] = region_hi[node, :]
+    if not axial:
+        return
+    a = 0
+    while plane[a] == 0.0:
+        a += 1
+    x = -plane[3] / plane[a]
+    if keep_inside:
+        x = min(max(x, region_lo[child, a]), region_hi[child, a])
+    # front of ``s*x + d >= 0`` is x >= -d/s for s > 0 and x <= -d/s for s < 0
+    if (side == 0) == (plane[a] > 0.0):
+        region_lo[child, a] = max(region_lo[child, a], x)
+    else:
+        region_hi[child, a] = min(region_hi[child, a], x)
+
+
 @numba.njit(cache=True, nogil=True)
 def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_objects,
                balance_weight, split_weight, max_candidates, axial_bonus, reference_budget):
@@ -338,19 +360,8 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
                         cull_hi[child, a] = max(cull_hi[child, a], hi[o, a])
             seg_count[child] = m
             used += m
-            region_lo[child, :] = region_lo[node, :]
-            region_hi[child, :] = region_hi[node, :]
-            if axial:
-                a = 0
-                while plane[a] == 0.0:
-                    a += 1
-                x = -plane[3] / plane[a]
-                # front of ``s*x + d >= 0`` is x >= -d/s for s > 0 and x <= -d/s for s < 0
-                if (side == 0) == (plane[a] > 0.0):
-                    region_lo[child, a] = max(region_lo[child, a], x)
-                else:
-                    region_hi[child, a] = min(region_hi[child, a], x)
-            else:
+            _inherit_region(region_lo, region_hi, node, child, plane, side, axial, False)
+            if not axial:
                 # the region is a polytope; its box is approximated by the objects' box on the
                 # split axes (a 2D region stays a full-height prism). Never empty: each object's
                 # box meets the parent's box and lies in the objects' box.
@@ -470,18 +481,8 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
         axial = is_axial(plane)
         for side in range(2):
             child = front[node] if side == 0 else back[node]
-            region_lo[child, :] = region_lo[node, :]
-            region_hi[child, :] = region_hi[node, :]
-            if axial:
-                a = 0
-                while plane[a] == 0.0:
-                    a += 1
-                x = -plane[3] / plane[a]
-                if (side == 0) == (plane[a] > 0.0):
-                    region_lo[child, a] = max(min(region_hi[child, a], x), region_lo[child, a])
-                else:
-                    region_hi[child, a] = min(max(region_lo[child, a], x), region_hi[child, a])
-            elif subtree[child] > 0:
+            _inherit_region(region_lo, region_hi, node, child, plane, side, axial, True)
+            if not axial and subtree[child] > 0:
                 for ai in range(len(axes)):
                     a = axes[ai]
                     region_lo[child, a] = min(max(region_lo[child, a], cull_lo[child, a]),
