@@ -36,17 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import spatial.contract as C
 import spatial.kernels as K
-from spatial.contract import (
-    BatchResult,
-    FrustumHits,
-    NodeTable,
-    PairHits,
-    RayBatchResult,
-    RayHits,
-    SlotHits,
-    SpatialIndex,
-)
+from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -243,30 +235,30 @@ class DynamicBvh(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         hits = self._query(K.box_shape(lo, hi), trace)
-        return SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
+        return C.SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_sphere(self, center, radius, trace):
         hits = self._query(K.sphere_shape(center, radius), trace)
-        return SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
+        return C.SlotHits(hits.slots, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_ray(self, origin, direction, max_t, trace):
         hits = self._query(K.ray_shape(origin, direction, max_t), trace)
-        return RayHits(hits.slots, hits.t, hits.visited, hits.tested, hits.rows if trace else None)
+        return C.RayHits(hits.slots, hits.t, hits.visited, hits.tested, hits.rows if trace else None)
 
     def _query_frustum(self, planes, trace):
         hits = self._query(K.frustum_shape(planes), trace)
-        return FrustumHits(hits.slots, hits.visited, hits.tested, (hits.rows if trace else None),
+        return C.FrustumHits(hits.slots, hits.visited, hits.tested, (hits.rows if trace else None),
                 (hits.culled if trace else None))
 
-    def _query_boxes(self, lo, hi) -> BatchResult:
+    def _query_boxes(self, lo, hi) -> C.BatchResult:
         slots, offsets, visited, tested = K.tree_query_boxes(self._tree(), lo, hi, False,
                                                              _NO_CELLS, _NO_CELLS)
-        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+        return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
-    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
         slots, t, visited, tested = K.tree_query_rays_closest(self._tree(), self.objects.ids,
                                                               origins, directions, max_t)
-        return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
+        return C.RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _flags(self):
@@ -283,16 +275,16 @@ class DynamicBvh(SpatialIndex):
     def _pairs(self, mode):
         p = self._packed()
         if mode != "active":
-            return PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area,
+            return C.PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area,
                                                      np.zeros(len(p.order), dtype=bool), False))
         active = self._active()
         count, awake = pair_kernels.subtree_flags(p.parents, p.left, p.slots, active)
         leaf_rows = np.flatnonzero(p.left < 0)
         active_rows = leaf_rows[active[p.slots[leaf_rows]]]
         if len(active_rows) <= ACTIVE_QUERY_FRACTION * len(leaf_rows):
-            return PairHits(*pair_kernels.active_leaf_pairs(p.box, p.left, p.right, p.slots, count,
+            return C.PairHits(*pair_kernels.active_leaf_pairs(p.box, p.left, p.right, p.slots, count,
                                                             active_rows, active))
-        return PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, True))
+        return C.PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area, awake, True))
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:

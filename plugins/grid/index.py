@@ -33,17 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import spatial.contract as C
 import spatial.kernels as K
-from spatial.contract import (
-    BatchResult,
-    FrustumHits,
-    NodeTable,
-    PairHits,
-    RayBatchResult,
-    RayHits,
-    SlotHits,
-    SpatialIndex,
-)
+from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -282,17 +274,17 @@ class Grid(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         slots, visited, tested, rows = gk.grid_query_box(lo, hi, *self._grid(), trace)
-        return SlotHits(slots, visited, tested, self._rows(rows, trace))
+        return C.SlotHits(slots, visited, tested, self._rows(rows, trace))
 
     def _query_sphere(self, center, radius, trace):
         slots, visited, tested, rows = gk.grid_query_sphere(center, radius, *self._grid(), trace)
-        return SlotHits(np.unique(slots), visited, tested, self._rows(rows, trace))
+        return C.SlotHits(np.unique(slots), visited, tested, self._rows(rows, trace))
 
     def _query_frustum(self, planes, trace):
         slots, visited, tested, rows, culled = gk.grid_query_frustum(
             planes, self._start, self._items, self._cell_lo, self._cell_hi, self.objects.lo,
             self.objects.hi, trace)
-        return FrustumHits(np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace))
+        return C.FrustumHits(np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace))
 
     def _ray_args(self):
         return (self.objects.ids, self._world_lo, self._world_hi, self._origin, self._cell,
@@ -302,23 +294,23 @@ class Grid(SpatialIndex):
 
     def _query_ray(self, origin, direction, max_t, trace):
         if len(self._coords) == 0:
-            return RayHits(np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace))
+            return C.RayHits(np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace))
         slots, t, visited, tested, rows = gk.grid_query_ray(origin, direction, max_t,
                                                          *self._ray_args(), trace)
         slots, first = np.unique(slots, return_index=True)
-        return RayHits(slots, t[first], visited, tested, self._rows(rows, trace))
+        return C.RayHits(slots, t[first], visited, tested, self._rows(rows, trace))
 
-    def _query_boxes(self, lo, hi) -> BatchResult:
+    def _query_boxes(self, lo, hi) -> C.BatchResult:
         slots, offsets, visited, tested = gk.grid_query_boxes(lo, hi, *self._grid())
-        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+        return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
-    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
         if len(self._coords) == 0:
             q = len(origins)
-            return RayBatchResult(np.full(q, -1, np.int64), np.full(q, np.inf),
+            return C.RayBatchResult(np.full(q, -1, np.int64), np.full(q, np.inf),
                                   np.zeros(q, np.int64), np.zeros(q, np.int64))
         slots, t, visited, tested = gk.grid_query_rays(origins, directions, max_t, *self._ray_args())
-        return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
+        return C.RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _pairs(self, mode):
@@ -328,7 +320,7 @@ class Grid(SpatialIndex):
                                               self._clamp_hi, self._coords, self._start,
                                               self._items, self.objects.lo, self.objects.hi,
                                               active, mode == "active")
-        return PairHits(pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64))
+        return C.PairHits(pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64))
 
     # ---------------------------------------------------------------- inspection
     def _cell_boxes(self):

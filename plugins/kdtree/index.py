@@ -31,17 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import spatial.contract as C
 import spatial.kernels as K
-from spatial.contract import (
-    BatchResult,
-    FrustumHits,
-    NodeTable,
-    PairHits,
-    RayBatchResult,
-    RayHits,
-    SlotHits,
-    SpatialIndex,
-)
+from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.params import param
 
@@ -170,31 +162,31 @@ class KdTree(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         hits = self._query(K.box_shape(lo, hi), trace)
-        return SlotHits(hits.slots, hits.visited, hits.tested, self._rows(hits.rows, trace))
+        return C.SlotHits(hits.slots, hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_sphere(self, center, radius, trace):
         hits = self._query(K.sphere_shape(center, radius), trace)
-        return SlotHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace))
+        return C.SlotHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_ray(self, origin, direction, max_t, trace):
         hits = self._query(K.ray_shape(origin, direction, max_t), trace)
         slots, first = np.unique(hits.slots, return_index=True)
-        return RayHits(slots, hits.t[first], hits.visited, hits.tested, self._rows(hits.rows, trace))
+        return C.RayHits(slots, hits.t[first], hits.visited, hits.tested, self._rows(hits.rows, trace))
 
     def _query_frustum(self, planes, trace):
         hits = self._query(K.frustum_shape(planes), trace, clipped=False)
-        return FrustumHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace),
+        return C.FrustumHits(np.unique(hits.slots), hits.visited, hits.tested, self._rows(hits.rows, trace),
                 self._rows(hits.culled, trace))
 
-    def _query_boxes(self, lo, hi) -> BatchResult:
+    def _query_boxes(self, lo, hi) -> C.BatchResult:
         slots, offsets, visited, tested = K.tree_query_boxes(self._tree(), lo, hi, True,
                                                              self._cell_lo, self._cell_hi)
-        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+        return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
-    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
         slots, t, visited, tested = K.tree_query_rays_closest(self._tree(), self.objects.ids,
                                                               origins, directions, max_t)
-        return RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
+        return C.RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _active_per_node(self):
@@ -217,7 +209,7 @@ class KdTree(SpatialIndex):
                                                self.objects.lo, self.objects.hi, self._cell_lo,
                                                self._cell_hi, active, node_active,
                                                mode == "active")
-        return PairHits(pairs, tests, node_tests)
+        return C.PairHits(pairs, tests, node_tests)
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:
