@@ -636,36 +636,59 @@ def compact_leaf_lists(is_leaf, start, count, work):
 
 
 @numba.njit(cache=True)
-def preorder(root, left, right):
-    """Node ids in depth-first preorder (parents before children), with parent ids and depths."""
-    order = np.empty(64, dtype=np.int64)
-    parents = np.empty(64, dtype=np.int64)
-    depths = np.empty(64, dtype=np.int64)
+def preorder_limited(root, left, right, limit):
+    """Node ids in depth-first preorder (parents before children, left subtree first), with
+    parent *rows* (``-1`` at the root) and depths; at most ``limit`` nodes.
+
+    Returns ``(order, parent_rows, depths, complete)``: ``complete`` is false when more than
+    ``limit`` nodes were reachable, as in a corrupt tree whose links form a cycle (the walk
+    stops there instead of running on). A tree's node count as ``limit`` also sizes the output
+    at once.
+    """
+    cap = max(min(limit, len(left)), 1)
+    order = np.empty(cap, dtype=np.int64)
+    parents = np.empty(cap, dtype=np.int64)
+    depths = np.empty(cap, dtype=np.int64)
     m = 0
-    stack = np.empty(64, dtype=np.int64)
-    pstack = np.empty(64, dtype=np.int64)
-    dstack = np.empty(64, dtype=np.int64)
+    # one stack row per pending node: id, parent row, depth
+    stack = np.empty((64, 3), dtype=np.int64)
     sp = 0
     if root >= 0:
-        stack, sp = push(stack, sp, root)
-        pstack, _ = push(pstack, 0, -1)
-        dstack, _ = push(dstack, 0, 0)
+        stack[0, 0] = root
+        stack[0, 1] = -1
+        stack[0, 2] = 0
+        sp = 1
+    complete = True
     while sp > 0:
+        if m == limit:
+            complete = False
+            break
         sp -= 1
-        n = stack[sp]
-        p = pstack[sp]
-        d = dstack[sp]
-        order, _ = push(order, m, n)
-        parents, _ = push(parents, m, p)
-        depths, m = push(depths, m, d)
+        n = stack[sp, 0]
+        if m == len(order):  # more nodes than ids: a cycle
+            order = grow(order, m + 1)
+            parents = grow(parents, m + 1)
+            depths = grow(depths, m + 1)
+        order[m] = n
+        parents[m] = stack[sp, 1]
+        depths[m] = stack[sp, 2]
+        m += 1
         if left[n] >= 0:
-            row = m - 1
+            stack = grow(stack, sp + 2)
             for child in (right[n], left[n]):
-                stack, sp1 = push(stack, sp, child)
-                pstack, _ = push(pstack, sp, row)
-                dstack, _ = push(dstack, sp, d + 1)
-                sp = sp1
-    return order[:m], parents[:m], depths[:m]
+                stack[sp, 0] = child
+                stack[sp, 1] = m - 1
+                stack[sp, 2] = depths[m - 1] + 1
+                sp += 1
+    return order[:m], parents[:m], depths[:m], complete
+
+
+@numba.njit(cache=True)
+def preorder(root, left, right):
+    """Node ids in depth-first preorder (parents before children), with parent rows and depths
+    (:func:`preorder_limited` without a limit)."""
+    order, parents, depths, _ = preorder_limited(root, left, right, np.iinfo(np.int64).max)
+    return order, parents, depths
 
 
 def slots_to_ids(object_ids, slots):

@@ -22,51 +22,16 @@ def pack_tree(root, c1, c2, node_slot, obj_lo, obj_hi, n_nodes):
     ``lo, hi`` (one cache line per node for the pair traversal), and ``complete`` false when
     more than ``n_nodes`` nodes were reachable (a corrupt tree; the copy then stops there).
     """
-    cap = max(n_nodes, 1)
-    order = np.empty(cap, dtype=np.int64)
-    parents = np.empty(cap, dtype=np.int64)
-    depths = np.empty(cap, dtype=np.int64)
-    left = np.full(cap, -1, dtype=np.int64)
-    right = np.full(cap, -1, dtype=np.int64)
-    stack = np.empty((64, 3), dtype=np.int64)  # node, parent row, depth
-    m = 0
-    sp = 0
-    complete = True
-    if root >= 0:
-        stack[0, 0] = root
-        stack[0, 1] = -1
-        stack[0, 2] = 0
-        sp = 1
-    while sp > 0:
-        sp -= 1
-        n = stack[sp, 0]
-        p = stack[sp, 1]
-        d = stack[sp, 2]
-        if m == cap:  # a corrupt tree reaches more nodes than are in use
-            complete = False
-            break
-        order[m] = n
-        parents[m] = p
-        depths[m] = d
-        row = m
-        m += 1
-        if p >= 0:
-            if c1[order[p]] == n:
-                left[p] = row
-            else:
-                right[p] = row
-        if c1[n] >= 0:
-            if sp + 2 > stack.shape[0]:
-                grown = np.empty((2 * stack.shape[0], 3), dtype=np.int64)
-                grown[:sp] = stack[:sp]
-                stack = grown
-            stack[sp, 0] = c2[n]
-            stack[sp, 1] = row
-            stack[sp, 2] = d + 1
-            stack[sp + 1, 0] = c1[n]
-            stack[sp + 1, 1] = row
-            stack[sp + 1, 2] = d + 1
-            sp += 2
+    order, parents, depths, complete = K.preorder_limited(root, c1, c2, n_nodes)
+    m = len(order)
+    left = np.full(m, -1, dtype=np.int64)
+    right = np.full(m, -1, dtype=np.int64)
+    for row in range(1, m):
+        p = parents[row]
+        if c1[order[p]] == order[row]:
+            left[p] = row
+        else:
+            right[p] = row
     slots = np.full(m, -1, dtype=np.int64)
     items = np.zeros(m, dtype=np.int64)
     tight_lo = np.empty((m, 3))
@@ -95,8 +60,8 @@ def pack_tree(root, c1, c2, node_slot, obj_lo, obj_hi, n_nodes):
         dy = tight_hi[r, 1] - tight_lo[r, 1]
         dz = tight_hi[r, 2] - tight_lo[r, 2]
         area[r] = 2.0 * (dx * dy + dy * dz + dz * dx)
-    return (order[:m], parents[:m], depths[:m], left[:m], right[:m], slots, items, tight_lo,
-            tight_hi, box, area, complete)
+    return (order, parents, depths, left, right, slots, items, tight_lo, tight_hi, box, area,
+            complete)
 
 
 @numba.njit(cache=True)

@@ -54,3 +54,15 @@ def test_push_unseen_appends_each_slot_once():
     out, m = K.push_unseen(items, 3, 3, seen, out, m)
     assert list(out[:m]) == [4, 1, 7, 2]
     assert list(np.flatnonzero(seen)) == [1, 2, 4, 7]
+
+
+def test_preorder_lists_parents_before_children_and_stops_on_a_cycle():
+    left = np.array([1, -1, 3, -1, -1])
+    right = np.array([2, -1, 4, -1, -1])
+    order, parents, depths = K.preorder(0, left, right)
+    assert list(order) == [0, 1, 2, 3, 4]
+    assert list(parents) == [-1, 0, 0, 2, 2] and list(depths) == [0, 1, 1, 2, 2]
+    cycle = np.array([1, 0])  # node 1's children lead back to node 0
+    order, _, _, complete = K.preorder_limited(0, cycle, cycle, 5)
+    assert not complete and len(order) == 5
+    assert K.preorder_limited(0, left, right, 5)[3]
