@@ -417,6 +417,17 @@ def shape_may_meet_row(kind, a, b, scalar, inv, planes, lo, hi, row, slack):
 
 
 @numba.njit(cache=True, inline="always")
+def candidate_buffers(slot_limit, n_nodes, trace):
+    """Scratch of a query that collects the distinct objects of the leaves it reaches:
+    ``(seen, out, rows, culled)`` = the marks of :func:`push_unseen` per slot, its growable
+    output, and room for the visited and the culled node rows of a trace (``n_nodes`` each,
+    empty without ``trace``)."""
+    rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    culled = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    return np.zeros(max(slot_limit, 1), dtype=np.bool_), np.empty(16, dtype=np.int64), rows, culled
+
+
+@numba.njit(cache=True, inline="always")
 def push_unseen(items, start, count, seen, out, m):
     """Append the slots of ``items[start: start + count]`` not yet marked in the boolean array
     ``seen`` to the growable ``out`` from ``m``, marking them: the distinct objects of the

@@ -29,6 +29,7 @@ import numpy as np
 
 from spatial.kernels import (
     BOX,
+    candidate_buffers,
     compact_leaf_lists,
     grow,
     list_pairs,
@@ -505,11 +506,8 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
     """
     qlo, qhi, scalar, inv = unpack_shape(kind, params)
     n_nodes = len(front)
-    seen = np.zeros(slot_limit, dtype=np.bool_)
-    out = np.empty(16, dtype=np.int64)
+    seen, out, visited_rows, culled_rows = candidate_buffers(slot_limit, n_nodes, trace)
     m = 0
-    visited_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
-    culled_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
     n_visited = 0
     n_culled = 0
     stack = np.empty(n_nodes + 1, dtype=np.int64)

@@ -152,11 +152,8 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
     """
     qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
     n_nodes = len(leaf_start)
-    seen = np.zeros(max(slot_limit, 1), dtype=np.bool_)
-    out = np.empty(16, dtype=np.int64)
+    seen, out, rows, culled = K.candidate_buffers(slot_limit, n_nodes, trace)
     n_out = 0
-    rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
-    culled = np.empty(n_nodes if trace else 0, dtype=np.int64)
     n_rows = 0
     n_culled = 0
     visited = 0
