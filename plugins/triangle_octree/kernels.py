@@ -193,10 +193,7 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
             continue
         for k in range(8):
             if child[node, k] >= 0:
-                if top == len(stack):
-                    stack = K.grow(stack, top + 1)
-                stack[top] = child[node, k]
-                top += 1
+                stack, top = K.push(stack, top, child[node, k])
     return out[:n_out], visited, rows[:n_rows], culled[:n_culled]
 
 
@@ -390,8 +387,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
     stack = np.empty(8 * 64 + 8, dtype=np.int64)
     for o in alive_slots:
         reached = 0
-        stack[0] = 0
-        top = 1
+        stack, top = K.push(stack, 0, 0)
         while top:
             top -= 1
             node = stack[top]
@@ -405,10 +401,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
                     clo[a] = cell_lo[c, a]
                     chi[a] = cell_lo[c, a] + size[c]
                 if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
-                    if top == len(stack):
-                        stack = K.grow(stack, top + 1)
-                    stack[top] = c
-                    top += 1
+                    stack, top = K.push(stack, top, c)
             if is_leaf:
                 reached += 1
         if reached != stored[o]:
