@@ -434,6 +434,38 @@ def grid_query_rays(origins, directions, max_t, obj_ids, world_lo, world_hi, ori
 
 
 @numba.njit(cache=True)
+def cell_start(i, origin, inv, lo_clamp, hi_clamp):
+    """The smallest coordinate ``x`` with ``_coord(x) >= i``: cell ``i``'s lower bound on one
+    axis, so that ``_coord(x) == i`` exactly when ``cell_start(i) <= x < cell_start(i + 1)``
+    (``_coord`` rounds, but never decreases as ``x`` grows). ``-inf`` and ``inf`` past the
+    clamped border cells, which own everything beyond them."""
+    if i <= lo_clamp:
+        return -np.inf
+    if i > hi_clamp:
+        return np.inf
+    guess = origin + i / inv
+    # bracket the boundary around the guess (a few ulps off), then bisect it down to one ulp
+    a = guess
+    b = guess
+    step = 1e-15 * (abs(guess) + abs(origin) + 1.0 / inv)
+    while _coord(a, origin, inv, lo_clamp, hi_clamp) >= i:
+        a = min(a - step, np.nextafter(a, -np.inf))
+        step *= 2.0
+    step = 1e-15 * (abs(guess) + abs(origin) + 1.0 / inv)
+    while _coord(b, origin, inv, lo_clamp, hi_clamp) < i:
+        b = max(b + step, np.nextafter(b, np.inf))
+        step *= 2.0
+    while True:
+        mid = a + 0.5 * (b - a)
+        if mid <= a or mid >= b:
+            return b
+        if _coord(mid, origin, inv, lo_clamp, hi_clamp) >= i:
+            b = mid
+        else:
+            a = mid
+
+
+@numba.njit(cache=True)
 def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, active, only_active):
     """Pairs inside every cell, each reported in the cell owning ``max(lo_a, lo_b)``."""
     n_cells = coords.shape[0]
@@ -442,6 +474,9 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
     tests = 0
     cell_tests = np.zeros(n_cells, dtype=np.int64)
     box = np.empty((64, 6))
+    cell_lo = np.empty(3)
+    cell_hi = np.empty(3)
+    known = np.full(3, np.iinfo(np.int64).min)  # the coordinate whose bounds cell_lo/hi hold
     for c in range(n_cells):
         first = start[c]
         count = start[c + 1] - first
@@ -449,32 +484,14 @@ def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, ac
             continue
         if only_active and not K.any_active(items, first, count, active):
             continue
-        if count > len(box):
-            box = np.empty((2 * count, 6))
-        for i in range(count):  # gather the cell's boxes once: the pair loop then stays in cache
-            o = items[first + i]
-            for ax in range(3):
-                box[i, ax] = lo[o, ax]
-                box[i, 3 + ax] = hi[o, ax]
-        local = 0
-        for i in range(count):
-            a = items[first + i]
-            for j in range(i + 1, count):
-                b = items[first + j]
-                if only_active and not (active[a] or active[b]):
-                    continue
-                local += 1
-                if (box[i, 0] <= box[j, 3] and box[j, 0] <= box[i, 3]
-                        and box[i, 1] <= box[j, 4] and box[j, 1] <= box[i, 4]
-                        and box[i, 2] <= box[j, 5] and box[j, 2] <= box[i, 5]):
-                    owner = True
-                    for ax in range(3):
-                        p = max(box[i, ax], box[j, ax])
-                        if _coord(p, origin[ax], inv, clamp_lo[ax], clamp_hi[ax]) != coords[c, ax]:
-                            owner = False
-                            break
-                    if owner:
-                        out, m = K.push_pair(out, m, min(a, b), max(a, b))
+        for ax in range(3):  # neighbouring cells mostly share two coordinates
+            i = coords[c, ax]
+            if i != known[ax]:
+                known[ax] = i
+                cell_lo[ax] = cell_start(i, origin[ax], inv, clamp_lo[ax], clamp_hi[ax])
+                cell_hi[ax] = cell_start(i + 1, origin[ax], inv, clamp_lo[ax], clamp_hi[ax])
+        out, m, local, box = K.owned_list_pairs(items, first, count, lo, hi, active, only_active,
+                                                box, cell_lo, cell_hi, out, m)
         cell_tests[c] = local
         tests += local
     return out[:m], tests, cell_tests

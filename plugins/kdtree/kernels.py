@@ -284,32 +284,8 @@ def leaf_pairs(left, item_start, item_count, items, lo, hi, cell_lo, cell_hi, ac
             continue
         start = item_start[n]
         c = item_count[n]
-        if c > len(box):
-            box = np.empty((2 * c, 6))
-        for i in range(c):  # gather the leaf's boxes once: the pair loop then stays in cache
-            o = items[start + i]
-            for ax in range(3):
-                box[i, ax] = lo[o, ax]
-                box[i, 3 + ax] = hi[o, ax]
-        c0, c1, c2 = cell_lo[n, 0], cell_lo[n, 1], cell_lo[n, 2]
-        d0, d1, d2 = cell_hi[n, 0], cell_hi[n, 1], cell_hi[n, 2]
-        local = 0
-        for i in range(c):
-            a = items[start + i]
-            for j in range(i + 1, c):
-                b = items[start + j]
-                if only_active and not (active[a] or active[b]):
-                    continue
-                local += 1
-                if (box[i, 0] <= box[j, 3] and box[j, 0] <= box[i, 3]
-                        and box[i, 1] <= box[j, 4] and box[j, 1] <= box[i, 4]
-                        and box[i, 2] <= box[j, 5] and box[j, 2] <= box[i, 5]):
-                    p0 = max(box[i, 0], box[j, 0])
-                    p1 = max(box[i, 1], box[j, 1])
-                    p2 = max(box[i, 2], box[j, 2])
-                    if (c0 <= p0 and p0 < d0 and c1 <= p1 and p1 < d1
-                            and c2 <= p2 and p2 < d2):
-                        out, m = K.push_pair(out, m, a, b)
+        out, m, local, box = K.owned_list_pairs(items, start, c, lo, hi, active, only_active, box,
+                                                cell_lo[n], cell_hi[n], out, m)
         node_tests[n] = local
         tests += local
     return out[:m], tests, node_tests
