@@ -472,6 +472,21 @@ def candidate_buffers(slot_limit, n_nodes, trace):
 
 
 @numba.njit(cache=True, inline="always")
+def record_visit(trace, keep, node, rows, n_rows, culled, n_culled):
+    """With ``trace``, note ``node`` in ``rows`` when the query keeps it, else in ``culled``
+    (both with room for every node, as :func:`candidate_buffers` makes them). Returns the
+    new ``(n_rows, n_culled)``."""
+    if trace:
+        if keep:
+            rows[n_rows] = node
+            n_rows += 1
+        else:
+            culled[n_culled] = node
+            n_culled += 1
+    return n_rows, n_culled
+
+
+@numba.njit(cache=True, inline="always")
 def push_unseen(items, start, count, seen, out, m):
     """Append the slots of ``items[start: start + count]`` not yet marked in the boolean array
     ``seen`` to the growable ``out`` from ``m``, marking them: the distinct objects of the

@@ -37,6 +37,7 @@ from spatial.kernels import (
     push_unseen,
     ray_setup,
     ray_slab_row,
+    record_visit,
     shape_may_meet_row,
     unpack_shape,
 )
@@ -520,13 +521,9 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
         node = stack[top]
         keep = shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, cull_lo, cull_hi, node,
                                   CULL_SLACK)
+        _, n_culled = record_visit(trace, keep, node, visited_rows, n_visited, culled_rows, n_culled)
         if not keep:
-            if trace:
-                culled_rows[n_culled] = node
-                n_culled += 1
             continue
-        if trace:
-            visited_rows[n_visited] = node
         n_visited += 1
         if front[node] < 0:
             out, m = push_unseen(items, leaf_start[node], leaf_count[node], seen, out, m)

@@ -178,14 +178,10 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
                 bhi[0, a] = min(bhi[0, a], cell_lo[node, a] + size[node])
             blo[0, a] -= pad
             bhi[0, a] += pad
-        if not K.shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, blo, bhi, 0, CULL_EPS):
-            if trace:
-                culled[n_culled] = node
-                n_culled += 1
+        meets = K.shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, blo, bhi, 0, CULL_EPS)
+        n_rows, n_culled = K.record_visit(trace, meets, node, rows, n_rows, culled, n_culled)
+        if not meets:
             continue
-        if trace:
-            rows[n_rows] = node
-            n_rows += 1
         if child[node, 0] < 0 and child[node, 1] < 0 and child[node, 2] < 0 and child[node, 3] < 0 \
                 and child[node, 4] < 0 and child[node, 5] < 0 and child[node, 6] < 0 \
                 and child[node, 7] < 0:
