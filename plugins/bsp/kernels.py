@@ -388,6 +388,20 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
 
 
 # --------------------------------------------------------------------------- refit
+@numba.njit(cache=True, inline="always")
+def _push_sides_reached(plane, blo, bhi, front_child, back_child, stack, top):
+    """Push the children of a node the box ``blo, bhi`` reaches (back first, so the front
+    child is popped first); returns the new stack top."""
+    dmin, dmax = box_side_range(plane, blo, bhi)
+    if dmin <= 0.0:
+        stack[top] = back_child
+        top += 1
+    if dmax >= 0.0:
+        stack[top] = front_child
+        top += 1
+    return top
+
+
 @numba.njit(cache=True, nogil=True)
 def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touched, reinsert,
                lo, hi, axes):
@@ -419,13 +433,7 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
                 reached[n_reached, 1] = o
                 n_reached += 1
                 continue
-            dmin, dmax = box_side_range(planes[node], lo[o], hi[o])
-            if dmin <= 0.0:
-                stack[top] = back[node]
-                top += 1
-            if dmax >= 0.0:
-                stack[top] = front[node]
-                top += 1
+            top = _push_sides_reached(planes[node], lo[o], hi[o], front[node], back[node], stack, top)
     new_count = np.zeros(n_nodes, dtype=np.int64)
     for node in range(n_nodes):
         if front[node] < 0:
@@ -580,13 +588,8 @@ def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, lea
                         out[m] = o
                         m += 1
                 continue
-            dmin, dmax = box_side_range(planes[node], qlo[k], qhi[k])
-            if dmin <= 0.0:
-                stack[top] = back[node]
-                top += 1
-            if dmax >= 0.0:
-                stack[top] = front[node]
-                top += 1
+            top = _push_sides_reached(planes[node], qlo[k], qhi[k], front[node], back[node], stack,
+                                      top)
         offsets[k + 1] = m
     return out[:m].copy(), offsets, visited, tested
 
@@ -766,11 +769,5 @@ def check_tree(planes, front, back, parent, region_lo, region_hi, cull_lo, cull_
                 if not found:
                     return 5, o
                 continue
-            dmin, dmax = box_side_range(planes[node], lo[o], hi[o])
-            if dmin <= 0.0:
-                stack[top] = back[node]
-                top += 1
-            if dmax >= 0.0:
-                stack[top] = front[node]
-                top += 1
+            top = _push_sides_reached(planes[node], lo[o], hi[o], front[node], back[node], stack, top)
     return 0, 0
