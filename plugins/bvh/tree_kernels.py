@@ -123,6 +123,18 @@ def _area_row(lo, hi, n):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 
 
+@numba.njit(cache=True, inline="always")
+def _consider_child(child, direct, area, inherited, leaf_area, best_cost, best, c1):
+    """One child in :func:`_find_best_sibling`'s descent: a leaf may become the best sibling at
+    once; an inner node gets a lower bound on the cost of any sibling below it (``inf`` for a
+    leaf). Returns ``(lower bound, best cost, best node)``."""
+    if c1[child] < 0:
+        if direct + inherited < best_cost:
+            return np.inf, direct + inherited, child
+        return np.inf, best_cost, best
+    return inherited + direct + min(leaf_area - area, 0.0), best_cost, best
+
+
 @numba.njit(cache=True)
 def _find_best_sibling(leaf, root, lo, hi, c1, c2):
     """Sibling of low surface-area cost, by a greedy descent (Box2D v3 ``b2FindBestSibling``).
@@ -155,20 +167,10 @@ def _find_best_sibling(leaf, root, lo, hi, c1, c2):
         direct_b = _union_area_row(lo, hi, b, l0, l1, l2, h0, h1, h2)
         area_a = _area_row(lo, hi, a)
         area_b = _area_row(lo, hi, b)
-        lower_a = np.inf
-        lower_b = np.inf
-        if c1[a] < 0:
-            if direct_a + inherited < best_cost:
-                best_cost = direct_a + inherited
-                best = a
-        else:
-            lower_a = inherited + direct_a + min(leaf_area - area_a, 0.0)
-        if c1[b] < 0:
-            if direct_b + inherited < best_cost:
-                best_cost = direct_b + inherited
-                best = b
-        else:
-            lower_b = inherited + direct_b + min(leaf_area - area_b, 0.0)
+        lower_a, best_cost, best = _consider_child(a, direct_a, area_a, inherited, leaf_area,
+                                                   best_cost, best, c1)
+        lower_b, best_cost, best = _consider_child(b, direct_b, area_b, inherited, leaf_area,
+                                                   best_cost, best, c1)
         if best_cost <= lower_a and best_cost <= lower_b:
             break
         if lower_a <= lower_b:
