@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from spatial.contract import NodeTable, SpatialIndex
+from spatial.contract import FrustumHits, NodeTable, PairHits, RayHits, SlotHits, SpatialIndex
 from spatial.geometry import box_contains_point, boxes_overlap, frustum_box, ray_box, sphere_box
 
 
@@ -82,28 +82,29 @@ class BruteForce(SpatialIndex):
     def _query_box(self, lo, hi, trace):
         slots, olo, ohi = self._alive()
         mask = boxes_overlap(olo, ohi, lo, hi)
-        return slots[mask], 1, len(slots), self._rows(trace)
+        return SlotHits(slots[mask], 1, len(slots), self._rows(trace))
 
     def _query_sphere(self, center, radius, trace):
         slots, olo, ohi = self._alive()
         mask = sphere_box(center, radius, olo, ohi)
-        return slots[mask], 1, len(slots), self._rows(trace)
+        return SlotHits(slots[mask], 1, len(slots), self._rows(trace))
 
     def _query_point(self, point, trace):
         slots, olo, ohi = self._alive()
         mask = box_contains_point(olo, ohi, point)
-        return slots[mask], 1, len(slots), self._rows(trace)
+        return SlotHits(slots[mask], 1, len(slots), self._rows(trace))
 
     def _query_ray(self, origin, direction, max_t, trace):
         slots, olo, ohi = self._alive()
         hit, t = ray_box(origin, direction, olo, ohi)
         hit &= t <= max_t
-        return slots[hit], t[hit], 1, len(slots), self._rows(trace)
+        return RayHits(slots[hit], t[hit], 1, len(slots), self._rows(trace))
 
     def _query_frustum(self, planes, trace):
         slots, olo, ohi = self._alive()
         mask = frustum_box(planes, olo, ohi)
-        return slots[mask], 1, len(slots), self._rows(trace), (np.zeros(0, dtype=np.int64) if trace else None)
+        return FrustumHits(slots[mask], 1, len(slots), self._rows(trace),
+                           np.zeros(0, dtype=np.int64) if trace else None)
 
     def _pairs(self, mode):
         slots = self.objects.alive_slots()
@@ -111,7 +112,7 @@ class BruteForce(SpatialIndex):
         active[:] = self.objects.active_mask()
         pairs, tests = _all_pairs(slots.astype(np.int64), self.objects.lo, self.objects.hi,
                                   active, mode == "active")
-        return pairs, tests, np.array([tests], dtype=np.int64)
+        return PairHits(pairs, tests, np.array([tests], dtype=np.int64))
 
     def _nodes(self) -> NodeTable:
         slots, olo, ohi = self._alive()

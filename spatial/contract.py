@@ -76,6 +76,16 @@ class FrustumHits(NamedTuple):
     culled: np.ndarray | None = None
 
 
+class PairHits(NamedTuple):
+    """What the ``_pairs`` hook returns (a plain tuple in this order works too): the
+    overlapping pairs as slots ``(M, 2)``, each once; the box tests made; and the tests per node
+    row of :meth:`SpatialIndex.nodes` (or ``None``)."""
+
+    pairs: np.ndarray
+    tests: int
+    node_tests: np.ndarray | None = None
+
+
 @dataclass
 class QueryResult:
     """Result of one box, sphere, point or frustum query."""
@@ -357,7 +367,7 @@ class SpatialIndex:
     def _query_frustum(self, planes, trace):  # -> FrustumHits
         raise NotImplementedError
 
-    def _pairs(self, mode: str):  # -> (pairs of slots (M,2), tests, node_tests|None)
+    def _pairs(self, mode: str):  # -> PairHits
         raise NotImplementedError
 
     def _nodes(self) -> NodeTable:

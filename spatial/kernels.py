@@ -206,18 +206,19 @@ def ray_setup(direction):
 
 
 @numba.njit(cache=True, inline="always")
-def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
-    """Entry ``t`` of the ray into closed box ``row``, or ``inf`` on a miss.
+def ray_slab_inv_row(origin, inv, lo, hi, row, lo_col=0, hi_col=0):
+    """Entry ``t`` of the ray into closed box ``row``, or ``inf`` on a miss, from the reciprocal
+    direction alone: an axis with ``inv == 0`` is one the ray runs parallel to (as
+    :func:`ray_setup` marks it; for a finite direction ``1 / d`` is never 0).
 
-    Same operations as :func:`spatial.geometry.ray_box`, so ``t`` is bit-identical; ``inv`` comes
-    from :func:`ray_setup`.
+    Same operations as :func:`spatial.geometry.ray_box`, so ``t`` is bit-identical.
     """
     t_enter = -INF
     t_exit = INF
     for k in range(3):
         blo = lo[row, lo_col + k]
         bhi = hi[row, hi_col + k]
-        if direction[k] == 0.0:
+        if inv[k] == 0.0:
             if not (blo <= origin[k] and origin[k] <= bhi):
                 return INF
         else:
@@ -230,6 +231,17 @@ def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
     if t_enter <= t_exit:
         return t_enter
     return INF
+
+
+@numba.njit(cache=True, inline="always")
+def ray_slab_row(origin, direction, inv, lo, hi, row, lo_col=0, hi_col=0):
+    """Entry ``t`` of the ray into closed box ``row``, or ``inf`` on a miss.
+
+    Same operations as :func:`spatial.geometry.ray_box`, so ``t`` is bit-identical; ``inv`` comes
+    from :func:`ray_setup` (``direction`` is kept for the callers' symmetry: ``inv`` already
+    marks the parallel axes, see :func:`ray_slab_inv_row`).
+    """
+    return ray_slab_inv_row(origin, inv, lo, hi, row, lo_col, hi_col)
 
 
 @numba.njit(cache=True, inline="always")
@@ -360,6 +372,50 @@ def list_pairs(items, start, count, lo, hi, active, only_active, out, m):
     return out, m, tests
 
 
+@numba.njit(cache=True)
+def owned_list_pairs(items, start, count, lo, hi, active, only_active, box, cell_lo, cell_hi,
+                     out, m):
+    """Overlapping pairs among ``items[start: start + count]`` owned by the half-open region
+    ``cell_lo <= p < cell_hi``, for a backend that stores an object in every cell or leaf its
+    box reaches (the kd-tree, the grid).
+
+    A pair is kept only when its reference point ``p = max(lo_a, lo_b)``, which lies in both
+    boxes, lies in the region: exactly one list holding both objects owns it, so each pair
+    comes out once without a mark array. With ``only_active`` a pair needs an ``active``
+    object. The boxes are first copied to the packed scratch ``box`` (``(cap, 6)``, grown when
+    short) so the pair loop reads one cache line per box. Returns ``(out, m, tests, box)``;
+    ``tests`` counts the box tests.
+    """
+    if count > box.shape[0]:
+        box = np.empty((2 * count, 6))
+    for i in range(count):
+        o = items[start + i]
+        for k in range(3):
+            box[i, k] = lo[o, k]
+            box[i, 3 + k] = hi[o, k]
+    # the bounds as scalars: read from the arrays inside the loop they cost the kd-tree's
+    # pair finding 70 % (measured), the compiler then reloading them after every append
+    c0, c1, c2 = cell_lo[0], cell_lo[1], cell_lo[2]
+    d0, d1, d2 = cell_hi[0], cell_hi[1], cell_hi[2]
+    tests = 0
+    for i in range(count):
+        a = items[start + i]
+        for j in range(i + 1, count):
+            b = items[start + j]
+            if only_active and not (active[a] or active[b]):
+                continue
+            tests += 1
+            if (box[i, 0] <= box[j, 3] and box[j, 0] <= box[i, 3]
+                    and box[i, 1] <= box[j, 4] and box[j, 1] <= box[i, 4]
+                    and box[i, 2] <= box[j, 5] and box[j, 2] <= box[i, 5]):
+                p0 = max(box[i, 0], box[j, 0])
+                p1 = max(box[i, 1], box[j, 1])
+                p2 = max(box[i, 2], box[j, 2])
+                if c0 <= p0 and p0 < d0 and c1 <= p1 and p1 < d1 and c2 <= p2 and p2 < d2:
+                    out, m = push_pair(out, m, a, b)
+    return out, m, tests, box
+
+
 # --------------------------------------------------------------------------- query shapes
 @numba.njit(cache=True, inline="always")
 def unpack_shape(kind, params):
@@ -385,6 +441,63 @@ def shape_meets_row(kind, a, b, scalar, inv, planes, lo, hi, row, lo_col=0, hi_c
         t = ray_slab_row(a, b, inv, lo, hi, row, lo_col, hi_col)
         return t if t <= scalar else INF
     return 0.0 if frustum_keeps_row(planes, lo, hi, row, lo_col, hi_col) else INF
+
+
+
+@numba.njit(cache=True, inline="always")
+def shape_may_meet_row(kind, a, b, scalar, inv, planes, lo, hi, row, slack):
+    """Culling form of :func:`shape_meets_row` for node bounds that carry rounding: a sphere or
+    frustum drops box ``row`` only when it is clearly outside (relative ``slack``, see
+    :func:`sphere_may_touch_row` and :func:`frustum_may_keep_row`); boxes and rays test
+    exactly."""
+    if kind == BOX:
+        return overlap_row(lo, hi, row, a, b)
+    if kind == SPHERE:
+        return sphere_may_touch_row(a, scalar, lo, hi, row, slack)
+    if kind == RAY:
+        t = ray_slab_row(a, b, inv, lo, hi, row)
+        return t < INF and t <= scalar
+    return frustum_may_keep_row(planes, lo, hi, row, slack)
+
+
+@numba.njit(cache=True, inline="always")
+def candidate_buffers(slot_limit, n_nodes, trace):
+    """Scratch of a query that collects the distinct objects of the leaves it reaches:
+    ``(seen, out, rows, culled)`` = the marks of :func:`push_unseen` per slot, its growable
+    output, and room for the visited and the culled node rows of a trace (``n_nodes`` each,
+    empty without ``trace``)."""
+    rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    culled = np.empty(n_nodes if trace else 0, dtype=np.int64)
+    return np.zeros(max(slot_limit, 1), dtype=np.bool_), np.empty(16, dtype=np.int64), rows, culled
+
+
+@numba.njit(cache=True, inline="always")
+def record_visit(trace, keep, node, rows, n_rows, culled, n_culled):
+    """With ``trace``, note ``node`` in ``rows`` when the query keeps it, else in ``culled``
+    (both with room for every node, as :func:`candidate_buffers` makes them). Returns the
+    new ``(n_rows, n_culled)``."""
+    if trace:
+        if keep:
+            rows[n_rows] = node
+            n_rows += 1
+        else:
+            culled[n_culled] = node
+            n_culled += 1
+    return n_rows, n_culled
+
+
+@numba.njit(cache=True, inline="always")
+def push_unseen(items, start, count, seen, out, m):
+    """Append the slots of ``items[start: start + count]`` not yet marked in the boolean array
+    ``seen`` to the growable ``out`` from ``m``, marking them: the distinct objects of the
+    leaves a query reaches, when one object is stored in several leaves. Returns
+    ``(out, m)``."""
+    for i in range(start, start + count):
+        o = items[i]
+        if not seen[o]:
+            seen[o] = True
+            out, m = push(out, m, o)
+    return out, m
 
 # --------------------------------------------------------------------------- tree queries
 @numba.njit(cache=True, inline="always")
@@ -593,36 +706,59 @@ def compact_leaf_lists(is_leaf, start, count, work):
 
 
 @numba.njit(cache=True)
-def preorder(root, left, right):
-    """Node ids in depth-first preorder (parents before children), with parent ids and depths."""
-    order = np.empty(64, dtype=np.int64)
-    parents = np.empty(64, dtype=np.int64)
-    depths = np.empty(64, dtype=np.int64)
+def preorder_limited(root, left, right, limit):
+    """Node ids in depth-first preorder (parents before children, left subtree first), with
+    parent *rows* (``-1`` at the root) and depths; at most ``limit`` nodes.
+
+    Returns ``(order, parent_rows, depths, complete)``: ``complete`` is false when more than
+    ``limit`` nodes were reachable, as in a corrupt tree whose links form a cycle (the walk
+    stops there instead of running on). A tree's node count as ``limit`` also sizes the output
+    at once.
+    """
+    cap = max(min(limit, len(left)), 1)
+    order = np.empty(cap, dtype=np.int64)
+    parents = np.empty(cap, dtype=np.int64)
+    depths = np.empty(cap, dtype=np.int64)
     m = 0
-    stack = np.empty(64, dtype=np.int64)
-    pstack = np.empty(64, dtype=np.int64)
-    dstack = np.empty(64, dtype=np.int64)
+    # one stack row per pending node: id, parent row, depth
+    stack = np.empty((64, 3), dtype=np.int64)
     sp = 0
     if root >= 0:
-        stack, sp = push(stack, sp, root)
-        pstack, _ = push(pstack, 0, -1)
-        dstack, _ = push(dstack, 0, 0)
+        stack[0, 0] = root
+        stack[0, 1] = -1
+        stack[0, 2] = 0
+        sp = 1
+    complete = True
     while sp > 0:
+        if m == limit:
+            complete = False
+            break
         sp -= 1
-        n = stack[sp]
-        p = pstack[sp]
-        d = dstack[sp]
-        order, _ = push(order, m, n)
-        parents, _ = push(parents, m, p)
-        depths, m = push(depths, m, d)
+        n = stack[sp, 0]
+        if m == len(order):  # more nodes than ids: a cycle
+            order = grow(order, m + 1)
+            parents = grow(parents, m + 1)
+            depths = grow(depths, m + 1)
+        order[m] = n
+        parents[m] = stack[sp, 1]
+        depths[m] = stack[sp, 2]
+        m += 1
         if left[n] >= 0:
-            row = m - 1
+            stack = grow(stack, sp + 2)
             for child in (right[n], left[n]):
-                stack, sp1 = push(stack, sp, child)
-                pstack, _ = push(pstack, sp, row)
-                dstack, _ = push(dstack, sp, d + 1)
-                sp = sp1
-    return order[:m], parents[:m], depths[:m]
+                stack[sp, 0] = child
+                stack[sp, 1] = m - 1
+                stack[sp, 2] = depths[m - 1] + 1
+                sp += 1
+    return order[:m], parents[:m], depths[:m], complete
+
+
+@numba.njit(cache=True)
+def preorder(root, left, right):
+    """Node ids in depth-first preorder (parents before children), with parent rows and depths
+    (:func:`preorder_limited` without a limit)."""
+    order, parents, depths, _ = preorder_limited(root, left, right, np.iinfo(np.int64).max)
+    return order, parents, depths
 
 
 def slots_to_ids(object_ids, slots):

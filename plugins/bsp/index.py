@@ -36,8 +36,9 @@ from typing import ClassVar
 
 import numpy as np
 
+import spatial.contract as C
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError, ParamError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.memory_budget import budgeted_tree_bytes
@@ -302,7 +303,7 @@ class BSPTree(SpatialIndex):
     def _query_box(self, lo, hi, trace):
         slots, visited, rows, _ = self._candidates(K.box_shape(lo, hi), trace)
         hit = boxes_overlap(self.objects.lo[slots], self.objects.hi[slots], lo, hi)
-        return SlotHits(slots[hit], visited, len(slots), rows)
+        return C.SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_point(self, point, trace):
         return self._query_box(point, point, trace)
@@ -310,31 +311,31 @@ class BSPTree(SpatialIndex):
     def _query_sphere(self, center, radius, trace):
         slots, visited, rows, _ = self._candidates(K.sphere_shape(center, radius), trace)
         hit = sphere_box(center, radius, self.objects.lo[slots], self.objects.hi[slots])
-        return SlotHits(slots[hit], visited, len(slots), rows)
+        return C.SlotHits(slots[hit], visited, len(slots), rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
         slots, visited, rows, _ = self._candidates(K.ray_shape(origin, direction, max_t), trace)
         hit, t = ray_box(origin, direction, self.objects.lo[slots], self.objects.hi[slots])
         hit &= t <= max_t
-        return RayHits(slots[hit], t[hit], visited, len(slots), rows)
+        return C.RayHits(slots[hit], t[hit], visited, len(slots), rows)
 
     def _query_frustum(self, planes, trace):
         slots, visited, rows, culled = self._candidates(K.frustum_shape(planes), trace)
         hit = frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])
-        return FrustumHits(slots[hit], visited, len(slots), rows, culled)
+        return C.FrustumHits(slots[hit], visited, len(slots), rows, culled)
 
-    def _query_boxes(self, lo, hi) -> BatchResult:
+    def _query_boxes(self, lo, hi) -> C.BatchResult:
         slots, offsets, visited, tested = kernels.query_boxes(
             lo, hi, *self._tree_args(), self.objects.lo, self.objects.hi, self.objects.slot_limit)
-        return BatchResult(self.objects.ids[slots], offsets, visited, tested)
+        return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
-    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
         slots, t, visited, tested = kernels.query_rays(
             origins, directions, max_t, *self._tree_args(), self.objects.lo, self.objects.hi,
             self.objects.ids)
         ids = np.full(len(slots), -1, dtype=np.int64)
         ids[slots >= 0] = self.objects.ids[slots[slots >= 0]]
-        return RayBatchResult(ids, t, visited, tested)
+        return C.RayBatchResult(ids, t, visited, tested)
 
     def _pairs(self, mode):
         active = self.objects.active_mask()
@@ -344,7 +345,7 @@ class BSPTree(SpatialIndex):
             self._planes, self._front, self._parent, self._leaf_start, self._leaf_count,
             self._items, self.objects.lo, self.objects.hi, active, mode == "active",
             self._refcount)
-        return pairs, int(node_tests.sum()), node_tests
+        return C.PairHits(pairs, int(node_tests.sum()), node_tests)
 
     # ---------------------------------------------------------------- inspection
     def _is_leaf(self) -> np.ndarray:

@@ -29,16 +29,16 @@ import numpy as np
 
 from spatial.kernels import (
     BOX,
-    RAY,
-    SPHERE,
+    candidate_buffers,
     compact_leaf_lists,
-    frustum_may_keep_row,
     grow,
     list_pairs,
     overlap_row,
+    push_unseen,
     ray_setup,
     ray_slab_row,
-    sphere_may_touch_row,
+    record_visit,
+    shape_may_meet_row,
     unpack_shape,
 )
 
@@ -162,6 +162,28 @@ def _gather_candidates(objs, lo, hi, box_lo, box_hi, pool, pool_source, use_pool
                 out_source[count] = -1
                 count += 1
     return count, m
+
+
+@numba.njit(cache=True, inline="always")
+def _inherit_region(region_lo, region_hi, node, child, plane, side, axial, keep_inside):
+    """Give ``child`` (``side`` 0 front, 1 back) its parent's region box, cut by the parent's
+    ``plane`` when it is axial; ``keep_inside`` clamps the cut into the box, so a region never
+    turns inside out."""
+    region_lo[child, :] = region_lo[node, :]
+    region_hi[child, :] = region_hi[node, :]
+    if not axial:
+        return
+    a = 0
+    while plane[a] == 0.0:
+        a += 1
+    x = -plane[3] / plane[a]
+    if keep_inside:
+        x = min(max(x, region_lo[child, a]), region_hi[child, a])
+    # front of ``s*x + d >= 0`` is x >= -d/s for s > 0 and x <= -d/s for s < 0
+    if (side == 0) == (plane[a] > 0.0):
+        region_lo[child, a] = max(region_lo[child, a], x)
+    else:
+        region_hi[child, a] = min(region_hi[child, a], x)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -340,19 +362,8 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
                         cull_hi[child, a] = max(cull_hi[child, a], hi[o, a])
             seg_count[child] = m
             used += m
-            region_lo[child, :] = region_lo[node, :]
-            region_hi[child, :] = region_hi[node, :]
-            if axial:
-                a = 0
-                while plane[a] == 0.0:
-                    a += 1
-                x = -plane[3] / plane[a]
-                # front of ``s*x + d >= 0`` is x >= -d/s for s > 0 and x <= -d/s for s < 0
-                if (side == 0) == (plane[a] > 0.0):
-                    region_lo[child, a] = max(region_lo[child, a], x)
-                else:
-                    region_hi[child, a] = min(region_hi[child, a], x)
-            else:
+            _inherit_region(region_lo, region_hi, node, child, plane, side, axial, False)
+            if not axial:
                 # the region is a polytope; its box is approximated by the objects' box on the
                 # split axes (a 2D region stays a full-height prism). Never empty: each object's
                 # box meets the parent's box and lies in the objects' box.
@@ -377,6 +388,20 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
 
 
 # --------------------------------------------------------------------------- refit
+@numba.njit(cache=True, inline="always")
+def _push_sides_reached(plane, blo, bhi, front_child, back_child, stack, top):
+    """Push the children of a node the box ``blo, bhi`` reaches (back first, so the front
+    child is popped first); returns the new stack top."""
+    dmin, dmax = box_side_range(plane, blo, bhi)
+    if dmin <= 0.0:
+        stack[top] = back_child
+        top += 1
+    if dmax >= 0.0:
+        stack[top] = front_child
+        top += 1
+    return top
+
+
 @numba.njit(cache=True, nogil=True)
 def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touched, reinsert,
                lo, hi, axes):
@@ -408,13 +433,7 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
                 reached[n_reached, 1] = o
                 n_reached += 1
                 continue
-            dmin, dmax = box_side_range(planes[node], lo[o], hi[o])
-            if dmin <= 0.0:
-                stack[top] = back[node]
-                top += 1
-            if dmax >= 0.0:
-                stack[top] = front[node]
-                top += 1
+            top = _push_sides_reached(planes[node], lo[o], hi[o], front[node], back[node], stack, top)
     new_count = np.zeros(n_nodes, dtype=np.int64)
     for node in range(n_nodes):
         if front[node] < 0:
@@ -472,18 +491,8 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
         axial = is_axial(plane)
         for side in range(2):
             child = front[node] if side == 0 else back[node]
-            region_lo[child, :] = region_lo[node, :]
-            region_hi[child, :] = region_hi[node, :]
-            if axial:
-                a = 0
-                while plane[a] == 0.0:
-                    a += 1
-                x = -plane[3] / plane[a]
-                if (side == 0) == (plane[a] > 0.0):
-                    region_lo[child, a] = max(min(region_hi[child, a], x), region_lo[child, a])
-                else:
-                    region_hi[child, a] = min(max(region_lo[child, a], x), region_hi[child, a])
-            elif subtree[child] > 0:
+            _inherit_region(region_lo, region_hi, node, child, plane, side, axial, True)
+            if not axial and subtree[child] > 0:
                 for ai in range(len(axes)):
                     a = axes[ai]
                     region_lo[child, a] = min(max(region_lo[child, a], cull_lo[child, a]),
@@ -505,15 +514,9 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
     nodes visited, and (if ``trace``) the rows visited and the rows culled by the shape.
     """
     qlo, qhi, scalar, inv = unpack_shape(kind, params)
-    center = origin = qlo  # the shape's first vector: box lo, sphere centre or ray origin
-    direction = qhi
-    radius = max_t = scalar
     n_nodes = len(front)
-    seen = np.zeros(slot_limit, dtype=np.bool_)
-    out = np.empty(16, dtype=np.int64)
+    seen, out, visited_rows, culled_rows = candidate_buffers(slot_limit, n_nodes, trace)
     m = 0
-    visited_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
-    culled_rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
     n_visited = 0
     n_culled = 0
     stack = np.empty(n_nodes + 1, dtype=np.int64)
@@ -524,32 +527,14 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
     while top:
         top -= 1
         node = stack[top]
-        if kind == BOX:
-            keep = overlap_row(cull_lo, cull_hi, node, qlo, qhi)
-        elif kind == SPHERE:
-            keep = sphere_may_touch_row(center, radius, cull_lo, cull_hi, node, CULL_SLACK)
-        elif kind == RAY:
-            t = ray_slab_row(origin, direction, inv, cull_lo, cull_hi, node)
-            keep = t < np.inf and t <= max_t
-        else:
-            keep = frustum_may_keep_row(fplanes, cull_lo, cull_hi, node, CULL_SLACK)
+        keep = shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, cull_lo, cull_hi, node,
+                                  CULL_SLACK)
+        _, n_culled = record_visit(trace, keep, node, visited_rows, n_visited, culled_rows, n_culled)
         if not keep:
-            if trace:
-                culled_rows[n_culled] = node
-                n_culled += 1
             continue
-        if trace:
-            visited_rows[n_visited] = node
         n_visited += 1
         if front[node] < 0:
-            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
-                o = items[i]
-                if not seen[o]:
-                    seen[o] = True
-                    if m == len(out):
-                        out = grow(out, 2 * m)
-                    out[m] = o
-                    m += 1
+            out, m = push_unseen(items, leaf_start[node], leaf_count[node], seen, out, m)
             continue
         go_front = True
         go_back = True
@@ -603,13 +588,8 @@ def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, lea
                         out[m] = o
                         m += 1
                 continue
-            dmin, dmax = box_side_range(planes[node], qlo[k], qhi[k])
-            if dmin <= 0.0:
-                stack[top] = back[node]
-                top += 1
-            if dmax >= 0.0:
-                stack[top] = front[node]
-                top += 1
+            top = _push_sides_reached(planes[node], qlo[k], qhi[k], front[node], back[node], stack,
+                                      top)
         offsets[k + 1] = m
     return out[:m].copy(), offsets, visited, tested
 
@@ -789,11 +769,5 @@ def check_tree(planes, front, back, parent, region_lo, region_hi, cull_lo, cull_
                 if not found:
                     return 5, o
                 continue
-            dmin, dmax = box_side_range(planes[node], lo[o], hi[o])
-            if dmin <= 0.0:
-                stack[top] = back[node]
-                top += 1
-            if dmax >= 0.0:
-                stack[top] = front[node]
-                top += 1
+            top = _push_sides_reached(planes[node], lo[o], hi[o], front[node], back[node], stack, top)
     return 0, 0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatial.contract import NodeTable, SpatialIndex
+from spatial.contract import FrustumHits, NodeTable, PairHits, RayHits, SlotHits, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.geometry import box_contains_point, boxes_overlap, frustum_box, ray_box, sphere_box
 
@@ -167,19 +167,19 @@ class ShippedBSPIndex(SpatialIndex):
     def _query_box(self, lo, hi, trace):
         cand, mask, visited, rows, _ = self._answer(
             boxes_overlap(self._lo, self._hi, lo, hi), lambda a, b: boxes_overlap(a, b, lo, hi), trace)
-        return cand[mask], visited, len(cand), rows
+        return SlotHits(cand[mask], visited, len(cand), rows)
 
     def _query_sphere(self, center, radius, trace):
         cand, mask, visited, rows, _ = self._answer(
             sphere_box(center, radius, self._lo, self._hi),
             lambda a, b: sphere_box(center, radius, a, b), trace)
-        return cand[mask], visited, len(cand), rows
+        return SlotHits(cand[mask], visited, len(cand), rows)
 
     def _query_point(self, point, trace):
         cand, mask, visited, rows, _ = self._answer(
             box_contains_point(self._lo, self._hi, point),
             lambda a, b: box_contains_point(a, b, point), trace)
-        return cand[mask], visited, len(cand), rows
+        return SlotHits(cand[mask], visited, len(cand), rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
         node_hit, node_t = ray_box(origin, direction, self._lo, self._hi)
@@ -188,7 +188,7 @@ class ShippedBSPIndex(SpatialIndex):
         hit, t = ray_box(origin, direction, self.objects.lo[cand], self.objects.hi[cand])
         hit &= t <= max_t
         rows = np.flatnonzero(kept) if trace else None
-        return cand[hit], t[hit], int(kept.sum()), len(cand), rows
+        return RayHits(cand[hit], t[hit], int(kept.sum()), len(cand), rows)
 
     def _query_frustum(self, planes, trace):
         overlap = frustum_box(planes, self._lo, self._hi)
@@ -201,7 +201,7 @@ class ShippedBSPIndex(SpatialIndex):
             for depth_rows in self._by_depth:
                 reached[depth_rows] = kept[self._parent[depth_rows]]
             culled = np.flatnonzero(reached & ~overlap)
-        return cand[mask], visited, len(cand), rows, culled
+        return FrustumHits(cand[mask], visited, len(cand), rows, culled)
 
     def _pairs(self, mode):
         """Every object queries the tree with its own box and is tested against the objects of
@@ -241,7 +241,7 @@ class ShippedBSPIndex(SpatialIndex):
             hit = np.all((lo[a] <= hi[b]) & (lo[b] <= hi[a]), axis=1)
             out.append(np.stack([a[hit], b[hit]], axis=1))
         pairs = np.concatenate(out) if out else np.empty((0, 2), dtype=np.int64)
-        return pairs.astype(np.int64), tests, node_tests
+        return PairHits(pairs.astype(np.int64), tests, node_tests)
 
     # ---------------------------------------------------------------- inspection
     def _nodes(self) -> NodeTable:

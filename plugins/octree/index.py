@@ -34,7 +34,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import (
+    BatchResult,
+    FrustumHits,
+    NodeTable,
+    PairHits,
+    RayBatchResult,
+    RayHits,
+    SlotHits,
+    SpatialIndex,
+)
 from spatial.errors import GeometryError, IndexInvariantError, ParamError
 from spatial.geometry import as_boxes
 from spatial.memory_budget import stored_once_tree_bytes
@@ -577,14 +586,14 @@ class Octree(SpatialIndex):
 
     def _pairs(self, mode):
         if not self._has_root:
-            return np.zeros((0, 2), dtype=np.int64), 0, np.zeros(0, dtype=np.int64)
+            return PairHits(np.zeros((0, 2), dtype=np.int64), 0, np.zeros(0, dtype=np.int64))
         o = self.objects
         active = np.zeros(len(o.ids), dtype=bool)
         active[: o.slot_limit] = o.active_mask()
         pairs, tests, per_node = pair_kernels.find_pairs(
             self._ni, self._nf, self._ob, o.lo, o.hi, active, mode == "active", self._node_awake())
         order, _ = self._order()
-        return pairs, tests, per_node[order]
+        return PairHits(pairs, tests, per_node[order])
 
     # ------------------------------------------------------------------ inspection
     def _nodes(self) -> NodeTable:

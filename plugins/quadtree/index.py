@@ -41,8 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import spatial.contract as C
 import spatial.kernels as K
-from spatial.contract import BatchResult, FrustumHits, NodeTable, RayBatchResult, RayHits, SlotHits, SpatialIndex
+from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
 from spatial.memory_budget import cell_tree_bytes
@@ -265,33 +266,33 @@ class Quadtree(SpatialIndex):
 
     def _query_box(self, lo, hi, trace):
         slots, _, visited, tested, rows, _ = self._query(K.box_shape(lo, hi), trace)
-        return SlotHits(slots, visited, tested, rows)
+        return C.SlotHits(slots, visited, tested, rows)
 
     def _query_sphere(self, center, radius, trace):
         slots, _, visited, tested, rows, _ = self._query(K.sphere_shape(center, radius), trace)
-        return SlotHits(slots, visited, tested, rows)
+        return C.SlotHits(slots, visited, tested, rows)
 
     def _query_ray(self, origin, direction, max_t, trace):
         slots, t, visited, tested, rows, _ = self._query(
             K.ray_shape(origin, direction, max_t), trace)
-        return RayHits(slots, t, visited, tested, rows)
+        return C.RayHits(slots, t, visited, tested, rows)
 
     def _query_frustum(self, planes, trace):
         planes = np.ascontiguousarray(planes, dtype=np.float64)
         slots, _, visited, tested, rows, culled = self._query(K.frustum_shape(planes), trace)
         if len(slots):
             slots = slots[frustum_box(planes, self.objects.lo[slots], self.objects.hi[slots])]
-        return FrustumHits(slots, visited, tested, rows, culled)
+        return C.FrustumHits(slots, visited, tested, rows, culled)
 
-    def _query_boxes(self, lo, hi) -> BatchResult:
+    def _query_boxes(self, lo, hi) -> C.BatchResult:
         a0, a1, a2 = self._axes
         obj = self.objects
         slots, offsets, visited, tested = qk.query_boxes(
             self._nf, self._ni, self._ri, self._meta, self._mark, obj.lo, obj.hi, a0, a1, a2,
             lo, hi)
-        return BatchResult(self._ids(slots), offsets, visited, tested)
+        return C.BatchResult(self._ids(slots), offsets, visited, tested)
 
-    def _query_rays(self, origins, directions, max_t) -> RayBatchResult:
+    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
         a0, a1, a2 = self._axes
         obj = self.objects
         slots, t, visited, tested = qk.query_rays(
@@ -299,7 +300,7 @@ class Quadtree(SpatialIndex):
             a0, a1, a2, origins, directions, float(max_t))
         ids = np.full(len(slots), -1, dtype=np.int64)
         ids[slots >= 0] = obj.ids[slots[slots >= 0]]
-        return RayBatchResult(ids, t, visited, tested)
+        return C.RayBatchResult(ids, t, visited, tested)
 
     def _pairs(self, mode):
         a0, a1, a2 = self._axes
@@ -308,7 +309,7 @@ class Quadtree(SpatialIndex):
         pairs, tests = qk.pairs(self._nf, self._ni, self._ri, obj.lo, obj.hi, self._oact,
                                 a0, a1, a2, mode == "active", node_tests)
         order = self._rows()[0]
-        return pairs, tests, node_tests[order]
+        return C.PairHits(pairs, tests, node_tests[order])
 
     # ---------------------------------------------------------------- inspection
     def _rows(self):

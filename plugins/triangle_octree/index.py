@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import spatial.kernels as K
-from spatial.contract import FrustumHits, NodeTable, RayHits, SlotHits, SpatialIndex
+from spatial.contract import FrustumHits, NodeTable, PairHits, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.memory_budget import cell_tree_bytes
@@ -230,7 +230,7 @@ class TriangleOctree(SpatialIndex):
                                                active, mode == "active")
         if len(pairs):
             pairs = np.unique(pairs, axis=0)
-        return pairs, int(node_tests.sum()), node_tests
+        return PairHits(pairs, int(node_tests.sum()), node_tests)
 
     # ---------------------------------------------------------------- inspection
     def _is_leaf(self) -> np.ndarray:

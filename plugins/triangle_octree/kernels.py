@@ -216,11 +216,8 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
     """
     qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
     n_nodes = len(leaf_start)
-    seen = np.zeros(max(slot_limit, 1), dtype=np.bool_)
-    out = np.empty(16, dtype=np.int64)
+    seen, out, rows, culled = K.candidate_buffers(slot_limit, n_nodes, trace)
     n_out = 0
-    rows = np.empty(n_nodes if trace else 0, dtype=np.int64)
-    culled = np.empty(n_nodes if trace else 0, dtype=np.int64)
     n_rows = 0
     n_culled = 0
     visited = 0
@@ -245,40 +242,18 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
                 bhi[0, a] = min(bhi[0, a], cell_lo[node, a] + size[node])
             blo[0, a] -= pad
             bhi[0, a] += pad
-        if kind == K.BOX:
-            meets = K.overlap_row(blo, bhi, 0, qlo, qhi)
-        elif kind == K.SPHERE:
-            meets = K.sphere_may_touch_row(qlo, scalar, blo, bhi, 0, CULL_EPS)  # centre, radius
-        elif kind == K.RAY:
-            meets = K.ray_slab_row(qlo, qhi, inv, blo, bhi, 0) <= scalar  # origin, direction, max_t
-        else:
-            meets = K.frustum_may_keep_row(fplanes, blo, bhi, 0, CULL_EPS)
+        meets = K.shape_may_meet_row(kind, qlo, qhi, scalar, inv, fplanes, blo, bhi, 0, CULL_EPS)
+        n_rows, n_culled = K.record_visit(trace, meets, node, rows, n_rows, culled, n_culled)
         if not meets:
-            if trace:
-                culled[n_culled] = node
-                n_culled += 1
             continue
-        if trace:
-            rows[n_rows] = node
-            n_rows += 1
         if child[node, 0] < 0 and child[node, 1] < 0 and child[node, 2] < 0 and child[node, 3] < 0 \
                 and child[node, 4] < 0 and child[node, 5] < 0 and child[node, 6] < 0 \
                 and child[node, 7] < 0:
-            for i in range(leaf_start[node], leaf_start[node] + leaf_count[node]):
-                o = items[i]
-                if not seen[o]:
-                    seen[o] = True
-                    if n_out == len(out):
-                        out = K.grow(out, n_out + 1)
-                    out[n_out] = o
-                    n_out += 1
+            out, n_out = K.push_unseen(items, leaf_start[node], leaf_count[node], seen, out, n_out)
             continue
         for k in range(8):
             if child[node, k] >= 0:
-                if top == len(stack):
-                    stack = K.grow(stack, top + 1)
-                stack[top] = child[node, k]
-                top += 1
+                stack, top = K.push(stack, top, child[node, k])
     return out[:n_out], visited, rows[:n_rows], culled[:n_culled]
 
 
@@ -472,8 +447,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
     stack = np.empty(8 * 64 + 8, dtype=np.int64)
     for o in alive_slots:
         reached = 0
-        stack[0] = 0
-        top = 1
+        stack, top = K.push(stack, 0, 0)
         while top:
             top -= 1
             node = stack[top]
@@ -487,10 +461,7 @@ def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, 
                     clo[a] = cell_lo[c, a]
                     chi[a] = cell_lo[c, a] + size[c]
                 if _item_in_cell(o, is_tri, tri, lo, hi, clo, chi):
-                    if top == len(stack):
-                        stack = K.grow(stack, top + 1)
-                    stack[top] = c
-                    top += 1
+                    stack, top = K.push(stack, top, c)
             if is_leaf:
                 reached += 1
         if reached != stored[o]:

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from plugins import bvh as bvh_module
 from plugins.brute import BruteForce
 from plugins.bvh import DynamicBvh
+from plugins.bvh import index as bvh_module
 from spatial.errors import IndexInvariantError
 from spatial.scenegen import random_boxes
 

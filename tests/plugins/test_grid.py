@@ -6,6 +6,7 @@ import pytest
 
 from plugins.brute import BruteForce
 from plugins.grid import Grid
+from plugins.grid import kernels as grid_kernels
 from spatial.errors import IndexInvariantError
 from spatial.scenegen import random_boxes
 
@@ -130,3 +131,19 @@ def test_validate_catches_an_object_missing_from_a_cell():
     grid.objects.hi[slot] += 30.0  # behind the grid's back
     with pytest.raises(IndexInvariantError, match="missing|does not reach"):
         grid.validate()
+
+
+@pytest.mark.parametrize("origin, cell, clamp", [(0.0, 1.0, (0, 9)), (-1e6 + 0.3, 3.7, (-(1 << 20), (1 << 20) - 1)),
+                                                  (12.5, 0.1, (0, 99))])
+def test_cell_bounds_agree_with_the_cell_of_every_coordinate(origin, cell, clamp):
+    rng = np.random.default_rng(4)
+    inv = 1.0 / cell
+    lo_clamp, hi_clamp = clamp
+    centre = origin + cell * 5
+    xs = np.concatenate([centre + rng.uniform(-20 * cell, 20 * cell, 2000),
+                         origin + cell * np.arange(-3, 12)])  # on and near the cell edges
+    xs = np.concatenate([xs, np.nextafter(xs, -np.inf), np.nextafter(xs, np.inf)])
+    for x in xs:
+        i = grid_kernels._coord(x, origin, inv, lo_clamp, hi_clamp)
+        assert grid_kernels.cell_start(i, origin, inv, lo_clamp, hi_clamp) <= x
+        assert x < grid_kernels.cell_start(i + 1, origin, inv, lo_clamp, hi_clamp)
