@@ -179,7 +179,13 @@ class Document(QObject):
         if self.preparing_backend:
             # the first frame's kernels before the build; the rest (queries, edits) right
             # after it, still off the GUI thread, while the new tree is already on screen
-            def prepare(name=cls.name):
+            def prepare(name=cls.name, current=old.name):
+                # The compile below holds numba's process-wide compiler lock for seconds, and
+                # a kernel's first call in this process takes that lock even to load it from
+                # the disk cache. The window keeps showing the current tree meanwhile (its
+                # Statistics, overlay, queries): load that tree's kernels first, so no call
+                # from the GUI thread has to wait for the compiler.
+                warm_in_process(current, first_frame_only=True)
                 warm_in_process(name, first_frame_only=True)
                 self._warm_rest = _start_warm_rest(name)
         worker = RebuildWorker(lambda: _build_index(cls, params, record), prepare=prepare)
