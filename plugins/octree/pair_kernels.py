@@ -4,16 +4,22 @@ Each node tests its own objects against each other and against a list of objects
 down* to it, which every object of its subtree must meet-test. A child receives
 
 * its ancestors' objects (the node's own objects plus what the node itself received), and
-* the objects of its *earlier* siblings' subtrees that meet its loose bounds: boxes touching a
+* the objects of its *earlier* siblings' subtrees that meet its content: boxes touching a
   shared face (closed overlap), or lying in the overlap of loose bounds.
 
 A pair ``(a, b)`` is thus found exactly once, in the node holding the deeper object (or, when
 their nodes are in different subtrees, in the later sibling's side only).
 
-What is passed down is kept small:
+What is passed down, and where the walk goes, is kept small. Before the walk one bottom-up
+pass records each subtree's object count and the *tight* bounds of its objects
+(:func:`subtree_bounds`); a cell says where objects may lie, these bounds where they do, and in
+a sparse level most of every cell is empty. Then:
 
-* an ancestor object is passed to a child only if it meets the child's loose bounds (nothing
-  outside them can meet an object stored below);
+* an ancestor or sibling object is passed to a child only if it meets the tight bounds of the
+  child's subtree (nothing outside them can meet an object stored below), and a sibling subtree
+  whose tight bounds miss the child's is not walked;
+* a child whose subtree holds at most one object and receives nothing is not visited (no pair
+  can lie there), nor is an empty one; a node holding nothing of its own only passes its list on;
 * in ``active`` mode a subtree without any active (dynamic and awake) object receives only the
   active ancestor objects, and is skipped when there are none: static and sleeping objects
   never test against each other, only the moving objects travel down.
@@ -37,7 +43,7 @@ import numpy as np
 
 from spatial.kernels import grow
 
-from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT
+from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT, PARENT
 from .query_kernels import STACK
 
 
@@ -67,40 +73,82 @@ def _grow_list(S, B, A, needed):
 
 
 @numba.njit(cache=True, inline="always")
-def _meets_node(B, i, NF, node):
+def _boxes_meet(T, i, U, j):
+    """Closed overlap of row ``i`` of ``T`` and row ``j`` of ``U`` (both lo xyz, hi xyz)."""
     for a in range(3):
-        if B[i, a] > NF[node, LOOSE_HI + a] or NF[node, LOOSE_LO + a] > B[i, 3 + a]:
+        if T[i, a] > U[j, 3 + a] or U[j, a] > T[i, 3 + a]:
             return False
     return True
 
 
+@numba.njit(cache=True, nogil=True)
+def subtree_bounds(NI, OB, lo, hi, stack):
+    """Per node id: the tight bounds of the objects held in its subtree (``(nodes, 6)``; an
+    empty subtree gets ``lo = +inf, hi = -inf``) and their number.
+
+    The cells say where objects *may* lie; these bounds say where they *do*. A sparse level
+    leaves most of each cell empty, so testing passed-down objects and sibling subtrees
+    against these bounds prunes what the cells cannot (``stack``: a depth-first stack).
+    """
+    T = np.empty((NI.shape[0], 6))
+    count = np.zeros(NI.shape[0], dtype=np.int64)
+    preorder = np.empty(NI.shape[0], dtype=np.int64)
+    visited = 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        preorder[visited] = node
+        visited += 1
+        for a in range(3):
+            T[node, a] = np.inf
+            T[node, 3 + a] = -np.inf
+        s = NI[node, HEAD]
+        while s >= 0:
+            for a in range(3):
+                T[node, a] = min(T[node, a], lo[s, a])
+                T[node, 3 + a] = max(T[node, 3 + a], hi[s, a])
+            s = OB[s, NEXT]
+        count[node] = NI[node, COUNT]
+        if NI[node, NCHILD]:
+            for c in range(8):
+                child = NI[node, CHILD + c]
+                if child >= 0:
+                    stack[top] = child
+                    top += 1
+    for k in range(visited - 1, 0, -1):  # children after their parent in pre-order
+        node = preorder[k]
+        parent = NI[node, PARENT]
+        count[parent] += count[node]
+        for a in range(3):
+            T[parent, a] = min(T[parent, a], T[node, a])
+            T[parent, 3 + a] = max(T[parent, 3 + a], T[node, 3 + a])
+    return T, count
+
+
 @numba.njit(cache=True)
-def _collect_subtree(NI, NF, OB, lo, hi, active, subtree, box_node, S, B, A, m,
+def _collect_subtree(NI, OB, lo, hi, active, T, count, subtree, receiver, S, B, A, m,
                      only_active_objects, node_awake, stack):
-    """Append the objects of ``subtree`` meeting ``box_node``'s loose bounds to the list."""
-    for a in range(3):
-        if NF[subtree, LOOSE_LO + a] > NF[box_node, LOOSE_HI + a] \
-                or NF[box_node, LOOSE_LO + a] > NF[subtree, LOOSE_HI + a]:
-            return S, B, A, m
+    """Append the objects of ``subtree`` meeting the tight bounds of ``receiver``'s subtree
+    (``T`` row ``receiver``) to the list; subtrees whose own tight bounds miss them are
+    skipped whole."""
+    if count[subtree] == 0 or not _boxes_meet(T, subtree, T, receiver):
+        return S, B, A, m
     stack[0] = subtree
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        meets = True
-        for a in range(3):
-            if NF[node, LOOSE_LO + a] > NF[box_node, LOOSE_HI + a] \
-                    or NF[box_node, LOOSE_LO + a] > NF[node, LOOSE_HI + a]:
-                meets = False
-                break
-        if not meets or (only_active_objects and not node_awake[node]):
+        if count[node] == 0 or not _boxes_meet(T, node, T, receiver) \
+                or (only_active_objects and not node_awake[node]):
             continue
         s = NI[node, HEAD]
         while s >= 0:
             if not (only_active_objects and not active[s]):
                 inside = True
                 for a in range(3):
-                    if lo[s, a] > NF[box_node, LOOSE_HI + a] or NF[box_node, LOOSE_LO + a] > hi[s, a]:
+                    if lo[s, a] > T[receiver, 3 + a] or T[receiver, a] > hi[s, a]:
                         inside = False
                         break
                 if inside:
@@ -260,8 +308,52 @@ def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs,
 
 
 @numba.njit(cache=True)
+def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m, cls, ORD,
+                ORDP):
+    """Group and sweep one node's own objects against each other and against its passed list;
+    returns ``(pairs, pairs so far, tests)`` (``pairs`` grown when the node overflowed it)."""
+    np_ = p1 - p0
+    # own objects clump on the first split plane of this node they straddle
+    for i in range(n):
+        cls[i] = 2
+        for a in range(3):
+            mid = 0.5 * (NF[node, CORE_LO + a] + NF[node, CORE_HI + a])
+            if OBX[i, a] < mid and OBX[i, 3 + a] > mid:
+                cls[i] = a
+                break
+    ob = _group(cls, 0, n, ORD, OBX)
+    # passed objects clump on the axis along which they cover most of this node
+    for i in range(np_):
+        best = -1.0
+        cls[i] = 0
+        for a in range(3):
+            nlo = NF[node, LOOSE_LO + a]
+            nhi = NF[node, LOOSE_HI + a]
+            width = nhi - nlo
+            cover = (min(PB[p0 + i, 3 + a], nhi) - max(PB[p0 + i, a], nlo))
+            frac = cover / width if width > 0 else 1.0
+            if frac > best:
+                best = frac
+                cls[i] = a
+    pb = _group(cls, p0, np_, ORDP, PB)
+    # the sweeps write into ``pairs`` up to its capacity and report how many they found;
+    # growing happens here, outside their loops, and an overflowing node is swept again
+    m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m)
+    if m_new > pairs.shape[0]:
+        pairs = grow(pairs, 2 * m_new)
+        m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active,
+                                    pairs, m)
+    return pairs, m_new, local
+
+
+@numba.njit(cache=True, nogil=True)  # called from worker threads: release the GIL
 def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
-    """All overlapping pairs of slots, the number of tests and the tests per node id."""
+    """All overlapping pairs of slots, the number of tests and the tests per node id.
+
+    Nodes are visited only where a pair can be: a child whose subtree holds at most one
+    object and receives nothing is skipped, and passed-down and sibling objects are filtered
+    by the tight bounds of the receiving subtree (:func:`subtree_bounds`), not by its cell.
+    """
     node_tests = np.zeros(NI.shape[0], dtype=np.int64)
     pairs = np.empty((1024, 2), dtype=np.int64)
     m = 0
@@ -284,6 +376,7 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
     sub_stack = np.empty(STACK, dtype=np.int64)
     if only_active and not node_awake[0]:
         return pairs[:0], 0, node_tests
+    T, count = subtree_bounds(NI, OB, lo, hi, sub_stack)
     stack_node[0] = 0
     stack_start[0] = 0
     stack_end[0] = 0
@@ -308,50 +401,22 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             k += 1
             s = OB[s, NEXT]
         np_ = p1 - p0
-        if max(n, np_) > cls.shape[0]:
-            size = 2 * max(n, np_)
-            cls = np.empty(size, dtype=np.int64)
-            ORD = np.empty((3, size), dtype=np.int64)
-            ORDP = np.empty((3, size), dtype=np.int64)
-        # own objects clump on the first split plane of this node they straddle
-        for i in range(n):
-            cls[i] = 2
-            for a in range(3):
-                mid = 0.5 * (NF[node, CORE_LO + a] + NF[node, CORE_HI + a])
-                if OBX[i, a] < mid and OBX[i, 3 + a] > mid:
-                    cls[i] = a
-                    break
-        ob = _group(cls, 0, n, ORD, OBX)
-        # passed objects clump on the axis along which they cover most of this node
-        for i in range(np_):
-            best = -1.0
-            cls[i] = 0
-            for a in range(3):
-                nlo = NF[node, LOOSE_LO + a]
-                nhi = NF[node, LOOSE_HI + a]
-                width = nhi - nlo
-                cover = (min(PB[p0 + i, 3 + a], nhi) - max(PB[p0 + i, a], nlo))
-                frac = cover / width if width > 0 else 1.0
-                if frac > best:
-                    best = frac
-                    cls[i] = a
-        pb = _group(cls, p0, np_, ORDP, PB)
-        # the sweeps write into ``pairs`` up to its capacity and report how many they found;
-        # growing happens here, outside their loops, and an overflowing node is swept again
-        m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m)
-        if m_new > pairs.shape[0]:
-            pairs = grow(pairs, 2 * m_new)
-            m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active,
-                                        pairs, m)
-        m = m_new
-        node_tests[node] += local
-        tests += local
+        if n > 0:  # a node holding nothing of its own only passes its list on
+            if max(n, np_) > cls.shape[0]:
+                size = 2 * max(n, np_)
+                cls = np.empty(size, dtype=np.int64)
+                ORD = np.empty((3, size), dtype=np.int64)
+                ORDP = np.empty((3, size), dtype=np.int64)
+            pairs, m, local = _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1,
+                                          only_active, pairs, m, cls, ORD, ORDP)
+            node_tests[node] += local
+            tests += local
         if NI[node, NCHILD] == 0:
             continue
         total = np_ + n
         for c in range(8):
             child = NI[node, CHILD + c]
-            if child < 0:
+            if child < 0 or count[child] == 0:
                 continue
             only_active_objects = only_active and not node_awake[child]
             start = buf_top
@@ -360,7 +425,7 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             for k in range(p0, p1):
                 if only_active_objects and not PA[k]:
                     continue
-                if _meets_node(PB, k, NF, child):
+                if _boxes_meet(PB, k, T, child):
                     PS[buf_top] = PS[k]
                     for a in range(6):
                         PB[buf_top, a] = PB[k, a]
@@ -369,22 +434,24 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             for k in range(n):
                 if only_active_objects and not OA[k]:
                     continue
-                if _meets_node(OBX, k, NF, child):
+                if _boxes_meet(OBX, k, T, child):
                     PS[buf_top] = OS[k]
                     for a in range(6):
                         PB[buf_top, a] = OBX[k, a]
                     PA[buf_top] = OA[k]
                     buf_top += 1
-            # objects of earlier siblings' subtrees inside this child's bounds (touching faces,
-            # or overlapping loose bounds): found here once, never from the sibling's side
+            # objects of earlier siblings' subtrees meeting this child's content (touching
+            # faces, or overlapping loose bounds): found here once, never from the sibling's side
             for e in range(c):
                 other = NI[node, CHILD + e]
                 if other < 0 or (only_active_objects and not node_awake[other]):
                     continue
-                PS, PB, PA, buf_top = _collect_subtree(NI, NF, OB, lo, hi, active, other, child,
-                                                       PS, PB, PA, buf_top, only_active_objects,
-                                                       node_awake, sub_stack)
-            if only_active_objects and buf_top == start:
+                PS, PB, PA, buf_top = _collect_subtree(NI, OB, lo, hi, active, T, count, other,
+                                                       child, PS, PB, PA, buf_top,
+                                                       only_active_objects, node_awake, sub_stack)
+            # nothing received: only pairs inside the child's subtree remain, which takes two
+            # objects there (and, in active mode, one of them awake)
+            if buf_top == start and (count[child] < 2 or only_active_objects):
                 continue
             stack_node[top] = child
             stack_start[top] = start
