@@ -193,24 +193,29 @@ def _sort_segment(order, s0, s1, B, axis):
         order[s0 + i] = tmp[perm[i]]
 
 
+#: Groups of a node's lists: the clump axis ``g % 3``, and whether the objects are asleep or
+#: static in ``active`` mode (``g >= 3``), so two such groups are never swept against each other.
+GROUPS = 6
+
+
 @numba.njit(cache=True)
 def _group(cls, first, count, ORD, B):
     """Bucket ``first..first+count`` by class into ``ORD[a]`` (group g at ``bounds[g]``), then sort
-    each group on the two axes other than its own. Returns the group bounds."""
-    bounds = np.zeros(4, dtype=np.int64)
+    each group on the two axes other than its clump axis. Returns the group bounds."""
+    bounds = np.zeros(GROUPS + 1, dtype=np.int64)
     for i in range(count):
         bounds[cls[i] + 1] += 1
-    for g in range(3):
+    for g in range(GROUPS):
         bounds[g + 1] += bounds[g]
-    fill = bounds[:3].copy()
+    fill = bounds[:GROUPS].copy()
     for i in range(count):
         g = cls[i]
         for a in range(3):
             ORD[a, fill[g]] = first + i
         fill[g] += 1
-    for g in range(3):
+    for g in range(GROUPS):
         for a in range(3):
-            if a != g:
+            if a != g % 3:
                 _sort_segment(ORD[a], bounds[g], bounds[g + 1], B, a)
     return bounds
 
@@ -285,25 +290,75 @@ def _sweep_cross(S1, B1, A1, order1, a0, a1, S2, B2, A2, order2, b0, b1, axis, o
     return m, tests
 
 
+@numba.njit(cache=True, inline="always")
+def _sweep_axis(g, h):
+    """The axis on which neither group ``g`` nor ``h`` clumps."""
+    ga = g % 3
+    ha = h % 3
+    return (ga + 2) % 3 if ga == ha else 3 - ga - ha
+
+
 @numba.njit(cache=True)
 def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m):
-    """Every own x own and own x passed sweep of one node; ``(pairs so far, tests)``."""
+    """Every own x own and own x passed sweep of one node; ``(pairs so far, tests)``. Two
+    groups of inactive objects (``g, h >= 3``, only filled in ``active`` mode) are skipped:
+    sweeping them would enumerate static x static candidates only to reject them."""
     tests = 0
-    for g in range(3):
-        axis = (g + 2) % 3
-        m, t = _sweep_self(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1], axis, only_active, pairs, m)
-        tests += t
-        for h in range(g + 1, 3):
-            axis = 3 - g - h
-            m, t = _sweep_cross(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1],
-                                OS, OBX, OA, ORD[axis], ob[h], ob[h + 1], axis, only_active, pairs, m)
+    for g in range(GROUPS):
+        if ob[g + 1] == ob[g]:
+            continue
+        for h in range(g, GROUPS):
+            if g >= 3 and h >= 3:
+                continue
+            axis = _sweep_axis(g, h)
+            if g == h:
+                m, t = _sweep_self(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1], axis, only_active,
+                                   pairs, m)
+            else:
+                m, t = _sweep_cross(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1],
+                                    OS, OBX, OA, ORD[axis], ob[h], ob[h + 1], axis, only_active,
+                                    pairs, m)
             tests += t
-    for g in range(3):
-        for h in range(3):
-            axis = (g + 2) % 3 if g == h else 3 - g - h
+        for h in range(GROUPS):
+            if (g >= 3 and h >= 3) or pb[h + 1] == pb[h]:
+                continue
+            axis = _sweep_axis(g, h)
             m, t = _sweep_cross(OS, OBX, OA, ORD[axis], ob[g], ob[g + 1],
                                 PS, PB, PA, ORDP[axis], pb[h], pb[h + 1], axis, only_active, pairs, m)
             tests += t
+    return m, tests
+
+
+#: Below this many candidate tests a node tests every candidate directly: grouping and sorting
+#: its lists would cost more than the tests they save.
+DIRECT_TESTS = 128
+
+
+@numba.njit(cache=True)
+def _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
+    """Every own x own and own x passed candidate of one node, tested without sweeping;
+    ``(pairs so far, tests)`` (pairs past ``pairs``' capacity are counted, not written)."""
+    cap = pairs.shape[0]
+    tests = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            if only_active and not (OA[i] or OA[j]):
+                continue
+            tests += 1
+            if _boxes_meet(OBX, i, OBX, j):
+                if m < cap:
+                    pairs[m, 0] = OS[i]
+                    pairs[m, 1] = OS[j]
+                m += 1
+        for k in range(p0, p1):
+            if only_active and not (OA[i] or PA[k]):
+                continue
+            tests += 1
+            if _boxes_meet(OBX, i, PB, k):
+                if m < cap:
+                    pairs[m, 0] = OS[i]
+                    pairs[m, 1] = PS[k]
+                m += 1
     return m, tests
 
 
@@ -313,6 +368,13 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
     """Group and sweep one node's own objects against each other and against its passed list;
     returns ``(pairs, pairs so far, tests)`` (``pairs`` grown when the node overflowed it)."""
     np_ = p1 - p0
+    if n * (n - 1) // 2 + n * np_ <= DIRECT_TESTS:
+        m_new, local = _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m)
+        if m_new > pairs.shape[0]:
+            pairs = grow(pairs, 2 * m_new)
+            m_new, local = _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs,
+                                         m)
+        return pairs, m_new, local
     # own objects clump on the first split plane of this node they straddle
     for i in range(n):
         cls[i] = 2
@@ -321,6 +383,8 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
             if OBX[i, a] < mid and OBX[i, 3 + a] > mid:
                 cls[i] = a
                 break
+        if only_active and not OA[i]:
+            cls[i] += 3
     ob = _group(cls, 0, n, ORD, OBX)
     # passed objects clump on the axis along which they cover most of this node
     for i in range(np_):
@@ -335,6 +399,8 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
             if frac > best:
                 best = frac
                 cls[i] = a
+        if only_active and not PA[p0 + i]:
+            cls[i] += 3
     pb = _group(cls, p0, np_, ORDP, PB)
     # the sweeps write into ``pairs`` up to its capacity and report how many they found;
     # growing happens here, outside their loops, and an overflowing node is swept again
