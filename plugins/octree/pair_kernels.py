@@ -43,7 +43,7 @@ import numpy as np
 
 from spatial.kernels import grow
 
-from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT, PARENT
+from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NCHILD, NEXT, NODE, PARENT
 from .query_kernels import STACK
 
 
@@ -104,12 +104,6 @@ def subtree_bounds(NI, OB, lo, hi, stack):
         for a in range(3):
             T[node, a] = np.inf
             T[node, 3 + a] = -np.inf
-        s = NI[node, HEAD]
-        while s >= 0:
-            for a in range(3):
-                T[node, a] = min(T[node, a], lo[s, a])
-                T[node, 3 + a] = max(T[node, 3 + a], hi[s, a])
-            s = OB[s, NEXT]
         count[node] = NI[node, COUNT]
         if NI[node, NCHILD]:
             for c in range(8):
@@ -117,6 +111,13 @@ def subtree_bounds(NI, OB, lo, hi, stack):
                 if child >= 0:
                     stack[top] = child
                     top += 1
+    # objects in slot order: their boxes are read in sequence rather than list by list
+    for s in range(min(OB.shape[0], lo.shape[0])):
+        node = OB[s, NODE]
+        if node >= 0:
+            for a in range(3):
+                T[node, a] = min(T[node, a], lo[s, a])
+                T[node, 3 + a] = max(T[node, 3 + a], hi[s, a])
     for k in range(visited - 1, 0, -1):  # children after their parent in pre-order
         node = preorder[k]
         parent = NI[node, PARENT]
