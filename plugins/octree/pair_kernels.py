@@ -81,6 +81,18 @@ def _boxes_meet(T, i, U, j):
     return True
 
 
+@numba.njit(cache=True, inline="always")
+def _push_children(NI, node, stack, top):
+    """Push ``node``'s children on a depth-first stack; returns the new top."""
+    if NI[node, NCHILD]:
+        for c in range(8):
+            child = NI[node, CHILD + c]
+            if child >= 0:
+                stack[top] = child
+                top += 1
+    return top
+
+
 @numba.njit(cache=True, nogil=True)
 def subtree_bounds(NI, OB, lo, hi, stack):
     """Per node id: the tight bounds of the objects held in its subtree (``(nodes, 6)``; an
@@ -105,12 +117,7 @@ def subtree_bounds(NI, OB, lo, hi, stack):
             T[node, a] = np.inf
             T[node, 3 + a] = -np.inf
         count[node] = NI[node, COUNT]
-        if NI[node, NCHILD]:
-            for c in range(8):
-                child = NI[node, CHILD + c]
-                if child >= 0:
-                    stack[top] = child
-                    top += 1
+        top = _push_children(NI, node, stack, top)
     # objects in slot order: their boxes are read in sequence rather than list by list
     for s in range(min(OB.shape[0], lo.shape[0])):
         node = OB[s, NODE]
@@ -162,12 +169,7 @@ def _collect_subtree(NI, OB, lo, hi, active, T, count, subtree, receiver, S, B, 
                     A[m] = active[s]
                     m += 1
             s = OB[s, NEXT]
-        if NI[node, NCHILD]:
-            for c in range(8):
-                child = NI[node, CHILD + c]
-                if child >= 0:
-                    stack[top] = child
-                    top += 1
+        top = _push_children(NI, node, stack, top)
     return S, B, A, m
 
 
@@ -335,31 +337,38 @@ def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs,
 DIRECT_TESTS = 128
 
 
+@numba.njit(cache=True, inline="always")
+def _record(pairs, m, a, b):
+    """Write pair ``m`` when ``pairs`` has room (the caller grows it and redoes the node when
+    not); returns the new count."""
+    if m < pairs.shape[0]:
+        pairs[m, 0] = a
+        pairs[m, 1] = b
+    return m + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _test_range(OS, OBX, OA, i, S, B, A, k0, k1, only_active, pairs, m):
+    """Own entry ``i`` against entries ``k0..k1`` of a list; ``(pairs so far, tests)``."""
+    tests = 0
+    for k in range(k0, k1):
+        if not (only_active and not (OA[i] or A[k])):
+            tests += 1
+            if _boxes_meet(OBX, i, B, k):
+                m = _record(pairs, m, OS[i], S[k])
+    return m, tests
+
+
 @numba.njit(cache=True)
 def _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
     """Every own x own and own x passed candidate of one node, tested without sweeping;
     ``(pairs so far, tests)`` (pairs past ``pairs``' capacity are counted, not written)."""
-    cap = pairs.shape[0]
     tests = 0
     for i in range(n):
-        for j in range(i + 1, n):
-            if only_active and not (OA[i] or OA[j]):
-                continue
-            tests += 1
-            if _boxes_meet(OBX, i, OBX, j):
-                if m < cap:
-                    pairs[m, 0] = OS[i]
-                    pairs[m, 1] = OS[j]
-                m += 1
-        for k in range(p0, p1):
-            if only_active and not (OA[i] or PA[k]):
-                continue
-            tests += 1
-            if _boxes_meet(OBX, i, PB, k):
-                if m < cap:
-                    pairs[m, 0] = OS[i]
-                    pairs[m, 1] = PS[k]
-                m += 1
+        m, t = _test_range(OS, OBX, OA, i, OS, OBX, OA, i + 1, n, only_active, pairs, m)
+        tests += t
+        m, t = _test_range(OS, OBX, OA, i, PS, PB, PA, p0, p1, only_active, pairs, m)
+        tests += t
     return m, tests
 
 
