@@ -517,10 +517,14 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
                     PA[buf_top] = OA[k]
                     buf_top += 1
             # objects of earlier siblings' subtrees meeting this child's content (touching
-            # faces, or overlapping loose bounds): found here once, never from the sibling's side
+            # faces, or overlapping loose bounds): found here once, never from the sibling's side.
+            # The sibling's bounds are tested here, not only inside the walk: a call passes and
+            # returns the list arrays, whose reference counting cost more than the walks
+            # themselves when most siblings are far apart
             for e in range(c):
                 other = NI[node, CHILD + e]
-                if other < 0 or (only_active_objects and not node_awake[other]):
+                if other < 0 or count[other] == 0 or not _boxes_meet(T, other, T, child) \
+                        or (only_active_objects and not node_awake[other]):
                     continue
                 PS, PB, PA, buf_top = _collect_subtree(NI, OB, lo, hi, active, T, count, other,
                                                        child, PS, PB, PA, buf_top,
