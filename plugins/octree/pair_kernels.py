@@ -35,6 +35,8 @@ overlap on the sweep axis and get the full box test.
 
 Lists carry a copy of their boxes (``(n, 6)``: lo xyz, hi xyz) and active flags next to the
 slots, so the sweeps read memory sequentially instead of gathering from the object table.
+
+Every kernel releases the GIL (``nogil``): the editor finds pairs on worker threads.
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ from .layout import CHILD, CORE_HI, CORE_LO, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NC
 from .query_kernels import STACK
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _meets_other_axes(B, i, C, j, axis):
     """Closed overlap on the two axes other than ``axis``."""
     for a in range(3):
@@ -56,7 +58,7 @@ def _meets_other_axes(B, i, C, j, axis):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _grow_list(S, B, A, needed):
     if needed <= S.shape[0]:
         return S, B, A
@@ -72,7 +74,7 @@ def _grow_list(S, B, A, needed):
     return S2, B2, A2
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _boxes_meet(T, i, U, j):
     """Closed overlap of row ``i`` of ``T`` and row ``j`` of ``U`` (both lo xyz, hi xyz)."""
     for a in range(3):
@@ -81,7 +83,7 @@ def _boxes_meet(T, i, U, j):
     return True
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _push_children(NI, node, stack, top):
     """Push ``node``'s children on a depth-first stack; returns the new top."""
     if NI[node, NCHILD]:
@@ -135,7 +137,7 @@ def subtree_bounds(NI, OB, lo, hi, stack):
     return T, count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _collect_subtree(NI, OB, lo, hi, active, T, count, subtree, receiver, S, B, A, m,
                      only_active_objects, node_awake, stack):
     """Append the objects of ``subtree`` meeting the tight bounds of ``receiver``'s subtree
@@ -173,7 +175,7 @@ def _collect_subtree(NI, OB, lo, hi, active, T, count, subtree, receiver, S, B, 
     return S, B, A, m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sort_segment(order, s0, s1, B, axis):
     """Sort ``order[s0:s1]`` (indices into ``B``) by ``lo`` on ``axis``."""
     n = s1 - s0
@@ -201,7 +203,7 @@ def _sort_segment(order, s0, s1, B, axis):
 GROUPS = 6
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _group(cls, first, count, ORD, B):
     """Bucket ``first..first+count`` by class into ``ORD[a]`` (group g at ``bounds[g]``), then sort
     each group on the two axes other than its clump axis. Returns the group bounds."""
@@ -223,7 +225,7 @@ def _group(cls, first, count, ORD, B):
     return bounds
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweep_self(S, B, A, order, s0, s1, axis, only_active, pairs, m):
     """Pairs within ``order[s0:s1]`` (sorted by ``lo`` on ``axis``): ``(pairs so far, tests)``."""
     cap = pairs.shape[0]
@@ -246,7 +248,7 @@ def _sweep_self(S, B, A, order, s0, s1, axis, only_active, pairs, m):
     return m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweep_cross(S1, B1, A1, order1, a0, a1, S2, B2, A2, order2, b0, b1, axis, only_active,
                  pairs, m):
     """Pairs between two index lists sorted by ``lo`` on ``axis``: whichever entry starts first
@@ -293,7 +295,7 @@ def _sweep_cross(S1, B1, A1, order1, a0, a1, S2, B2, A2, order2, b0, b1, axis, o
     return m, tests
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _sweep_axis(g, h):
     """The axis on which neither group ``g`` nor ``h`` clumps."""
     ga = g % 3
@@ -301,7 +303,7 @@ def _sweep_axis(g, h):
     return (ga + 2) % 3 if ga == ha else 3 - ga - ha
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m):
     """Every own x own and own x passed sweep of one node; ``(pairs so far, tests)``. Two
     groups of inactive objects (``g, h >= 3``, only filled in ``active`` mode) are skipped:
@@ -337,7 +339,7 @@ def _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs,
 DIRECT_TESTS = 128
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _record(pairs, m, a, b):
     """Write pair ``m`` when ``pairs`` has room (the caller grows it and redoes the node when
     not); returns the new count."""
@@ -347,7 +349,7 @@ def _record(pairs, m, a, b):
     return m + 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _test_range(OS, OBX, OA, i, S, B, A, k0, k1, only_active, pairs, m):
     """Own entry ``i`` against entries ``k0..k1`` of a list; ``(pairs so far, tests)``."""
     tests = 0
@@ -359,7 +361,7 @@ def _test_range(OS, OBX, OA, i, S, B, A, k0, k1, only_active, pairs, m):
     return m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
     """Every own x own and own x passed candidate of one node, tested without sweeping;
     ``(pairs so far, tests)`` (pairs past ``pairs``' capacity are counted, not written)."""
@@ -372,7 +374,7 @@ def _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
     return m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m, cls, ORD,
                 ORDP):
     """Group and sweep one node's own objects against each other and against its passed list;
@@ -422,7 +424,7 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
     return pairs, m_new, local
 
 
-@numba.njit(cache=True, nogil=True)  # called from worker threads: release the GIL
+@numba.njit(cache=True, nogil=True)
 def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
     """All overlapping pairs of slots, the number of tests and the tests per node id.
 
