@@ -590,8 +590,12 @@ class Octree(SpatialIndex):
         o = self.objects
         active = np.zeros(len(o.ids), dtype=bool)
         active[: o.slot_limit] = o.active_mask()
+        only_active = mode == "active"
+        # only the active mode reads which subtrees are awake; its per-node pass is skipped
+        # otherwise
+        awake = self._node_awake() if only_active else np.zeros(len(self._ni), dtype=bool)
         pairs, tests, per_node = pair_kernels.find_pairs(
-            self._ni, self._nf, self._ob, o.lo, o.hi, active, mode == "active", self._node_awake())
+            self._ni, self._nf, self._ob, o.lo, o.hi, active, only_active, awake)
         order, _ = self._order()
         return PairHits(pairs, tests, per_node[order])
 
