@@ -231,6 +231,22 @@ def _clip_polygon(poly, lab, m, normal, dist, plane, eps, out_poly, out_lab, sid
 
 
 @numba.njit(cache=True, nogil=True)
+def _extent_of_rows(points, n, centre_out):
+    """Largest side of the bounding box of ``points[:n]`` (``n >= 1``); its centre goes to
+    ``centre_out``."""
+    extent = 0.0
+    for a in range(3):
+        lo = points[0, a]
+        hi = points[0, a]
+        for k in range(n):
+            lo = min(lo, points[k, a])
+            hi = max(hi, points[k, a])
+        centre_out[a] = 0.5 * (lo + hi)
+        extent = max(extent, hi - lo)
+    return extent
+
+
+@numba.njit(cache=True, nogil=True)
 def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_out):
     """Build one brush whose planes lie within about ``scale`` of the origin.
 
@@ -328,14 +344,7 @@ def _build_brush_local(normals, dists, scale, vert_out, face_idx_out, face_len_o
         return (_DEGENERATE if any_vertex else _EMPTY), -1, 0, 0
 
     # Merge coincident corners with a tolerance relative to the brush size.
-    extent = 0.0
-    for a in range(3):
-        lo_a = raw[0, a]
-        hi_a = raw[0, a]
-        for k in range(n_raw):
-            lo_a = min(lo_a, raw[k, a])
-            hi_a = max(hi_a, raw[k, a])
-        extent = max(extent, hi_a - lo_a)
+    extent = _extent_of_rows(raw, n_raw, np.empty(3))
     tol = max(_MERGE_REL * extent, 100.0 * eps)
     remap = np.empty(n_raw, dtype=np.int64)
     n_vert = 0
@@ -405,15 +414,7 @@ def _build_brush(normals, dists, vert_out, face_idx_out, face_len_out):
     # smaller than its distance from the origin is built again about the centre found by the
     # first pass, with its planes translated there.
     centre = np.empty(3)
-    extent = 0.0
-    for a in range(3):
-        lo = vert_out[0, a]
-        hi = vert_out[0, a]
-        for k in range(n_vert):
-            lo = min(lo, vert_out[k, a])
-            hi = max(hi, vert_out[k, a])
-        centre[a] = 0.5 * (lo + hi)
-        extent = max(extent, hi - lo)
+    extent = _extent_of_rows(vert_out, n_vert, centre)
     if extent > _RECENTRE_BELOW * scale:
         return result
     local = np.empty(len(dists))

@@ -17,6 +17,7 @@ import numpy as np
 from spatial.errors import GeometryError
 
 from .faces import Face
+from .transforms import checked_translation
 
 
 def _spatial_brush():
@@ -85,19 +86,20 @@ class Brush:
                 cache["solid"] = _spatial_brush().brush_from_planes(normals, dists, what="brush")
         return cache["solid"]
 
-    @property
-    def lo(self) -> np.ndarray:
+    def _corner(self, name: str) -> np.ndarray:
+        """``lo`` or ``hi`` of the bounds: from the level's batch build when there was one."""
         built = self._cache.get("built")
         if built is not None:
-            return built[0].lo[built[1]]
-        return np.asarray(self.solid.lo, dtype=np.float64)
+            return getattr(built[0], name)[built[1]]
+        return np.asarray(getattr(self.solid, name), dtype=np.float64)
+
+    @property
+    def lo(self) -> np.ndarray:
+        return self._corner("lo")
 
     @property
     def hi(self) -> np.ndarray:
-        built = self._cache.get("built")
-        if built is not None:
-            return built[0].hi[built[1]]
-        return np.asarray(self.solid.hi, dtype=np.float64)
+        return self._corner("hi")
 
     def check(self) -> Brush:
         """Return self if the faces bound a closed convex solid, else raise ``GeometryError``."""
@@ -118,9 +120,7 @@ class Brush:
 
     def translated(self, delta) -> Brush:
         """The brush moved by ``delta`` (every plane point translated)."""
-        delta = np.asarray(delta, dtype=np.float64).reshape(3)
-        if not np.isfinite(delta).all():
-            raise GeometryError(f"translation must be finite, got {delta.tolist()}")
+        delta = checked_translation(delta)
         if not delta.any():
             return self
         return self._mapped(self.plane_points() + delta)

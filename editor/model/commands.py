@@ -126,6 +126,21 @@ def _expand(scene: Scene, ids: Iterable[int]) -> list[int]:
     return sorted(out)
 
 
+def _replace_each(scene: Scene, ids: Iterable[int], kind: type, refusal: str, change) -> Edit:
+    """An edit replacing every object of ``ids`` by ``change(object)``.
+
+    Raises ``SceneEditError`` with ``refusal`` (``{oid}`` names the object) for an object that is
+    not a ``kind``, before anything changes.
+    """
+    out = {}
+    for oid in ids:
+        obj = scene[oid]
+        if not isinstance(obj, kind):
+            raise SceneEditError(refusal.format(oid=oid))
+        out[oid] = change(obj)
+    return Edit(out)
+
+
 class AddObjects(EditCommand):
     """Add objects under ids from :meth:`Scene.allocate_ids` (entities before their brushes
     need no particular order: the edit is checked as a whole)."""
@@ -209,13 +224,8 @@ class SetProperties(EditCommand):
         self.changes = {str(k): (None if v is None else str(v)) for k, v in changes.items()}
 
     def plan(self, scene: Scene) -> Edit:
-        out = {}
-        for oid in self.ids:
-            obj = scene[oid]
-            if not isinstance(obj, Entity):
-                raise SceneEditError(f"id {oid} is a brush; only entities have key/values")
-            out[oid] = obj.with_properties(self.changes)
-        return Edit(out)
+        return _replace_each(scene, self.ids, Entity, "id {oid} is a brush; only entities have key/values",
+                             lambda entity: entity.with_properties(self.changes))
 
 
 class Reparent(EditCommand):
@@ -227,13 +237,8 @@ class Reparent(EditCommand):
         self.entity = int(entity)
 
     def plan(self, scene: Scene) -> Edit:
-        out = {}
-        for oid in self.brush_ids:
-            obj = scene[oid]
-            if not isinstance(obj, Brush):
-                raise SceneEditError(f"id {oid} is not a brush")
-            out[oid] = obj.with_entity(self.entity)
-        return Edit(out)
+        return _replace_each(scene, self.brush_ids, Brush, "id {oid} is not a brush",
+                             lambda brush: brush.with_entity(self.entity))
 
 
 class SetSelection(EditCommand):

@@ -16,6 +16,7 @@ import numpy as np
 from spatial.errors import GeometryError
 
 from .entity_classes import class_box
+from .transforms import checked_translation
 
 POINT = "point"
 BRUSH = "brush"
@@ -122,9 +123,7 @@ class Entity:
 
     def translated(self, delta) -> Entity:
         """The entity with its origin moved by ``delta`` (the origin key rewritten)."""
-        delta = np.asarray(delta, dtype=np.float64).reshape(3)
-        if not np.isfinite(delta).all():
-            raise GeometryError(f"translation must be finite, got {delta.tolist()}")
+        delta = checked_translation(delta)
         if not delta.any():
             return self
         return self.with_properties({"origin": format_vector(self.origin + delta)})

@@ -18,7 +18,34 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject
 from PySide6.QtWidgets import QGraphicsView
 
 
-class FrameSync(QObject):
+class CompositeCounter(QObject):
+    """Count the composites of ``window``: its ``UpdateRequest`` events, in :attr:`frames`.
+
+    Parameters
+    ----------
+    window : QWidget
+        A top-level window; the filter is installed on it.
+    parent : QObject, optional
+        The counter's owner (``None``: whoever keeps a reference).
+    """
+
+    def __init__(self, window, parent=None) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.frames = 0
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.window and event.type() == QEvent.UpdateRequest:
+            self.frames += 1
+            self.before_composite()
+        return False
+
+    def before_composite(self) -> None:
+        """Called just before the window paints and composites a frame."""
+
+
+class FrameSync(CompositeCounter):
     """Fold the pending updates of every graphics scene in ``window`` into its next frame.
 
     Parameters
@@ -28,16 +55,10 @@ class FrameSync(QObject):
     """
 
     def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.frames = 0
-        window.installEventFilter(self)
+        super().__init__(window, parent=window)
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
-        if watched is self.window and event.type() == QEvent.UpdateRequest:
-            self.frames += 1
-            for view in self.window.findChildren(QGraphicsView):
-                scene = view.scene()
-                if scene is not None and view.isVisible():
-                    QCoreApplication.sendPostedEvents(scene, QEvent.MetaCall)
-        return False
+    def before_composite(self) -> None:
+        for view in self.window.findChildren(QGraphicsView):
+            scene = view.scene()
+            if scene is not None and view.isVisible():
+                QCoreApplication.sendPostedEvents(scene, QEvent.MetaCall)

@@ -103,21 +103,17 @@ class OverlayGeometry:
         return len(self.rows)
 
 
+#: metrics read straight from a column of the node table
+_METRIC_COLUMNS = {"depth": "depth", "own_count": "own_count", "subtree_count": "subtree_count",
+                   "lifespan": "lifespan_left", "awake": "awake", "pair_tests": "pair_tests"}
+
+
 def metric_values(table, metric: str, visits: np.ndarray | None = None) -> np.ndarray:
     """The metric of every row of ``table`` as float64."""
     n = len(table)
-    if metric == "depth":
-        return table.depth.astype(np.float64)
-    if metric == "own_count":
-        return table.own_count.astype(np.float64)
-    if metric == "subtree_count":
-        return table.subtree_count.astype(np.float64)
-    if metric == "lifespan":
-        return table.lifespan_left.astype(np.float64)
-    if metric == "awake":
-        return table.awake.astype(np.float64)
-    if metric == "pair_tests":
-        return table.pair_tests.astype(np.float64)
+    column = _METRIC_COLUMNS.get(metric)
+    if column is not None:
+        return getattr(table, column).astype(np.float64)
     if metric == "query_visits":
         if visits is None or len(visits) != n:
             return np.zeros(n)

@@ -47,6 +47,29 @@ from spatial.kernels import (
 CULL_SLACK = 1e-9
 
 
+# --------------------------------------------------------------------------- tree links
+@numba.njit(cache=True, nogil=True, inline="always")
+def link_child(node, child, side, front, back, parent, depth) -> None:
+    """Make ``child`` the front (``side`` 0) or back (1) child of ``node``, one level deeper."""
+    if side == 0:
+        front[node] = child
+    else:
+        back[node] = child
+    parent[child] = node
+    depth[child] = depth[node] + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def grow_links(front, back, parent, depth, capacity, n_nodes):
+    """The link arrays grown to ``capacity`` rows; front and back links past ``n_nodes`` are -1
+    (no child)."""
+    front = grow(front, capacity)
+    back = grow(back, capacity)
+    front[n_nodes:] = -1
+    back[n_nodes:] = -1
+    return front, back, grow(parent, capacity), grow(depth, capacity)
+
+
 # --------------------------------------------------------------------------- plane sides
 @numba.njit(cache=True, nogil=True, inline="always")
 def box_side_range(plane, lo, hi):
@@ -313,10 +336,7 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
             planes = grow(planes, new_cap)
             planes[n_nodes:] = np.nan
             source = grow(source, new_cap)
-            front = grow(front, new_cap)
-            back = grow(back, new_cap)
-            parent = grow(parent, new_cap)
-            depth = grow(depth, new_cap)
+            front, back, parent, depth = grow_links(front, back, parent, depth, new_cap, n_nodes)
             region_lo = grow(region_lo, new_cap)
             region_hi = grow(region_hi, new_cap)
             cull_lo = grow(cull_lo, new_cap)
@@ -325,8 +345,6 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
             seg_count = grow(seg_count, new_cap)
             qual_start = grow(qual_start, new_cap)
             qual_count = grow(qual_count, new_cap)
-            front[n_nodes:] = -1
-            back[n_nodes:] = -1
             source[n_nodes:] = -1
         survivors = qual_used  # both children inherit the pool rows that cut this node's box
         qual_used += n_qualifying
@@ -339,12 +357,7 @@ def build_tree(objs0, lo, hi, pool, pool_source, use_pool, axes, max_depth, min_
         for side in range(2):
             child = n_nodes
             n_nodes += 1
-            if side == 0:
-                front[node] = child
-            else:
-                back[node] = child
-            parent[child] = node
-            depth[child] = depth[node] + 1
+            link_child(node, child, side, front, back, parent, depth)
             qual_start[child] = survivors
             qual_count[child] = n_qualifying
             seg_start[child] = used

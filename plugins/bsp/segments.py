@@ -24,6 +24,8 @@ import numpy as np
 
 from spatial.kernels import grow
 
+from .kernels import grow_links, link_child
+
 #: Points closer than this to a line (map units) are on it.
 ON_LINE = 1e-6
 
@@ -161,14 +163,9 @@ def build_segment_tree(seg_a, seg_b, max_depth, balance_weight, split_weight, ma
             lines2 = np.full((size, 3), np.nan)
             lines2[:len(lines)] = lines
             lines = lines2
-            front = grow(front, size)
-            back = grow(back, size)
-            parent = grow(parent, size)
-            depth = grow(depth, size)
+            front, back, parent, depth = grow_links(front, back, parent, depth, size, n_nodes)
             start = grow(start, size)
             count = grow(count, size)
-            front[n_nodes:] = -1
-            back[n_nodes:] = -1
         lines[node, 0] = nx
         lines[node, 1] = ny
         lines[node, 2] = d
@@ -176,12 +173,7 @@ def build_segment_tree(seg_a, seg_b, max_depth, balance_weight, split_weight, ma
         for side in range(2):
             child = n_nodes
             n_nodes += 1
-            if side == 0:
-                front[node] = child
-            else:
-                back[node] = child
-            parent[child] = node
-            depth[child] = depth[node] + 1
+            link_child(node, child, side, front, back, parent, depth)
             front[child] = -1
             back[child] = -1
             if used + c > len(work):

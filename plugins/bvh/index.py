@@ -42,6 +42,7 @@ from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.memory_budget import OBJECT_BYTES
 from spatial.params import param
+from spatial.tree_queries import ClosestRayQueries
 
 from . import pair_kernels, tree_kernels
 
@@ -90,7 +91,7 @@ class _Packed:
     row_index: np.ndarray
 
 
-class DynamicBvh(SpatialIndex):
+class DynamicBvh(ClosestRayQueries, SpatialIndex):
     """Dynamic AABB tree with fat leaves, SAH sibling choice and height-balancing rotations."""
 
     name = "bvh"
@@ -261,11 +262,6 @@ class DynamicBvh(SpatialIndex):
         slots, offsets, visited, tested = K.tree_query_boxes(self._tree(), lo, hi, False,
                                                              _NO_CELLS, _NO_CELLS)
         return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
-
-    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
-        slots, t, visited, tested = K.tree_query_rays_closest(self._tree(), self.objects.ids,
-                                                              origins, directions, max_t)
-        return C.RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _flags(self):

@@ -37,6 +37,7 @@ from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.memory_budget import budgeted_tree_bytes
 from spatial.params import param
+from spatial.tree_queries import ClosestRayQueries
 
 from . import kernels as kk
 
@@ -77,7 +78,7 @@ _CHECK_MESSAGES = {
 
 
 # --------------------------------------------------------------------------- backend
-class KdTree(SpatialIndex):
+class KdTree(ClosestRayQueries, SpatialIndex):
     """kd-tree with median or SAH splits; straddlers stored on both sides, answers unique."""
 
     name = "kdtree"
@@ -191,11 +192,6 @@ class KdTree(SpatialIndex):
         slots, offsets, visited, tested = K.tree_query_boxes(self._tree(), lo, hi, True,
                                                              self._cell_lo, self._cell_hi)
         return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
-
-    def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
-        slots, t, visited, tested = K.tree_query_rays_closest(self._tree(), self.objects.ids,
-                                                              origins, directions, max_t)
-        return C.RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _active_per_node(self):

@@ -9,19 +9,15 @@ from editor.model.shapes import box_brush, prism_brush, ramp_brush
 
 def private_registry():
     """A private registry: the oracle plus a tunable copy of it (stable, unlike real backends)."""
-    from dataclasses import dataclass
-
     from plugins.brute import BruteForce
     from spatial.params import param
     from spatial.registry import Registry
-
-    @dataclass(frozen=True)
-    class TunedParams:
-        chunk: int = param(256, lo=1, hi=4096, unit="objects", help="A parameter to change.")
+    from tests.spatial.tuning_helpers import one_param
 
     class TunedBrute(BruteForce):
         name = "tuned-brute"
-        Params = TunedParams
+        Params = one_param("TunedParams", "chunk", param(256, lo=1, hi=4096, unit="objects",
+                                                          help="A parameter to change."))
 
         def _split_planes_changed(self):
             self.planes_offered = getattr(self, "planes_offered", 0) + 1

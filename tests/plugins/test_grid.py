@@ -7,8 +7,8 @@ import pytest
 from plugins.brute import BruteForce
 from plugins.grid import Grid
 from plugins.grid import kernels as grid_kernels
-from spatial.errors import IndexInvariantError
 from spatial.scenegen import random_boxes
+from tests.spatial.oracle import assert_validate_catches_tampering
 
 
 def test_auto_cell_size_is_the_median_largest_edge():
@@ -127,10 +127,7 @@ def test_validate_catches_an_object_missing_from_a_cell():
     ids, lo, hi = random_boxes(200, seed=7, world=100.0)
     grid = Grid(cell_size=10.0)
     grid.build(ids, lo, hi)
-    slot = grid.objects.slots_of([3])[0]
-    grid.objects.hi[slot] += 30.0  # behind the grid's back
-    with pytest.raises(IndexInvariantError, match="missing|does not reach"):
-        grid.validate()
+    assert_validate_catches_tampering(grid, 3, match="missing|does not reach", shift_hi=30.0)
 
 
 @pytest.mark.parametrize("origin, cell, clamp", [(0.0, 1.0, (0, 9)), (-1e6 + 0.3, 3.7, (-(1 << 20), (1 << 20) - 1)),

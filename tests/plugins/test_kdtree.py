@@ -6,8 +6,8 @@ import pytest
 
 from plugins.brute import BruteForce
 from plugins.kdtree import KdTree
-from spatial.errors import IndexInvariantError
 from spatial.scenegen import random_boxes
+from tests.spatial.oracle import assert_validate_catches_tampering
 
 
 def _split_planes(tree: KdTree) -> set[tuple[int, float]]:
@@ -130,8 +130,5 @@ def test_validate_catches_an_object_on_the_wrong_side():
     tree.build(ids, lo, hi)
     tree.validate()
     # move an object behind the tree's back: it now sits in leaves its box does not reach
-    slot = tree.objects.slots_of([7])[0]
-    tree.objects.lo[slot] += 60.0
-    tree.objects.hi[slot] += 60.0
-    with pytest.raises(IndexInvariantError, match="wrong side|exactly the leaves|bounds"):
-        tree.validate()
+    assert_validate_catches_tampering(tree, 7, match="wrong side|exactly the leaves|bounds",
+                                      shift_hi=60.0, shift_lo=60.0)

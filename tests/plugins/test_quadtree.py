@@ -390,11 +390,17 @@ def test_ray_distances_are_bit_identical_to_the_reference():
         assert got.objects_tested <= len(ids)
 
 
-def test_validate_detects_a_corrupted_bucket():
-    ids, lo, hi = random_boxes(200, seed=11, world=100.0, size_max=5.0)
+def _small_valid_tree(seed: int) -> Quadtree:
+    """A quadtree of 200 small random boxes, four per bucket, checked valid."""
+    ids, lo, hi = random_boxes(200, seed=seed, world=100.0, size_max=5.0)
     tree = Quadtree(max_objects=4)
     tree.build(ids, lo, hi)
     tree.validate()
+    return tree
+
+
+def test_validate_detects_a_corrupted_bucket():
+    tree = _small_valid_tree(seed=11)
     leaf = int(np.flatnonzero((tree._ni[: tree._meta[qk.M_NODE_TOP], qk.CHILD] < 0)
                               & (tree._ni[: tree._meta[qk.M_NODE_TOP], qk.COUNT] > 0))[0])
     tree._ni[leaf, qk.COUNT] += 1
@@ -403,9 +409,7 @@ def test_validate_detects_a_corrupted_bucket():
 
 
 def test_validate_detects_a_stale_awake_count():
-    ids, lo, hi = random_boxes(200, seed=12, world=100.0, size_max=5.0)
-    tree = Quadtree(max_objects=4)
-    tree.build(ids, lo, hi)
+    tree = _small_valid_tree(seed=12)
     tree._ni[0, qk.ACTIVE] += 1
     with pytest.raises(IndexInvariantError, match="active"):
         tree.validate()

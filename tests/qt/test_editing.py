@@ -14,6 +14,13 @@ def _top(window):
     return window.views2d["Top"]
 
 
+def _document_and_top_view(window, tool=None):
+    """The window's document and top view, with ``tool`` chosen first when given."""
+    if tool is not None:
+        window.state.set_tool(tool)
+    return window.document, _top(window)
+
+
 def _static_entity(doc, xy):
     """The demo's point entity at ``xy`` that has no motion (simulated movers change place)."""
     for i in doc.scene.point_entity_ids():
@@ -45,8 +52,7 @@ def test_drag_in_top_view_creates_a_brush_and_undo_redo_round_trip(window, qtbot
 
 
 def test_arrow_keys_move_the_selection_onto_the_grid(window, qtbot):
-    doc = window.document
-    top = _top(window)
+    doc, top = _document_and_top_view(window)
     ent = _static_entity(doc, (-384, 384))
     doc.push(SetSelection([ent]))
     lo0 = doc.scene[ent].lo.copy()   # origin -384 384 24, hull from -16: lo.x = -400 (off the 32 grid)
@@ -66,9 +72,7 @@ def test_arrow_keys_move_the_selection_onto_the_grid(window, qtbot):
 
 
 def test_click_selects_and_ctrl_click_toggles(window):
-    doc = window.document
-    top = _top(window)
-    window.state.set_tool("select")
+    doc, top = _document_and_top_view(window, tool="select")
     shambler = next(i for i in doc.scene.point_entity_ids() if doc.scene[i].classname == "monster_shambler")
     # origin (0, 384, 24): click its centre from above
     click(top, (0, 384))
@@ -78,9 +82,7 @@ def test_click_selects_and_ctrl_click_toggles(window):
 
 
 def test_box_select_then_drag_moves_snapped_as_one_undo_step(window):
-    doc = window.document
-    top = _top(window)
-    window.state.set_tool("select")
+    doc, top = _document_and_top_view(window, tool="select")
     dog = _static_entity(doc, (384, -384))
     # zoomed in, so the press at its centre is well away from the resize handles
     top.vb.setRange(xRange=(284, 484), yRange=(-484, -284), padding=0)
@@ -98,9 +100,7 @@ def test_box_select_then_drag_moves_snapped_as_one_undo_step(window):
 
 
 def test_resize_handle_stretches_a_brush(window):
-    doc = window.document
-    top = _top(window)
-    window.state.set_tool("brush")
+    doc, top = _document_and_top_view(window, tool="brush")
     drag(top, (-320, 160), (-256, 224))
     bid = next(iter(doc.selection))
     window.state.set_tool("select")
@@ -115,8 +115,7 @@ def test_resize_handle_stretches_a_brush(window):
 
 
 def test_place_delete_duplicate_entity(window):
-    doc = window.document
-    top = _top(window)
+    doc, top = _document_and_top_view(window)
     window.state.entity_class = "item_health"
     window.state.set_tool("entity")
     before = set(doc.scene.point_entity_ids())

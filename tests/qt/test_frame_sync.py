@@ -2,22 +2,7 @@
 views, three timeline plots) join the frame being painted instead of each asking for another."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
-
-
-class _Composites(QObject):
-    """Counts the window's paint-and-composite passes (its ``UpdateRequest`` events)."""
-
-    def __init__(self, window) -> None:
-        super().__init__()
-        self.window = window
-        self.count = 0
-        window.installEventFilter(self)
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
-        if watched is self.window and event.type() == QEvent.UpdateRequest:
-            self.count += 1
-        return False
+from editor.qt.frame_sync import CompositeCounter
 
 
 def _composites_per_step(window, qtbot, steps: int = 3) -> int:
@@ -27,12 +12,12 @@ def _composites_per_step(window, qtbot, steps: int = 3) -> int:
     from PySide6.QtTest import QTest
     window.activateWindow()
     qtbot.waitActive(window)
-    counter = _Composites(window)
+    counter = CompositeCounter(window)  # the window's paint-and-composite passes
     for _ in range(steps):
         QTest.keyClick(window, Qt.Key_F10)
         qtbot.wait(300)
     window.removeEventFilter(counter)
-    return counter.count
+    return counter.frames
 
 
 def test_a_simulation_step_repaints_its_views_in_one_composite(window, qtbot):

@@ -3,6 +3,8 @@ it waits for the warm-up's ``ready`` before building its index, and holds the st
 pair finding until the warm-up has finished."""
 from __future__ import annotations
 
+import pytest
+
 
 class FakeWarmup:
     """Records the window's calls; ``done`` says whether the process has exited."""
@@ -24,25 +26,27 @@ class FakeWarmup:
         self.done = True
 
 
-def test_the_window_waits_for_ready_before_it_builds_an_index(qtbot, settings):
+@pytest.fixture
+def window_and_warmup(qtbot, settings):
+    """A main window whose kernel warm-up is a :class:`FakeWarmup`, before it opens a level."""
     from editor.qt.main_window import MainWindow
     window = MainWindow(settings=settings, use_gl=False)
     window.ask_save = lambda: "discard"
     qtbot.addWidget(window)
     warmup = FakeWarmup(lambda: window)
     window.kernel_warmup = warmup
+    return window, warmup
+
+
+def test_the_window_waits_for_ready_before_it_builds_an_index(window_and_warmup):
+    window, warmup = window_and_warmup
     assert window.open_file(None, background=False)
     assert warmup.waits == [None], "waited once, before the document (and its index) existed"
     assert window.document is not None and window.document.index is not None
 
 
-def test_statistics_wait_for_the_warm_up_to_finish(qtbot, settings):
-    from editor.qt.main_window import MainWindow
-    window = MainWindow(settings=settings, use_gl=False)
-    window.ask_save = lambda: "discard"
-    qtbot.addWidget(window)
-    warmup = FakeWarmup(lambda: window)
-    window.kernel_warmup = warmup
+def test_statistics_wait_for_the_warm_up_to_finish(qtbot, window_and_warmup):
+    window, warmup = window_and_warmup
     assert window.open_file(None, background=False)
     window.state.flush()
     window.show()

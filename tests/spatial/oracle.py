@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from plugins.brute import BruteForce
+from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_planes_from_camera
 
 
@@ -148,3 +150,25 @@ def _object_corners(oracle):
     if len(slots) == 0:
         return np.zeros((0, 3))
     return np.concatenate([oracle.objects.lo[slots], oracle.objects.hi[slots]])
+
+
+def assert_validate_catches_tampering(index, object_id: int, match: str, shift_hi: float,
+                                      shift_lo: float = 0.0) -> None:
+    """Shift one object's stored box behind ``index``'s back: ``validate()`` must notice.
+
+    Parameters
+    ----------
+    index : SpatialIndex
+        A built index keeping its object boxes in ``index.objects``.
+    object_id : int
+        The object whose stored box is shifted.
+    match : str
+        A regular expression the :class:`~spatial.errors.IndexInvariantError` must match.
+    shift_hi, shift_lo : float
+        Added to the stored upper and lower corners.
+    """
+    slot = index.objects.slots_of([object_id])[0]
+    index.objects.lo[slot] += shift_lo
+    index.objects.hi[slot] += shift_hi
+    with pytest.raises(IndexInvariantError, match=match):
+        index.validate()

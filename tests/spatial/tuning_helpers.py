@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 
 import numpy as np
 
@@ -34,29 +34,30 @@ def small_workload(n: int = 120, frames: int = 3, seed: int = 0) -> Workload:
                     description=f"{n} random boxes")
 
 
-@dataclass(frozen=True)
-class SlowParams:
-    delay_ms: int = param(3000, lo=0, hi=10000, unit="ms", help="Sleep this long in every build.")
+def one_param(class_name: str, field_name: str, spec) -> type:
+    """A frozen ``Params`` dataclass with one integer field declared by ``spec`` (a ``param()``)."""
+    return make_dataclass(class_name, [(field_name, int, spec)], frozen=True)
+
+
+def delay_params(default_ms: int, most_ms: int) -> type:
+    """``Params`` with ``delay_ms``: how long every build sleeps, from 0 to ``most_ms``."""
+    return one_param("DelayParams", "delay_ms", param(default_ms, lo=0, hi=most_ms, unit="ms",
+                                                      help="Sleep this long in every build."))
 
 
 class SlowBuild(BruteForce):
     """The oracle with a build that cannot be interrupted (like a BSP on a big level)."""
 
     name = "slow_build_for_tests"
-    Params = SlowParams
+    Params = delay_params(3000, 10000)
 
     def _build(self, slots):
         time.sleep(self.params.delay_ms / 1e3)
         super()._build(slots)
 
 
-@dataclass(frozen=True)
-class QuickDefaultParams:
-    delay_ms: int = param(5, lo=0, hi=3000, unit="ms", help="Sleep this long in every build.")
-
-
 class QuickDefaultSlowElsewhere(SlowBuild):
     """Quick with its defaults, up to three seconds a build elsewhere in its range."""
 
     name = "quick_default_for_tests"
-    Params = QuickDefaultParams
+    Params = delay_params(5, 3000)

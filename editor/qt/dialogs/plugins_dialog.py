@@ -20,12 +20,13 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
 )
+
+from ..panels.base import push_button
 
 FAILED_COLOUR = QColor("#ff6b6b")
 COLUMNS = ["plugin", "source", "status", "provides"]
@@ -81,15 +82,12 @@ class PluginsDialog(QDialog):
         split.setSizes([420, 140])
         layout.addWidget(split, 1)
         buttons = QHBoxLayout()
-        self.add_button = QPushButton("Add plugin folder…")
-        self.add_button.setObjectName("plugins_add_folder")
-        self.add_button.setToolTip("Load every *.py file and package of a folder as plugins")
-        self.add_button.clicked.connect(self.add_folder_dialog)
-        self.open_button = QPushButton("Open user folder")
-        self.open_button.setToolTip("Show the per-user plugin folder, loaded at every start")
-        self.open_button.clicked.connect(self.open_user_folder)
-        close = QPushButton("Close")
-        close.clicked.connect(self.accept)
+        self.add_button = push_button("Add plugin folder…", self.add_folder_dialog,
+                                      "Load every *.py file and package of a folder as plugins",
+                                      "plugins_add_folder")
+        self.open_button = push_button("Open user folder", self.open_user_folder,
+                                       "Show the per-user plugin folder, loaded at every start")
+        close = push_button("Close", self.accept)
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.open_button)
         buttons.addStretch(1)

@@ -50,6 +50,7 @@ from editor.model.commands import SetSettings
 from spatial.cost import CostWeights
 from spatial.tuner import CancelToken
 
+from ..panels.base import push_button
 from ..throttle import Throttle
 from ..workers import _Cancellable
 
@@ -245,18 +246,15 @@ class TuneDialog(QDialog):
             self.format_combo.setItemData(self.format_combo.count() - 1, exporter.description,
                                           Qt.ToolTipRole)
         buttons.addWidget(self.format_combo)
-        self.export_button = QPushButton("Export…")
-        self.export_button.setObjectName("tune_export")
-        self.export_button.setToolTip("Write the chosen trial's parameters in the chosen format")
-        self.export_button.clicked.connect(self.export_dialog)
+        self.export_button = push_button(
+            "Export…", self.export_dialog,
+            "Write the chosen trial's parameters in the chosen format", "tune_export")
         buttons.addWidget(self.export_button)
         buttons.addStretch(1)
-        self.apply_button = QPushButton("Apply")
-        self.apply_button.setObjectName("tune_apply")
-        self.apply_button.setToolTip("Use the chosen trial's backend and parameters (one undo step)")
-        self.apply_button.clicked.connect(self.apply)
-        self.close_button = QPushButton("Close")
-        self.close_button.clicked.connect(self.reject)
+        self.apply_button = push_button(
+            "Apply", self.apply,
+            "Use the chosen trial's backend and parameters (one undo step)", "tune_apply")
+        self.close_button = push_button("Close", self.reject)
         buttons.addWidget(self.apply_button)
         buttons.addWidget(self.close_button)
         layout.addLayout(buttons)

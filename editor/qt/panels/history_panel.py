@@ -2,20 +2,16 @@
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QListWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QListWidget
+
+from .base import StatePanel
 
 
-class HistoryPanel(QWidget):
+class HistoryPanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
-        super().__init__(parent)
-        self.state = state
-        self.setObjectName("history_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        self.list = QListWidget()
-        self.list.setObjectName("history_list")
+        super().__init__(state, "history_panel", parent)
+        self.list = self.add(QListWidget(), "history_list")
         self.list.currentRowChanged.connect(self._on_row)
-        layout.addWidget(self.list)
         state.document_replaced.connect(self._on_document_replaced)
 
     def _on_document_replaced(self, document) -> None:

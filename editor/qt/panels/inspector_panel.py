@@ -2,32 +2,24 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton
 
 from ..tools.edit_ops import select
+from .base import StatePanel
 
 
-class InspectorPanel(QWidget):
+class InspectorPanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
-        super().__init__(parent)
-        self.state = state
-        self.setObjectName("inspector_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        self.info = QLabel("Pick the Inspect tool (I) and click a node.")
-        self.info.setObjectName("node_info")
+        super().__init__(state, "inspector_panel", parent)
+        self.info = self.add(QLabel("Pick the Inspect tool (I) and click a node."), "node_info")
         self.info.setWordWrap(True)
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        layout.addWidget(self.info)
-        self.objects = QListWidget()
-        self.objects.setObjectName("node_objects")
+        self.objects = self.add(QListWidget(), "node_objects", stretch=1)
         self.objects.setSelectionMode(QListWidget.ExtendedSelection)
         self.objects.itemDoubleClicked.connect(lambda item: self._select([item]))
-        layout.addWidget(self.objects, 1)
-        button = QPushButton("Select these objects")
+        button = self.add(QPushButton("Select these objects"))
         button.clicked.connect(lambda: self._select(self.objects.selectedItems() or
                                                     [self.objects.item(i) for i in range(self.objects.count())]))
-        layout.addWidget(button)
         state.inspected_node_changed.connect(self.show_node)
         state.overlay_changed.connect(lambda geom: self.show_node(state.inspected_node))
 

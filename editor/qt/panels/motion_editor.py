@@ -20,12 +20,10 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +39,8 @@ from editor.model.motion import (
     SLEEP_KEY,
     MotionParam,
 )
+
+from .base import form_host, push_button
 
 #: spin boxes stop here when a parameter is unbounded
 SPIN_LIMIT = 1e6
@@ -88,18 +88,15 @@ class MotionEditor(QGroupBox):
         self.behaviour.setToolTip("How the entity moves while the simulation plays")
         self.behaviour.currentIndexChanged.connect(self._on_behaviour_chosen)
         layout.addWidget(self.behaviour)
-        self.form_host = QWidget()
-        self.form = QFormLayout(self.form_host)
-        self.form.setContentsMargins(0, 0, 0, 0)
+        self.form_host, self.form = form_host()
         layout.addWidget(self.form_host)
         self.sleep_box = QCheckBox("May fall asleep when idle")
         self.sleep_box.setObjectName(f"motion{SLEEP_KEY}")
         self.sleep_box.toggled.connect(lambda on: self._request({SLEEP_KEY: "1" if on else "0"}))
         layout.addWidget(self.sleep_box)
-        self.clear_button = QPushButton("Clear motion keys")
-        self.clear_button.setObjectName("motion_clear")
-        self.clear_button.setToolTip("Remove every _ps_ key: the entity moves as its class does")
-        self.clear_button.clicked.connect(self._clear)
+        self.clear_button = push_button(
+            "Clear motion keys", self._clear,
+            "Remove every _ps_ key: the entity moves as its class does", "motion_clear")
         layout.addWidget(self.clear_button)
 
     # ------------------------------------------------------------------ model -> widgets

@@ -15,13 +15,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from ..colors import colormap
 from ..overlay import METRICS
 from ..quiet import set_checked_quietly
+from .base import StatePanel
 
 
 class LegendBar(QWidget):
@@ -64,13 +64,10 @@ class LegendBar(QWidget):
         p.end()
 
 
-class OverlayPanel(QWidget):
+class OverlayPanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
-        super().__init__(parent)
-        self.state = state
-        self.setObjectName("overlay_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        super().__init__(state, "overlay_panel", parent)
+        layout = self.body
         form = QFormLayout()
         self.visible = QCheckBox("Show tree overlay")
         self.visible.setChecked(state.overlay_visible)

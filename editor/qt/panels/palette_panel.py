@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem
 
 from editor.model.entity_classes import CLASS_SIZES
 
 from ..colors import class_colour
+from .base import StatePanel
 
 
 def _swatch(rgb) -> QIcon:
@@ -15,24 +16,17 @@ def _swatch(rgb) -> QIcon:
     return QIcon(pm)
 
 
-class PalettePanel(QWidget):
+class PalettePanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
-        super().__init__(parent)
-        self.state = state
-        self.setObjectName("palette_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        self.filter = QLineEdit()
+        super().__init__(state, "palette_panel", parent)
+        self.filter = self.add(QLineEdit())
         self.filter.setPlaceholderText("Filter classes…")
         self.filter.textChanged.connect(self._apply_filter)
-        layout.addWidget(self.filter)
-        self.list = QListWidget()
-        self.list.setObjectName("palette_list")
+        self.list = self.add(QListWidget(), "palette_list", stretch=1)
         for name in sorted(CLASS_SIZES):
             item = QListWidgetItem(_swatch(class_colour(name)), name)
             self.list.addItem(item)
         self.list.currentTextChanged.connect(self._on_chosen)
-        layout.addWidget(self.list, 1)
 
     def _apply_filter(self, text: str) -> None:
         for i in range(self.list.count()):

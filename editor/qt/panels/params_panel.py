@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -25,6 +24,8 @@ from PySide6.QtWidgets import (
 
 from editor.model import ChangeKind
 from spatial.params import param_specs, parse_params
+
+from .base import form_host
 
 
 def _decimals(spec) -> int:
@@ -61,9 +62,7 @@ class ParamsPanel(QWidget):
         self.description.setWordWrap(True)
         self.description.setStyleSheet("color: #9aa;")
         layout.addWidget(self.description)
-        self.form_host = QWidget()
-        self.form = QFormLayout(self.form_host)
-        self.form.setContentsMargins(0, 0, 0, 0)
+        self.form_host, self.form = form_host()
         layout.addWidget(self.form_host)
         self.reset_button = QPushButton("Defaults")
         self.reset_button.setToolTip("Reset every parameter of this backend to its default")

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from editor.model import Brush, ChangeKind, Entity, SetProperties
 
+from .base import push_button
 from .motion_editor import MotionEditor
 
 
@@ -41,10 +41,8 @@ class PropertiesPanel(QWidget):
         self.table.itemChanged.connect(self._on_item_changed)
         layout.addWidget(self.table, 1)
         row = QHBoxLayout()
-        self.add_button = QPushButton("Add key")
-        self.add_button.clicked.connect(self._add_key)
-        self.remove_button = QPushButton("Remove key")
-        self.remove_button.clicked.connect(self._remove_key)
+        self.add_button = push_button("Add key", self._add_key)
+        self.remove_button = push_button("Remove key", self._remove_key)
         row.addWidget(self.add_button)
         row.addWidget(self.remove_button)
         layout.addLayout(row)

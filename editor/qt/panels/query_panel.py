@@ -10,13 +10,12 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QVBoxLayout,
-    QWidget,
 )
 
 from ..colors import CULLED, QUERY_HIT, QUERY_RAY, VISITED
 from ..quiet import set_checked_quietly
 from ..tools.edit_ops import select
+from .base import StatePanel
 
 #: widest level coordinate the ray height box accepts
 _HEIGHT_LIMIT = 1e6
@@ -27,14 +26,11 @@ def _swatch(rgb, text: str) -> str:
     return f'<span style="color:#{r:02x}{g:02x}{b:02x}">■</span> {text}'
 
 
-class QueryPanel(QWidget):
+class QueryPanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
-        super().__init__(parent)
-        self.state = state
+        super().__init__(state, "query_panel", parent)
         self.camera_source = None
-        self.setObjectName("query_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout = self.body
         top = QHBoxLayout()
         self.layer_box = QCheckBox("Show query results")
         self.layer_box.setObjectName("query_layer_box")

@@ -7,20 +7,18 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel
+
+from .base import StatePanel, single_shot_timer
 
 #: the panel refreshes this long after the last index change
 SETTLE_MS = 250
 
 
-class StatsPanel(QWidget):
+class StatsPanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
-        super().__init__(parent)
-        self.state = state
-        self.setObjectName("stats_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        super().__init__(state, "stats_panel", parent)
+        layout = self.body
         grid = QGridLayout()
         self.values: dict[str, QLabel] = {}
         rows = [("nodes", "Nodes"), ("leaves", "Leaves"), ("depth", "Max depth (ideal)"),
@@ -54,12 +52,9 @@ class StatsPanel(QWidget):
         self.on_hold = False
         self._counter = None        # the pair count running on a worker thread
         self._count_again = False
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
         # figures follow the edits once they pause: a burst of edits (key repeat, a drag)
         # restarts the wait instead of repainting the panel between its frames
-        self._timer.setInterval(SETTLE_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer = single_shot_timer(self, SETTLE_MS, self.refresh)
         state.overlay_changed.connect(lambda geom: self._timer.start())
 
     def showEvent(self, ev) -> None:

@@ -10,9 +10,10 @@ listed but cannot be selected.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
 
+from ..panels.base import Panel, PlaybackRefresh
 from ..tools.edit_ops import select
 from .live_view import frame_box
 
@@ -27,17 +28,15 @@ _IDS = Qt.UserRole
 _BOX = Qt.UserRole + 1
 
 
-class HotspotPanel(QWidget):
+class HotspotPanel(PlaybackRefresh, Panel):
     """See the module docstring."""
 
     def __init__(self, window, controller, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__("hotspot_panel", parent, margins=(4, 4, 4, 4))
         self.window = window
         self.state = window.state
         self.controller = controller
-        self.setObjectName("hotspot_panel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = self.body
         self.summary = QLabel("Play the simulation to rank the cells where pair tests pile up.")
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
@@ -53,18 +52,7 @@ class HotspotPanel(QWidget):
         self.tree.itemClicked.connect(self._on_item_clicked)
         layout.addWidget(self.tree)
         self.hotspots = []
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
-        controller.frame_changed.connect(self._on_frame_changed)
-        controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
-
-    def _on_frame_changed(self, stats) -> None:
-        if stats is None or self.controller.play_state != self.controller.PLAYING:
-            self.refresh()  # a step, a seek or a stop: answer at once
-        elif not self._timer.isActive():
-            self._timer.start()
+        self.follow_playback(controller, REFRESH_MS)
 
     # ------------------------------------------------------------------ content
     def refresh(self) -> None:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout
+
+from ..panels.base import Panel, PlaybackRefresh
 
 #: plot -> [(column, colour, legend)]
 PLOTS = {
@@ -19,15 +20,13 @@ PLOTS = {
 REFRESH_MS = 250
 
 
-class LivePlots(QWidget):
+class LivePlots(PlaybackRefresh, Panel):
     """Three small plots side by side sharing the frame axis, with a line at the displayed frame."""
 
     def __init__(self, controller, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__("timeline_plots", parent, margins=(0, 0, 0, 0), direction=QBoxLayout.LeftToRight)
         self.controller = controller
-        self.setObjectName("timeline_plots")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout = self.body
         self.widgets: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.cursors = []
@@ -54,18 +53,7 @@ class LivePlots(QWidget):
             plot.setLabel("bottom", "frame")
         # while playing, redraw at most every REFRESH_MS: repainting three plots and their
         # axes every frame would cost more than the frame itself
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
-        controller.frame_changed.connect(self._on_frame_changed)
-        controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
-
-    def _on_frame_changed(self, stats) -> None:
-        if self.controller.play_state != self.controller.PLAYING:
-            self.refresh()  # a step, a seek, a stop: at once
-        elif not self._timer.isActive():
-            self._timer.start()
+        self.follow_playback(controller, REFRESH_MS)
 
     def point_count(self, column: str = "candidates") -> int:
         """Points drawn in a column's curve."""

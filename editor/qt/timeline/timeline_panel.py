@@ -8,17 +8,15 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QSlider,
-    QVBoxLayout,
-    QWidget,
 )
 
+from ..panels.base import Panel, push_button
 from .controller import SPEEDS
 from .plots import LivePlots
 
 
-class TimelinePanel(QWidget):
+class TimelinePanel(Panel):
     """Play, pause, step, stop, speed, loop, record and a slider over the recorded frames.
 
     Dragging the slider seeks: the recorded frame is replayed into a fresh index of the current
@@ -26,22 +24,14 @@ class TimelinePanel(QWidget):
     """
 
     def __init__(self, controller, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__("timeline_panel", parent, margins=(4, 2, 4, 2))
         self.controller = controller
-        self.setObjectName("timeline_panel")
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(4, 2, 4, 2)
+        outer = self.body
         bar = QHBoxLayout()
-        self.play_button = QPushButton("▶ Play")
-        self.play_button.setObjectName("timeline_play")
-        self.play_button.setToolTip("Play or pause the simulation (Space)")
-        self.play_button.clicked.connect(controller.toggle)
-        self.step_button = QPushButton("Step ▸|")
-        self.step_button.setToolTip("Advance one frame")
-        self.step_button.clicked.connect(lambda: controller.step())
-        self.stop_button = QPushButton("■ Stop")
-        self.stop_button.setToolTip("Stop and return to the edited level")
-        self.stop_button.clicked.connect(controller.stop)
+        self.play_button = push_button("▶ Play", controller.toggle,
+                                       "Play or pause the simulation (Space)", "timeline_play")
+        self.step_button = push_button("Step ▸|", lambda: controller.step(), "Advance one frame")
+        self.stop_button = push_button("■ Stop", controller.stop, "Stop and return to the edited level")
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("timeline_speed")
         self.speed_combo.setToolTip("Playback speed (times real time)")

@@ -28,6 +28,7 @@ from ..level_arrays import MESH_FACE, ONE_SIDED_WALL, TWO_SIDED_WALL
 from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
 from .brush_outlines import BrushOutlines
+from .follow_state import follow_state
 from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, qcolor, segments_path
 
 AXIS_NAMES = "xyz"
@@ -141,17 +142,11 @@ class View2D(pg.PlotWidget):
         self.vb.sigRangeChanged.connect(lambda *a: self._label_timer.start())
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
-        state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
-        state.selection_changed.connect(self._on_selection_changed)
-        state.overlay_changed.connect(self._on_overlay_changed)
         # the graphics scene reports item changes to the viewport one event-loop turn later;
         # the window's FrameSync (editor/qt/frame_sync.py) delivers them before it paints, so
         # an edit's 2D views are in the edit's own frame and only the changed items repaint
         # (not the axes, as a whole-viewport update would)
-        state.queries_changed.connect(self._on_queries_changed)
-        state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
-        state.grid_changed.connect(self._on_grid_changed)
-        state.document_replaced.connect(lambda doc: self.frame_scene())
+        follow_state(self, state)
         self._on_grid_changed()
 
     # ------------------------------------------------------------------ coordinates

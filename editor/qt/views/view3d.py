@@ -23,6 +23,7 @@ from ..colors import CULLED, QUERY_HIT, QUERY_RAY, SELECTED, VISITED
 from ..overlay import box_lines
 from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
+from .follow_state import follow_state
 
 _EMPTY = np.zeros((0, 3), dtype=np.float32)
 
@@ -114,18 +115,9 @@ class View3D(gl.GLViewWidget):
                      self.ray_item, self.frustum_item, self.inspected):
             self.addItem(item)
 
-        state.scene_arrays_changed.connect(self._on_scene_arrays_changed)
-        state.selection_changed.connect(self._on_selection_changed)
-        state.overlay_changed.connect(self._on_overlay_changed)
-        state.queries_changed.connect(self._on_queries_changed)
-        state.grid_changed.connect(self._on_grid_changed)
-        state.inspected_node_changed.connect(lambda row: self._on_queries_changed())
-        state.document_replaced.connect(self._on_document_replaced)
+        follow_state(self, state)
 
     # ------------------------------------------------------------------ model -> items
-    def _on_document_replaced(self, document) -> None:
-        self.frame_scene()
-
     def frame_scene(self) -> None:
         """Point the camera at the whole level."""
         doc = self.state.document

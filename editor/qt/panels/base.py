@@ -1,0 +1,102 @@
+"""What every dock panel shares: an object name, a box layout with margins, deferred refreshes.
+
+Panels follow either the editor state (most docks) or the timeline controller; the base class
+keeps the construction in one place so margins and names stay consistent across the docks.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QBoxLayout, QFormLayout, QPushButton, QWidget
+
+#: margins of a dock panel's layout (px): docks sit edge to edge, so a little air between them
+PANEL_MARGINS = (6, 6, 6, 6)
+
+
+class Panel(QWidget):
+    """A dock panel: a named widget with a box layout, :attr:`body`, filled by the subclass.
+
+    Parameters
+    ----------
+    object_name : str
+        The Qt object name (tests and style sheets find the panel by it).
+    parent : QWidget, optional
+    margins : tuple of int, optional
+        Left, top, right, bottom margins of :attr:`body`.
+    direction : QBoxLayout.Direction, optional
+        Top to bottom (default) or left to right.
+    """
+
+    def __init__(self, object_name: str, parent=None, margins=PANEL_MARGINS,
+                 direction=QBoxLayout.TopToBottom) -> None:
+        super().__init__(parent)
+        self.setObjectName(object_name)
+        self.body = QBoxLayout(direction, self)
+        self.body.setContentsMargins(*margins)
+
+    def add(self, widget: QWidget, object_name: str | None = None, stretch: int = 0) -> QWidget:
+        """Append ``widget`` to :attr:`body`, naming it when ``object_name`` is given."""
+        if object_name is not None:
+            widget.setObjectName(object_name)
+        self.body.addWidget(widget, stretch)
+        return widget
+
+
+class StatePanel(Panel):
+    """A panel that follows the editor state (:class:`~editor.qt.editor_state.EditorState`)."""
+
+    def __init__(self, state, object_name: str, parent=None, **layout) -> None:
+        super().__init__(object_name, parent, **layout)
+        self.state = state
+
+
+def push_button(text: str, on_click, tooltip: str | None = None,
+                object_name: str | None = None) -> QPushButton:
+    """A push button calling ``on_click`` when clicked, with an optional tooltip and object name."""
+    button = QPushButton(text)
+    if object_name is not None:
+        button.setObjectName(object_name)
+    if tooltip is not None:
+        button.setToolTip(tooltip)
+    button.clicked.connect(on_click)
+    return button
+
+
+def form_host() -> tuple[QWidget, QFormLayout]:
+    """A widget holding a margin-less form, for rows rebuilt whenever their subject changes."""
+    host = QWidget()
+    form = QFormLayout(host)
+    form.setContentsMargins(0, 0, 0, 0)
+    return host, form
+
+
+def single_shot_timer(owner: QWidget, interval_ms: int, slot) -> QTimer:
+    """A single-shot timer owned by ``owner`` that calls ``slot`` ``interval_ms`` after a start.
+
+    Panels use it to coalesce bursts of changes (edits, played frames) into one refresh.
+    """
+    timer = QTimer(owner)
+    timer.setSingleShot(True)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(slot)
+    return timer
+
+
+class PlaybackRefresh:
+    """Mixin for widgets that follow the timeline: refresh at once on a step, seek or stop, and
+    at most every ``interval_ms`` while playing (a trend, not every frame).
+
+    The widget calls :meth:`follow_playback` from its constructor and implements ``refresh()``,
+    which should stop ``self._timer`` first.
+    """
+
+    def follow_playback(self, controller, interval_ms: int) -> None:
+        """Connect to ``controller``'s frame and play-state signals."""
+        self._timer = single_shot_timer(self, interval_ms, self.refresh)
+        controller.frame_changed.connect(self._on_frame_changed)
+        controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
+
+    def _on_frame_changed(self, stats) -> None:
+        if stats is None or self.controller.play_state != self.controller.PLAYING:
+            self.refresh()  # a step, a seek or a stop: answer at once
+        elif not self._timer.isActive():
+            self._timer.start()
