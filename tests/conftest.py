@@ -23,3 +23,15 @@ def _isolated_user_plugins(tmp_path_factory, monkeypatch):
     config = tmp_path_factory.getbasetemp() / "xdg-config"
     config.mkdir(exist_ok=True)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_between_tests():
+    """Once an editor window has moved cyclic garbage collection onto its GUI thread's timer
+    (``editor.qt.gui_collector``), tests that never run an event loop would never collect:
+    collect what is due after each test, on this (the GUI) thread."""
+    yield
+    import sys
+    collector = sys.modules.get("editor.qt.gui_collector")
+    if collector is not None:
+        collector.collect_if_due()

@@ -42,6 +42,7 @@ from .editor_state import GRID_SIZES, EditorState
 from .first_frame import FirstPaint
 from .frame_sync import FrameSync
 from .glcheck import gl_status
+from .gui_collector import collect_on_gui_thread
 from .panels.history_panel import HistoryPanel
 from .panels.inspector_panel import InspectorPanel
 from .panels.overlay_panel import OverlayPanel
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None, use_gl: bool | None = None) -> None:
         super().__init__()
+        collect_on_gui_thread()  # never on a worker thread: see editor.qt.gui_collector
         self.settings = settings if settings is not None else default_settings()
         self.state = EditorState(self)
         self.tools = ToolManager(self.state)
