@@ -242,7 +242,7 @@ def refuse_level_geometry(scene, format_label: str) -> None:
     UnsupportedContentError
         One line counting what the format cannot hold.
     """
-    segments, triangles = len(scene.segment_ids()), len(scene.triangle_ids())
+    segments, triangles = len(scene.segment_ids()), len(scene.triangle_arrays()[0])
     if not (segments or triangles):
         return
     held = " and ".join(f"{count} {what}" for count, what in

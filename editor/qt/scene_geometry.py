@@ -91,7 +91,8 @@ class SceneGeometry:
         self._level = LevelGeometryCache()
         self._arrays: SceneArrays | None = None
         self._rows: dict[int, int] = {}
-        self._level_ids: set = set()
+        self._segment_ids: set = set()
+        self._triangle_ids = np.empty(0, dtype=np.int64)
         #: 2D hulls computed ahead (see :func:`prepare_geometry`), handed to the views
         self.hulls: dict | None = None
 
@@ -146,9 +147,24 @@ class SceneGeometry:
             brush_pieces={i: parts[i][0] for i in ids},
             hulls=self.hulls,
             **_entity_columns(scene))
-        self._level_ids = set(scene.segment_ids()) | set(scene.triangle_ids())
+        self._remember_level_ids(scene)
         self._adopt(arrays)
         return arrays
+
+    def _remember_level_ids(self, scene) -> None:
+        # The triangle ids stay the scene's own ascending array (a mesh's, not copied): a set
+        # of them cost a Python int per triangle, on every open and level edit of a big mesh.
+        self._segment_ids = set(scene.segment_ids())
+        self._triangle_ids = scene.triangle_arrays()[0]
+
+    def _was_level_object(self, oid) -> bool:
+        """Whether ``oid`` was a wall segment or a mesh triangle when the level was last drawn
+        (a deleted one is gone from the scene, so the scene cannot tell)."""
+        if oid in self._segment_ids:
+            return True
+        ids = self._triangle_ids
+        at = int(np.searchsorted(ids, oid))
+        return at < len(ids) and ids[at] == oid
 
     def _adopt(self, arrays: SceneArrays) -> None:
         self._arrays = arrays
@@ -172,7 +188,7 @@ class SceneGeometry:
                     touched_brushes.update(scene.brushes_of(oid))  # their colour follows the owner
             elif obj is None and oid in old_entities:
                 entities = True
-            if oid in self._level_ids or (obj is not None and not isinstance(obj, (Brush, Entity))):
+            if self._was_level_object(oid) or (obj is not None and not isinstance(obj, (Brush, Entity))):
                 level = True
         arrays = self._patch_brushes(scene, old, touched_brushes)
         if entities:
@@ -180,7 +196,7 @@ class SceneGeometry:
                 setattr(arrays, key, value)
         if level:
             arrays.level = self._level.build(scene)
-            self._level_ids = set(scene.segment_ids()) | set(scene.triangle_ids())
+            self._remember_level_ids(scene)
         arrays.changed = frozenset(touched_brushes)
         arrays.entities_changed, arrays.level_changed = entities, level
         self._adopt(arrays)
