@@ -205,3 +205,20 @@ def test_every_registered_backend_draws_queries_and_reports(window, name):
     st.set_overlay_settings(metric="query_visits")
     st.flush()
     assert st.overlay.metric == "query_visits"
+
+
+def test_split_planes_get_a_legend_line_only_while_drawn(window, qtbot):
+    st, panel = window.state, window.overlay_panel
+    window.params_panel.choose_backend("bsp")
+    st.flush()
+    assert panel.planes.isEnabled()
+    assert not panel.planes_key.isVisibleTo(panel), "no planes drawn yet: no key for them"
+    qtbot.mouseClick(panel.planes, Qt.LeftButton, pos=panel.planes.rect().center())
+    st.flush()
+    assert st.overlay_settings.show_planes
+    assert len(st.overlay.plane_lines3d) > 0
+    assert panel.planes_key.isVisibleTo(panel)
+    assert "split plane" in panel.planes_key.text()
+    window.params_panel.choose_backend("octree")  # no planes in an octree: the key goes
+    st.flush()
+    assert not panel.planes_key.isVisibleTo(panel)

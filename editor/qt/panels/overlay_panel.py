@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..colors import colormap
+from ..colors import SPLIT_LINE, colormap
 from ..overlay import METRICS
 from ..quiet import set_checked_quietly
 from .base import StatePanel
@@ -93,6 +93,12 @@ class OverlayPanel(StatePanel):
         self.summary.setObjectName("overlay_summary")
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
+        # the split planes are drawn in one colour over the heatmap: their own legend line
+        self.planes_key = QLabel(_split_plane_key())
+        self.planes_key.setObjectName("planes_key")
+        self.planes_key.setWordWrap(True)
+        self.planes_key.setVisible(False)
+        layout.addWidget(self.planes_key)
         form = QFormLayout()
         depth_row = QHBoxLayout()
         self.min_depth = QSpinBox()
@@ -146,3 +152,12 @@ class OverlayPanel(StatePanel):
         loose = "; loose bounds (core cells dimmer)" if geom.has_loose else ""
         self.summary.setText(f"{geom.count} of {geom.total} nodes drawn{cut}{loose}. "
                              f"Range {geom.vmin:g} – {geom.vmax:g}.")
+        # the key shows only when planes are on screen (a BSP with the box ticked)
+        self.planes_key.setVisible(len(geom.plane_lines3d) > 0)
+
+
+def _split_plane_key() -> str:
+    """Rich text: a swatch in the split planes' colour and what it marks."""
+    hex_colour = QColor.fromRgbF(*SPLIT_LINE).name()
+    return (f'<span style="color:{hex_colour}; font-weight:bold">━━</span> '
+            "split plane of each drawn node, clipped to its box (3D); its trace in the 2D views")
