@@ -144,6 +144,8 @@ class MainWindow(QMainWindow):
         self.state.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.state.tool_changed.connect(self._on_tool_changed)
         self.resize(1500, 950)
+        # a layout the user saved is theirs; else the first show fits the docks to the window
+        self._fit_docks_on_show = self.settings.value("window/state") is None
         self._restore_layout()
         # Pair finding for the statistics is the slowest thing a new window does (on a fresh
         # install it compiles its kernels first): it waits until the level is on screen.
@@ -238,7 +240,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["palette"], self.docks["history"])
         self.docks["palette"].raise_()
         self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
-                         [250, 240, 480], Qt.Vertical)
+                         [285, 250, 300], Qt.Vertical)
 
     def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""
@@ -747,6 +749,17 @@ class MainWindow(QMainWindow):
         if answer == "save":
             return self.save()
         return answer == "discard"
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        if self._fit_docks_on_show:
+            self._fit_docks_on_show = False
+            from .dock_fit import fit_column
+            docks = self.docks
+            # the overlay (with the legend of what the views show) stays in front
+            fit_column(self, [docks["partition"], docks["overlay"], docks["stats"]],
+                       stretching=docks["stats"], tab_under=docks["partition"],
+                       tab_over=docks["overlay"])
 
     def closeEvent(self, ev) -> None:
         doc = self.document

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QSpinBox,
@@ -69,11 +70,13 @@ class OverlayPanel(StatePanel):
         super().__init__(state, "overlay_panel", parent)
         layout = self.body
         form = QFormLayout()
-        self.visible = QCheckBox("Show tree overlay")
+        # the switch and the metric share a row: the dock shares its column with two others
+        self.visible = QCheckBox("Show, colour by")
+        self.visible.setObjectName("overlay_visible_box")
+        self.visible.setToolTip("Show the tree overlay (as the toolbar's Tree overlay button does)")
         self.visible.setChecked(state.overlay_visible)
         self.visible.toggled.connect(state.set_overlay_visible)
         state.overlay_visible_changed.connect(lambda on: set_checked_quietly(self.visible, on))
-        layout.addWidget(self.visible)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("metric_combo")
         for key, (label, help_text) in METRICS.items():
@@ -81,7 +84,7 @@ class OverlayPanel(StatePanel):
             self.metric_combo.setItemData(self.metric_combo.count() - 1, help_text, Qt.ToolTipRole)
         self.metric_combo.currentIndexChanged.connect(
             lambda i: state.set_overlay_settings(metric=self.metric_combo.itemData(i)))
-        form.addRow("Colour by", self.metric_combo)
+        form.addRow(self.visible, self.metric_combo)
         layout.addLayout(form)
         self.legend_title = QLabel()
         self.legend_title.setObjectName("legend_title")
@@ -113,19 +116,23 @@ class OverlayPanel(StatePanel):
         form.addRow("Depth from/to", depth_row)
         self.leaves = QCheckBox("Leaves only")
         self.leaves.toggled.connect(lambda on: state.set_overlay_settings(leaves_only=on))
-        form.addRow("", self.leaves)
         self.loose = QCheckBox("Loose bounds + core cells")
         self.loose.setChecked(True)
         self.loose.setToolTip("Loose octree: draw the loose bounds, and the core cell dimmer")
         self.loose.toggled.connect(lambda on: state.set_overlay_settings(show_loose=on))
-        form.addRow("", self.loose)
         self.planes = QCheckBox("Split planes (BSP)")
         self.planes.setObjectName("show_planes_box")
         self.planes.setChecked(state.overlay_settings.show_planes)
         self.planes.setToolTip("BSP trees (bsp, shipped_bsp): draw each node's split plane in its "
                                "box (3D) and its split line (2D views)")
         self.planes.toggled.connect(lambda on: state.set_overlay_settings(show_planes=on))
-        form.addRow("", self.planes)
+        # the three switches two to a row: the dock shares its column with two others
+        switches = QGridLayout()
+        switches.setContentsMargins(0, 0, 0, 0)
+        switches.addWidget(self.leaves, 0, 0)
+        switches.addWidget(self.planes, 0, 1)
+        switches.addWidget(self.loose, 1, 0, 1, 2)
+        form.addRow(switches)
         self.cap = QSpinBox()
         self.cap.setRange(100, 1_000_000)
         self.cap.setSingleStep(5000)

@@ -7,12 +7,27 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGridLayout, QLabel
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel
 
 from .base import StatePanel, single_shot_timer
 
 #: the panel refreshes this long after the last index change
 SETTLE_MS = 250
+
+
+class HistogramPlot(pg.PlotWidget):
+    """A plot that asks for a small height and stretches into whatever its dock has left.
+
+    A plot's default preferred height (480 px) made the Statistics dock's scroll area size its
+    panel for it, which scrolled the histograms' axes out of sight in any window.
+    """
+
+    PREFERRED_HEIGHT = 130
+
+    def sizeHint(self):
+        hint = super().sizeHint()
+        hint.setHeight(self.PREFERRED_HEIGHT)
+        return hint
 
 
 class StatsPanel(StatePanel):
@@ -35,19 +50,25 @@ class StatsPanel(StatePanel):
             self.values[key] = value
         grid.setColumnStretch(1, 1)
         layout.addLayout(grid)
-        self.per_leaf = pg.PlotWidget(background=(30, 32, 38))
+        self.per_leaf = HistogramPlot(background=(30, 32, 38))
         self.per_leaf.setTitle("Objects per leaf", size="9pt")
         self.per_leaf.setLabel("bottom", "objects")
         self.per_leaf.setLabel("left", "leaves")
-        self.per_depth = pg.PlotWidget(background=(30, 32, 38))
+        self.per_depth = HistogramPlot(background=(30, 32, 38))
         self.per_depth.setTitle("Leaves per depth", size="9pt")
         self.per_depth.setLabel("bottom", "depth")
         self.per_depth.setLabel("left", "leaves")
+        # side by side: the Statistics dock shares its column with two others, and stacked
+        # plots left each histogram's lower half scrolled out of sight at 1600x1000
+        plots = QHBoxLayout()
+        plots.setSpacing(4)
         for plot in (self.per_leaf, self.per_depth):
-            plot.setMinimumHeight(110)
+            plot.setMinimumHeight(HistogramPlot.PREFERRED_HEIGHT)
+            plot.setMinimumWidth(140)
             plot.setMouseEnabled(False, False)
             plot.hideButtons()
-            layout.addWidget(plot, 1)
+            plots.addWidget(plot, 1)
+        layout.addLayout(plots, 1)
         self.stats: dict = {}
         self.on_hold = False
         self._counter = None        # the pair count running on a worker thread

@@ -1,0 +1,68 @@
+"""The right-hand dock column shows its panels whole on common window sizes.
+
+Partition, Tree overlay and Statistics share one column. The first show (with no saved
+layout) keeps them stacked when they fit and tabs Tree overlay onto Partition when they do
+not; either way no panel on screen should need its scroll bar.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import shared_file
+
+E3M4 = "quake/librequake_e3m4_valve220.map"
+COLUMN = ("partition", "overlay", "stats")
+
+
+def _open(qtbot, settings, size, path=None):
+    from editor.qt.main_window import MainWindow
+    window = MainWindow(settings=settings, use_gl=False)
+    window.ask_save = lambda: "discard"
+    qtbot.addWidget(window)
+    window.resize(*size)
+    assert window.open_file(path, background=False)
+    window.show()
+    qtbot.waitExposed(window)
+    window.state.flush()
+    qtbot.wait(50)  # the docks' scroll areas lay out on the next turn of the event loop
+    return window
+
+
+def _shown_whole(window, name) -> bool:
+    scroll = window.docks[name].widget()
+    return scroll.verticalScrollBar().maximum() == 0
+
+
+def _on_screen(window, name) -> bool:
+    dock = window.docks[name]  # a tab behind another is moved out of the window, not hidden
+    return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1280, 800)])
+def test_every_panel_on_screen_in_the_column_is_whole(qtbot, settings, size):
+    window = _open(qtbot, settings, size, str(shared_file(E3M4)))
+    shown = [name for name in COLUMN if _on_screen(window, name)]
+    assert "stats" in shown and "overlay" in shown, "the legend and the figures stay in front"
+    for name in shown:
+        assert _shown_whole(window, name), f"{name} scrolls at {size}"
+
+
+def test_a_short_window_tabs_the_overlay_onto_the_partition(qtbot, settings):
+    window = _open(qtbot, settings, (1280, 800), str(shared_file(E3M4)))
+    assert window.docks["partition"] in window.tabifiedDockWidgets(window.docks["overlay"])
+    assert not _on_screen(window, "partition")
+
+
+def test_a_tall_window_keeps_the_three_stacked(qtbot, settings):
+    window = _open(qtbot, settings, (1600, 1200))
+    assert not window.tabifiedDockWidgets(window.docks["overlay"])
+    assert all(_on_screen(window, name) and _shown_whole(window, name) for name in COLUMN)
+
+
+def test_a_saved_layout_is_kept_as_the_user_left_it(qtbot, settings):
+    window = _open(qtbot, settings, (1600, 1200))
+    window.tabifyDockWidget(window.docks["stats"], window.docks["overlay"])  # the user's choice
+    window.save_layout()
+    again = _open(qtbot, settings, (1280, 800))
+    assert again.docks["stats"] in again.tabifiedDockWidgets(again.docks["overlay"])
+    assert again.docks["partition"] not in again.tabifiedDockWidgets(again.docks["overlay"])
