@@ -123,8 +123,9 @@ def sample_frusta(scene: Scene, count: int, seed: int, far: float,
                   world_lo: np.ndarray, world_hi: np.ndarray) -> np.ndarray:
     """Up to ``count`` view frusta from cameras / player starts (see the module docstring)."""
     rng = np.random.default_rng([int(seed), 3])
-    cameras = [scene[i] for i in scene.point_entity_ids()
-               if scene[i].classname.startswith(CAMERA_PREFIXES) or "camera" in scene[i].classname]
+    entities = [scene.entity(i) for i in scene.point_entity_ids()]
+    cameras = [e for e in entities
+               if e.classname.startswith(CAMERA_PREFIXES) or "camera" in e.classname]
     views: list[tuple[np.ndarray, float, float]] = []
     if cameras:
         # each camera's own view first, then the compass around it
@@ -133,7 +134,7 @@ def sample_frusta(scene: Scene, count: int, seed: int, far: float,
                 pitch, yaw = _angles(cam)
                 views.append((cam.origin, pitch if turn == 0 else 0.0, yaw + turn))
     else:
-        points = [scene[i].origin for i in scene.point_entity_ids()]
+        points = [e.origin for e in entities]
         if not points:
             points = [(world_lo + world_hi) / 2]
         order = rng.permutation(len(points))
