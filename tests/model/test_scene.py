@@ -185,3 +185,23 @@ def test_typed_lookup_of_a_missing_id_names_it(lookup):
     stack.push(RemoveObjects([ids["ogre"]]))
     with pytest.raises(KeyError, match=rf"no object with id {ids['ogre']}"):
         getattr(scene, lookup)(ids["ogre"])
+
+
+def test_a_move_leaves_level_geometry_in_place_and_moves_the_rest():
+    from editor.model.level_geometry import Segment
+
+    scene, stack, ids = small_scene()
+    wall = Segment((0, 0), (64, 0), floor=0, ceiling=128)
+    (wall_id,) = scene.allocate_ids(1)
+    stack.push(AddObjects({wall_id: wall}))
+    before = scene.entity(ids["ogre"]).origin
+    stack.push(Transform([wall_id, ids["ogre"]], delta=(8, 0, 0)))
+    assert scene.segment(wall_id) == wall
+    np.testing.assert_array_equal(scene.entity(ids["ogre"]).origin, before + [8, 0, 0])
+    assert stack.push(Transform([wall_id], delta=(8, 0, 0))) is False  # nothing to move
+
+
+def test_a_command_cannot_be_undone_before_it_was_done():
+    scene, _, ids = small_scene()
+    with pytest.raises(SceneEditError, match="cannot be undone before it was done"):
+        RemoveObjects([ids["ogre"]]).undo(scene)
