@@ -210,42 +210,27 @@ class Scene:
         return found
 
     def brush(self, oid: int) -> Brush:
-        """The :class:`~.brushes.Brush` under ``oid``.
-
-        Raises
-        ------
-        KeyError
-            No object has the id ``oid``.
-        TypeError
-            The object under ``oid`` is not a brush (the message names what it is).
-        """
+        """The :class:`~.brushes.Brush` under ``oid`` (``KeyError``: no such id; ``TypeError``: not a brush)."""
         return self._of_kind(oid, Brush)
 
     def entity(self, oid: int) -> Entity:
-        """The :class:`~.entities.Entity` under ``oid`` (point or brush entity).
-
-        Raises
-        ------
-        KeyError
-            No object has the id ``oid``.
-        TypeError
-            The object under ``oid`` is not an entity (the message names what it is).
-        """
+        """The :class:`~.entities.Entity` under ``oid`` (``KeyError``: no such id; ``TypeError``: not an entity)."""
         return self._of_kind(oid, Entity)
 
     def segment(self, oid: int) -> Segment:
-        """The wall :class:`~.level_geometry.Segment` under ``oid``.
+        """The wall :class:`~.level_geometry.Segment` under ``oid`` (``KeyError``, ``TypeError``: as :meth:`brush`)."""
+        return self._of_kind(oid, Segment)
+
+    def _of_kind(self, oid: int, kind: type[_Kind]) -> _Kind:
+        """The object under ``oid``, typed as ``kind``, for code that knows what the id names.
 
         Raises
         ------
         KeyError
             No object has the id ``oid``.
         TypeError
-            The object under ``oid`` is not a wall segment (the message names what it is).
+            The object is of another kind; the message names the id and the kind found.
         """
-        return self._of_kind(oid, Segment)
-
-    def _of_kind(self, oid: int, kind: type[_Kind]) -> _Kind:
         found = self.get(oid)
         if found is None:
             raise KeyError(f"no object with id {oid}")
