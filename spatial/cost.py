@@ -318,7 +318,7 @@ def measure(backend_cls: type, params: Any, workload: Workload,
         frustum_objects.append(seen.objects_tested)
 
     stats = index.stats()
-    values = {
+    values: dict[str, Any] = {
         "nodes": int(stats["nodes"]), "leaves": int(stats["leaves"]),
         "max_depth": int(stats["max_depth"]), "references": int(stats["references"]),
         "memory_bytes": int(stats["memory_bytes"]), "build_ms": build_ms,

@@ -22,6 +22,10 @@ class ObjectTable:
 
     def __init__(self, dims: int = 3):
         self.dims = dims
+        self._reset()
+
+    def _reset(self) -> None:
+        """Hold nothing, with no storage: the state of a new table."""
         self._capacity = 0
         self.lo = np.empty((0, 3))
         self.hi = np.empty((0, 3))
@@ -174,7 +178,7 @@ class ObjectTable:
         return slots
 
     def clear(self) -> None:
-        self.__init__(self.dims)
+        self._reset()
 
     # -- views ----------------------------------------------------------------------------
     def alive_slots(self) -> np.ndarray:

@@ -93,10 +93,10 @@ def _coerce(spec: ParamSpec, raw: Any) -> Any:
             return False
         raise ParamError(name, f"expected true or false, got {_shown(raw)}")
     if spec.kind is str:
-        value = str(raw)
-        if spec.choices is not None and value not in spec.choices:
-            raise ParamError(name, f"expected one of {', '.join(spec.choices)}, got {value!r}")
-        return value
+        choice = str(raw)
+        if spec.choices is not None and choice not in spec.choices:
+            raise ParamError(name, f"expected one of {', '.join(spec.choices)}, got {choice!r}")
+        return choice
     if isinstance(raw, bool):
         raise ParamError(name, f"expected a number, got {_shown(raw)}")
     try:

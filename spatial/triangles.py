@@ -118,10 +118,10 @@ def triangles_boxes_overlap(v0, v1, v2, lo, hi) -> np.ndarray:
     GeometryError
         For non-finite coordinates, a last axis other than 3, or a box with ``lo > hi``.
     """
-    arrays = [_as_points(name, value) for name, value in
+    points = [_as_points(name, value) for name, value in
               (("v0", v0), ("v1", v1), ("v2", v2), ("lo", lo), ("hi", hi))]
     try:
-        arrays = np.broadcast_arrays(*arrays)
+        arrays = np.broadcast_arrays(*points)
     except ValueError as exc:
         raise GeometryError(f"triangles and boxes do not broadcast: {exc}") from None
     shape = arrays[0].shape[:-1]
@@ -132,13 +132,14 @@ def triangles_boxes_overlap(v0, v1, v2, lo, hi) -> np.ndarray:
             row = int(np.flatnonzero(~finite)[0])
             raise GeometryError(f"{name}[{row}]: coordinates must be finite, got "
                                 f"{arr[row].tolist()}")
-    inverted = (flat[3] > flat[4]).any(axis=1)
+    flat_v0, flat_v1, flat_v2, flat_lo, flat_hi = flat
+    inverted = (flat_lo > flat_hi).any(axis=1)
     if inverted.any():
         row = int(np.flatnonzero(inverted)[0])
-        raise GeometryError(f"box {row}: lo {flat[3][row].tolist()} exceeds hi "
-                            f"{flat[4][row].tolist()}")
-    out = np.empty(len(flat[0]), dtype=np.bool_)
-    _overlap_many(*flat, out)
+        raise GeometryError(f"box {row}: lo {flat_lo[row].tolist()} exceeds hi "
+                            f"{flat_hi[row].tolist()}")
+    out = np.empty(len(flat_v0), dtype=np.bool_)
+    _overlap_many(flat_v0, flat_v1, flat_v2, flat_lo, flat_hi, out)
     return out.reshape(shape)
 
 

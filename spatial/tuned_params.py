@@ -54,9 +54,9 @@ def tuned_params_document(result, scene: dict, comparison: dict | None = None,
     date : str, optional
         ISO-8601 date (default: now, UTC).
     """
-    from spatial.registry import default_registry
+    from spatial.backend_lookup import backend_class
 
-    cls = default_registry().backend(result.backend)
+    cls = backend_class(result.backend)
     specs = param_specs(cls.Params)
     defaults = {s.name: s.default for s in specs}
     best, base = result.best, result.defaults
@@ -114,6 +114,8 @@ def check_params_document(doc: Any, source: str = "<params>", registry=None) -> 
 
     Raises :class:`ParamsFormatError` naming the field path (``params.max_depth``...).
     """
+    from spatial.backend_lookup import backend_class
+
     if registry is None:
         from spatial.registry import default_registry
         registry = default_registry()
@@ -138,7 +140,7 @@ def check_params_document(doc: Any, source: str = "<params>", registry=None) -> 
         if "hash" in scene and not (isinstance(scene["hash"], str)
                                     and re.fullmatch(r"(sha256:[0-9a-f]{64})?", scene["hash"])):
             raise ParamsFormatError(source, "scene.hash", "expected 'sha256:' and 64 hex digits")
-    cls = registry.backend(backend)
+    cls = backend_class(backend, registry)
     from spatial.errors import ParamError
 
     try:

@@ -69,7 +69,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,6 +77,9 @@ from .cost import CostWeights, TrialTimeout, Workload, measure
 from .errors import ParamError
 from .memory_budget import MemoryBudgetError
 from .params import param_specs, params_to_dict, parse_params
+
+if TYPE_CHECKING:
+    from .contract import SpatialIndex
 
 ISOLATIONS = ("none", "process")
 #: pattern-search step (fraction of a dimension's range) at the start and the smallest one
@@ -167,9 +170,11 @@ class TuneResult:
     @property
     def improvement(self) -> float | None:
         """Relative cost saved against the defaults (0.25 = a quarter cheaper)."""
-        if not (self.best and self.defaults and self.defaults.ok and self.defaults.cost):
+        best, base = self.best, self.defaults
+        # only measured ("ok") trials have a cost; a zero default cost gives no ratio
+        if best is None or best.cost is None or base is None or not base.cost:
             return None
-        return 1.0 - self.best.cost / self.defaults.cost
+        return 1.0 - best.cost / base.cost
 
     def as_dict(self) -> dict:
         return {"backend": self.backend, "seed": self.seed,
@@ -445,7 +450,7 @@ class _Search:
             trial = Trial(len(self.trials), phase, params, status, None, None, seconds, str(payload))
         self.trials.append(trial)
         self.seen[key] = trial
-        if trial.ok and (self.best is None or trial.cost < self.best.cost):
+        if self.better(trial, self.best):
             self.best = trial
         if self.on_trial is not None:
             self.on_trial(TuneProgress(trial, self.best, list(self.trials),
@@ -453,7 +458,10 @@ class _Search:
         return trial
 
     def better(self, trial: Trial, than: Trial | None) -> bool:
-        return trial.ok and (than is None or not than.ok or trial.cost < than.cost)
+        """Whether ``trial`` was measured and costs less than ``than`` (or ``than`` was not)."""
+        if trial.cost is None:  # only measured ("ok") trials have a cost
+            return False
+        return than is None or than.cost is None or trial.cost < than.cost
 
     # ---------------------------------------------------------------- phases
     def latin_hypercube(self, count: int) -> np.ndarray:
@@ -511,7 +519,7 @@ class _Search:
         return out
 
 
-def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0,
+def tune(cls: type[SpatialIndex], workload: Workload, *, budget_s: float = 10.0, seed: int = 0,
          weights: CostWeights | None = None, max_trials: int | None = None,
          cancel: CancelToken | None = None, on_trial: Callable[[TuneProgress], None] | None = None,
          isolation: str = "none", warm: bool = True, fixed: dict | None = None) -> TuneResult:
@@ -519,7 +527,7 @@ def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0
 
     Parameters
     ----------
-    cls : type
+    cls : type of SpatialIndex
         The backend class (its ``Params`` declares what is tunable and the bounds).
     workload : Workload
         What every trial measures (see :mod:`spatial.cost`).
@@ -559,7 +567,7 @@ def tune(cls: type, workload: Workload, *, budget_s: float = 10.0, seed: int = 0
                       workload.description, [d.describe() for d in search.dims], warmup_s)
 
 
-def warm_up(cls: type, workload: Workload, objects: int = WARM_UP_OBJECTS,
+def warm_up(cls: type[SpatialIndex], workload: Workload, objects: int = WARM_UP_OBJECTS,
             params: dict | None = None) -> float:
     """Run every code path of ``cls`` once on a tiny part of ``workload``; return the seconds.
 
@@ -588,14 +596,17 @@ class Comparison:
         return self.results[0] if self.results else None
 
     def as_dict(self) -> dict:
-        return {"ranking": [{"backend": r.backend, "cost": r.best.cost,
-                             "default_cost": r.defaults.cost if r.defaults else None,
-                             "params": r.best.params, "trials": len(r.trials)}
-                            for r in self.results],
-                "not_evaluated": self.not_evaluated, "order": self.order}
+        ranking = []
+        for r in self.results:
+            if r.best is None:
+                raise ValueError(f"backend {r.backend}: a ranked result needs a measured trial")
+            ranking.append({"backend": r.backend, "cost": r.best.cost,
+                            "default_cost": r.defaults.cost if r.defaults else None,
+                            "params": r.best.params, "trials": len(r.trials)})
+        return {"ranking": ranking, "not_evaluated": self.not_evaluated, "order": self.order}
 
 
-def compare_backends(classes: list[type], workload: Workload, *, budget_s: float = 30.0,
+def compare_backends(classes: list[type[SpatialIndex]], workload: Workload, *, budget_s: float = 30.0,
                      seed: int = 0, weights: CostWeights | None = None,
                      cancel: CancelToken | None = None,
                      on_trial: Callable[[str, TuneProgress], None] | None = None,
@@ -626,7 +637,7 @@ def compare_backends(classes: list[type], workload: Workload, *, budget_s: float
                       max_trials=1, cancel=cancel, isolation=isolation, warm=False)
         probe_s[cls.name] = (time.perf_counter() - began) if result.best else math.inf
     ordered = sorted(classes, key=lambda c: (probe_s.get(c.name, math.inf), c.name))
-    results = []
+    ranked: list[tuple[float, str, TuneResult]] = []
     for position, cls in enumerate(ordered):
         left = deadline - time.perf_counter()
         if cancel is not None and cancel.cancelled:
@@ -641,12 +652,13 @@ def compare_backends(classes: list[type], workload: Workload, *, budget_s: float
         result = tune(cls, workload, budget_s=share, seed=seed, weights=weights, cancel=cancel,
                       on_trial=callback, isolation=isolation,
                       warm=math.isfinite(probe_s.get(cls.name, math.inf)))
-        if result.best is None:
+        if result.best is None or result.best.cost is None:
             why = result.trials[0].status if result.trials else result.stop_reason
             detail = result.trials[0].message if result.trials else ""
             not_evaluated[cls.name] = (f"defaults not measured within {share:.1f} s ({why}"
                                        + (f": {detail}" if detail else "") + ")")
         else:
-            results.append(result)
-    results.sort(key=lambda r: (r.best.cost, r.backend))
-    return Comparison(results, not_evaluated, [c.name for c in ordered])
+            ranked.append((result.best.cost, result.backend, result))
+    ranked.sort(key=lambda entry: entry[:2])
+    return Comparison([result for _, _, result in ranked], not_evaluated,
+                      [c.name for c in ordered])

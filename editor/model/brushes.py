@@ -16,7 +16,7 @@ import numpy as np
 
 from spatial.errors import GeometryError
 
-from .faces import Face
+from .faces import Face, point_triple
 from .transforms import checked_translation
 
 
@@ -115,7 +115,7 @@ class Brush:
         if not np.isfinite(points).all():
             raise GeometryError("the transformed brush has non-finite plane points")
         rows = points.tolist()  # one conversion for the whole brush, not one per number
-        return Brush(self.entity, tuple(f.with_checked_points(tuple(map(tuple, r)))
+        return Brush(self.entity, tuple(f.with_checked_points(point_triple(r))
                                         for f, r in zip(self.faces, rows)))
 
     def translated(self, delta) -> Brush:

@@ -144,7 +144,8 @@ def path_corners(scene) -> dict[str, Entity]:
 
 
 def _corner_chain(entity: Entity, corners: Mapping[str, Entity]) -> list[np.ndarray]:
-    points, seen = [], set()
+    points: list[np.ndarray] = []
+    seen: set[str] = set()
     name = entity.get("target")
     while name and name in corners and name not in seen and len(points) < MAX_PATH_CORNERS:
         seen.add(name)

@@ -57,61 +57,66 @@ class EditCommand(Command):
 
     def __init__(self, text: str = "", merge_id: Hashable | None = None) -> None:
         super().__init__(text, merge_id)
-        self._forward: Edit | None = None
-        self._inverse: Edit | None = None
+        #: ``(forward, inverse)`` once the command was first redone
+        self._edits: tuple[Edit, Edit] | None = None
 
     def plan(self, scene: Scene) -> Edit:
         """The forward edit, computed from the scene as it is at the first redo."""
         raise NotImplementedError
 
     def redo(self, scene: Scene) -> None:
-        if self._forward is not None:
-            scene.apply(self._forward)
+        if self._edits is not None:
+            scene.apply(self._edits[0])
             return
         inverse = scene.apply(self.plan(scene))
         # Keep only what really changed, with the values the scene now holds.
-        self._inverse = inverse
-        self._forward = Edit({oid: scene.get(oid) for oid in inverse.objects},
-                             scene.selection if inverse.selection is not None else None,
-                             scene.settings if inverse.settings is not None else None,
-                             meshes=tuple(m for m in scene.meshes
-                                          if m.first_id in inverse.drop_meshes),
-                             drop_meshes=tuple(m.first_id for m in inverse.meshes))
+        forward = Edit({oid: scene.get(oid) for oid in inverse.objects},
+                       scene.selection if inverse.selection is not None else None,
+                       scene.settings if inverse.settings is not None else None,
+                       meshes=tuple(m for m in scene.meshes
+                                    if m.first_id in inverse.drop_meshes),
+                       drop_meshes=tuple(m.first_id for m in inverse.meshes))
+        self._edits = (forward, inverse)
 
     def undo(self, scene: Scene) -> None:
-        scene.apply(self._inverse)
+        if self._edits is None:
+            raise SceneEditError(f"{self!r} cannot be undone before it was done")
+        scene.apply(self._edits[1])
 
     @property
     def is_obsolete(self) -> bool:
-        fwd, inv = self._forward, self._inverse
-        if fwd is None:
+        if self._edits is None:
             return False
+        fwd, inv = self._edits
         return (all(fwd.objects[oid] == inv.objects[oid] for oid in fwd.objects)
                 and fwd.selection == inv.selection and fwd.settings == inv.settings
                 and not (fwd.meshes or fwd.drop_meshes))
 
     @property
     def modifies_document(self) -> bool:
-        inv = self._inverse
-        return (inv is None or bool(inv.objects) or inv.settings is not None
+        if self._edits is None:
+            return True
+        inv = self._edits[1]
+        return (bool(inv.objects) or inv.settings is not None
                 or bool(inv.meshes or inv.drop_meshes))
 
     def merge_with(self, other: Command) -> bool:
         if (type(other) is not type(self) or self.merge_id is None or other.merge_id != self.merge_id
-                or self._forward is None or not isinstance(other, EditCommand) or other._forward is None):
+                or self._edits is None or not isinstance(other, EditCommand) or other._edits is None):
             return False
-        fwd, inv = self._forward, self._inverse
-        fwd.objects.update(other._forward.objects)
-        for oid, old in other._inverse.objects.items():
+        fwd, inv = self._edits
+        other_fwd, other_inv = other._edits
+        fwd.objects.update(other_fwd.objects)
+        for oid, old in other_inv.objects.items():
             inv.objects.setdefault(oid, old)  # our own "before" values are older, they win
-        if other._forward.selection is not None:
-            fwd.selection = other._forward.selection
+        if other_fwd.selection is not None:
+            fwd.selection = other_fwd.selection
             if inv.selection is None:
-                inv.selection = other._inverse.selection
-        if other._forward.settings is not None:
-            fwd.settings = other._forward.settings
+                inv.selection = other_inv.selection
+        if other_fwd.settings is not None:
+            fwd.settings = other_fwd.settings
             if inv.settings is None:
-                inv.settings = other._inverse.settings
+                inv.settings = other_inv.settings
         return True
 
 
@@ -172,7 +177,8 @@ class Transform(EditCommand):
     """Scale about ``anchor`` by ``factors`` (brushes only), then translate by ``delta``.
 
     Brush entities in ``ids`` stand for their brushes. Point entities move with their origin
-    (they keep their class size). Moves carrying the same ``merge_id`` (one id per mouse drag)
+    (they keep their class size). Wall segments and mesh triangles are static level geometry
+    and stay where they are. Moves carrying the same ``merge_id`` (one id per mouse drag)
     merge into one undo step.
     """
 
@@ -202,12 +208,12 @@ class Transform(EditCommand):
                    text=text, merge_id=merge_id)
 
     def plan(self, scene: Scene) -> Edit:
-        changes: dict[int, SceneObject] = {}
+        changes: dict[int, SceneObject | None] = {}
         for oid in _expand(scene, self.ids):
             obj = scene[oid]
             if isinstance(obj, Brush):
                 changes[oid] = obj.scaled(self.anchor, self.factors).translated(self.delta)
-            elif obj.is_point:
+            elif isinstance(obj, Entity) and obj.is_point:
                 origin = obj.origin
                 target = self.anchor + (origin - self.anchor) * self.factors + self.delta
                 changes[oid] = obj.translated(target - origin)
@@ -286,10 +292,10 @@ def _check_backend_params(backend: str, params: Mapping, registry=None,
                           scene: Scene | None = None) -> None:
     """Reject an unknown backend, a bad parameter, or parameters whose worst-case memory on
     the scene's objects exceeds the budget, before the document records them."""
+    from spatial.backend_lookup import backend_class
     from spatial.params import parse_params
-    from spatial.registry import default_registry
 
-    cls = (registry or default_registry()).backend(backend)
+    cls = backend_class(backend, registry)
     parsed = parse_params(cls.Params, dict(params))
     if scene is not None:
         cls.check_memory_budget(parsed, *scene.bounds_of(scene.indexed_ids()))

@@ -7,6 +7,7 @@ texture attribute is kept verbatim so that exporting an imported level writes wh
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,6 +15,15 @@ import numpy as np
 from spatial.errors import GeometryError
 
 Point = tuple[float, float, float]
+
+
+def point_triple(rows: Sequence[Sequence[float]]) -> tuple[Point, Point, Point]:
+    """Three rows of three numbers (a ``(3, 3)`` array's ``tolist()``) as a face's points.
+
+    Raises ``ValueError`` unless there are exactly three rows of exactly three numbers.
+    """
+    (x0, y0, z0), (x1, y1, z1), (x2, y2, z2) = rows
+    return (x0, y0, z0), (x1, y1, z1), (x2, y2, z2)
 
 
 def _floats(values, count: int | None, what: str) -> tuple[float, ...]:
@@ -96,7 +106,7 @@ class Face:
         pts = np.asarray(points, dtype=np.float64)
         if pts.shape != (3, 3) or not np.isfinite(pts).all():
             raise GeometryError(f"face points: expected 3 points of 3 finite numbers, got {pts.tolist()}")
-        return self.with_checked_points(tuple(map(tuple, pts.tolist())))
+        return self.with_checked_points(point_triple(pts.tolist()))
 
     def with_checked_points(self, points: tuple[Point, Point, Point]) -> Face:
         """:meth:`with_points` for points already known to be 3 tuples of 3 finite floats."""

@@ -174,9 +174,9 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
     try:
         lines = data.decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line_number = data.count(b"\n", 0, exc.start) + 1
         column = len(data[data.rfind(b"\n", 0, exc.start) + 1:exc.start].decode()) + 1
-        raise ParseError(name, line, column, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
+        raise ParseError(name, line_number, column, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
                                              "cannot be decoded") from None
     # One pass over the whole file bounds nesting and numbers; when some line breaks the
     # bounds (or leaves a string open, which can mislead the pass), each line is checked on
@@ -186,7 +186,7 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         checked = True
     except ParseError:
         checked = False
-    static = None
+    static: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     meta: dict = {}
     records: list[FrameRecord] = []
     previous_ids = np.empty(0, dtype=np.int64)
@@ -242,7 +242,9 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
     if static is None:
         static = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)))
     meta = {**meta, "source": name}
-    recording = Recording(*static, capacity=capacity or len(records), meta=meta)
+    static_rows, static_lo, static_hi = static  # file order, as the header lists them
+    recording = Recording(static_rows, static_lo, static_hi, capacity=capacity or len(records),
+                          meta=meta)
     for record in records:
         recording.append(record)
     return recording
@@ -255,7 +257,7 @@ def _box_row(oid, lo, hi) -> list:
 def write_frame_lines(recording: Recording, path: str | os.PathLike) -> None:
     """Write ``recording`` as frame lines (a header line with the static objects first), atomically."""
     with atomic_writer(path) as fh:
-        header = {"static": [_box_row(i, lo, hi) for i, lo, hi in
+        header: dict[str, Any] = {"static": [_box_row(i, lo, hi) for i, lo, hi in
                              zip(recording.static_ids, recording.static_lo, recording.static_hi)]}
         if recording.meta:
             header["meta"] = recording.meta

@@ -56,6 +56,10 @@ class HotspotWindow:
         if window < 1:
             raise ValueError(f"hotspot window must be at least 1 frame, got {window}")
         self.window = int(window)
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget every frame: the state of a new window."""
         self._frames: deque[tuple[int, list[bytes], np.ndarray]] = deque()
         self._total: dict[bytes, int] = {}
         self._seen: dict[bytes, int] = {}
@@ -63,7 +67,7 @@ class HotspotWindow:
         self._latest: NodeTable | None = None
 
     def clear(self) -> None:
-        self.__init__(self.window)
+        self._reset()
 
     def push(self, frame: int, nodes: NodeTable, node_tests: np.ndarray | None) -> None:
         """Add one frame's per-row pair tests (``node_tests`` aligned with ``nodes``)."""
@@ -100,8 +104,8 @@ class HotspotWindow:
         """
         items = []
         for key, total in self._total.items():
-            cell = np.frombuffer(key, dtype=np.float64)
-            items.append((-total, -self._depth[key], tuple(cell.tolist()), key))
+            core_bounds = np.frombuffer(key, dtype=np.float64)
+            items.append((-total, -self._depth[key], tuple(core_bounds.tolist()), key))
         items.sort()
         row_now: dict[bytes, int] = {}
         if self._latest is not None and items:

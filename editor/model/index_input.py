@@ -124,9 +124,10 @@ def scene_segments(scene: Scene) -> SegmentArrays | None:
     ids = scene.segment_ids()
     if not ids:
         return None
-    segments = [scene[i] for i in ids]
-    two_sided = np.array([s.two_sided for s in segments], dtype=bool)
-    return SegmentArrays(np.array(ids, dtype=np.int64), *_columns(segments, ("a", "b"), 2), two_sided)
+    segments = [scene.segment(i) for i in ids]
+    two_sided = np.array([s.two_sided for s in segments], dtype=np.bool_)
+    a, b = _columns(segments, ("a", "b"), 2)
+    return SegmentArrays(np.array(ids, dtype=np.int64), a, b, two_sided)
 
 
 def scene_triangles(scene: Scene) -> TriangleArrays | None:

@@ -69,7 +69,7 @@ def scene_split_planes(scene: Scene) -> np.ndarray:
     first non-zero normal component positive (two brushes sharing a wall give one candidate).
     Rows are sorted, so the same scene always offers the same planes in the same order.
     """
-    brushes = [scene[oid] for oid in scene.brush_ids()]
+    brushes = [scene.brush(oid) for oid in scene.brush_ids()]
     _cache_split_rows([b for b in brushes if "split_rows" not in b._cache])
     rows = [b._cache["split_rows"] for b in brushes]
     if not rows:
@@ -254,7 +254,7 @@ class IndexSync:
         # Removed brushes are gone from the scene; their ids are no longer point entities
         # either, so anything touched that is not a current point entity may have been a brush.
         scene = self.scene
-        return any(not (isinstance(scene.get(i), Entity) and scene[i].is_point) for i in ids)
+        return any(not (isinstance(obj := scene.get(i), Entity) and obj.is_point) for i in ids)
 
     @property
     def uses_split_planes(self) -> bool:

@@ -152,7 +152,10 @@ class TriangleMesh:
         self.corners = corners
         self.groups = groups
         self.group_of = group_of
-        self._ids = self._boxes = self._box = None
+        # made on first use (see ids, boxes and box)
+        self._ids: np.ndarray | None = None
+        self._boxes: tuple[np.ndarray, np.ndarray] | None = None
+        self._box: tuple[np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.corners)
@@ -204,7 +207,9 @@ class TriangleMesh:
                 and np.array_equal(self.group_of, other.group_of)
                 and np.array_equal(self.corners, other.corners))
 
-    __hash__ = None  # compared by content, like the arrays it holds
+    # compared by content, like the arrays it holds; the checker does not accept the None
+    # that marks a class unhashable in place of object.__hash__
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"TriangleMesh(ids {self.first_id}..{self.end_id - 1}, {len(self.groups)} groups)"

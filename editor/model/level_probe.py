@@ -27,6 +27,7 @@ The probe is built on first use and never changes: level geometry is static in a
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from .brushes import Brush
 from .entities import Entity
 from .level_geometry import Segment, triangle_bounds
 from .scene import Scene
+
+if TYPE_CHECKING:
+    from spatial.contract import SpatialIndex
 
 #: backend of the probe's private index
 PROBE_BACKEND = "octree"
@@ -94,18 +98,29 @@ class LevelProbe:
     def __init__(self, scene: Scene, registry=None) -> None:
         self._scene = scene
         self._registry = registry
-        self._index = None
+        self._index: SpatialIndex | None = None
         self.rays_cast = 0
 
     # ------------------------------------------------------------------ building
-    def _build(self) -> None:
+    def _built_index(self) -> SpatialIndex:
+        """The private index, built with the probe's arrays on first use."""
+        if self._index is None:
+            self._index = self._build()
+        return self._index
+
+    def _build(self) -> SpatialIndex:
         scene = self._scene
-        kinds, rows = {}, {}
-        ids, lo, hi = [], [], []
-        normals, dists, plane_counts = [], [], []
+        kinds: dict[int, int] = {}
+        rows: dict[int, int] = {}
+        ids: list[int] = []
+        lo: list = []
+        hi: list = []
+        normals: list[np.ndarray] = []
+        dists: list[np.ndarray] = []
+        plane_counts: list[int] = []
         for oid in scene.brush_ids():
-            brush = scene[oid]
-            if not _solid_brush(brush, scene.get(brush.entity)):
+            brush = scene.brush(oid)
+            if not _solid_brush(brush, scene.entity(brush.entity)):
                 continue
             n, d = brush.planes()
             kinds[oid], rows[oid] = 0, len(plane_counts)
@@ -116,8 +131,9 @@ class LevelProbe:
             lo.append(brush.lo)
             hi.append(brush.hi)
         segment_ids = scene.segment_ids()
-        segments = [scene[i] for i in segment_ids]
-        seg_a, seg_b = [], []
+        segments = [scene.segment(i) for i in segment_ids]
+        seg_a: list[tuple[float, float]] = []
+        seg_b: list[tuple[float, float]] = []
         # A wall of a 2D level blocks at every height (bodies keep their z while sectors step
         # up and down), so its box in the probe spans the whole level vertically.
         world_lo, world_hi = scene.bounds()
@@ -153,14 +169,13 @@ class LevelProbe:
         # test robust, and the exact test decides anyway
         index.build(all_ids, lo_arr - 0.5, hi_arr + 0.5,
                     dynamic=np.zeros(len(all_ids), dtype=bool))
-        self._index = index
+        return index
 
     @property
     def has_floors(self) -> bool:
         """Whether the level has geometry to stand on (brushes or triangles; walls of a 2D
         level have no floor to probe)."""
-        if self._index is None:
-            self._build()
+        self._built_index()
         return self._has_floors
 
     @property
@@ -170,8 +185,7 @@ class LevelProbe:
 
     def solid_ids(self) -> list[int]:
         """Scene ids of the solid objects, ascending."""
-        if self._index is None:
-            self._build()
+        self._built_index()
         return sorted(list(self._kind) + self._tri_ids.tolist())
 
     # ------------------------------------------------------------------ casting
@@ -185,8 +199,7 @@ class LevelProbe:
         max_t : float
             Longest distance of interest.
         """
-        if self._index is None:
-            self._build()
+        index = self._built_index()
         origins = np.asarray(origins, dtype=np.float64).reshape(-1, 3)
         directions = np.asarray(directions, dtype=np.float64).reshape(-1, 3)
         norms = np.linalg.norm(directions, axis=1)
@@ -196,7 +209,7 @@ class LevelProbe:
             return out
         for q in np.flatnonzero(norms > 0):
             d = directions[q] / norms[q]
-            found = self._index.query_ray(origins[q], d, max_t)
+            found = index.query_ray(origins[q], d, max_t)
             if len(found.ids):
                 out[q] = self._first_hit(origins[q], d, found.ids, max_t)
         return out

@@ -17,6 +17,7 @@ import warnings as warnings_module
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spatial.errors import PartitionStudioError, PartitionStudioWarning, PluginError
 
@@ -140,7 +141,7 @@ def _read(file: str, member: str | None, registry, caught: list[str], report) ->
         raise PartitionStudioError(f"{file}: no such file")
     _check_readable(Path(file))
     accepts = inspect.signature(importer.load).parameters
-    options = {}
+    options: dict[str, Any] = {}
     if member is not None:
         if "member" not in accepts:
             raise PluginError(f"{file}:{member}: importer '{importer.name}' reads whole files only")

@@ -228,6 +228,25 @@ class Bodies:
         "leg": (np.int32, 0), "timer": (np.float64, 0.0), "cooldown": (np.float64, 0.0),
         "alarm": (np.float64, np.inf),
     }
+    # The columns above, declared for the type checker (``__init__`` and ``_grow`` make them
+    # from FLOAT3 and COLUMNS; tests/model/test_bodies.py checks both lists agree).
+    center: np.ndarray
+    half: np.ndarray
+    velocity: np.ndarray
+    ids: np.ndarray
+    behaviour: np.ndarray
+    awake: np.ndarray
+    can_sleep: np.ndarray
+    still: np.ndarray
+    alive: np.ndarray
+    age: np.ndarray
+    lifetime: np.ndarray
+    despawn_at_bounds: np.ndarray
+    phase: np.ndarray
+    leg: np.ndarray
+    timer: np.ndarray
+    cooldown: np.ndarray
+    alarm: np.ndarray
 
     def __init__(self, capacity: int = 0) -> None:
         self.capacity = 0
@@ -250,22 +269,22 @@ class Bodies:
             setattr(self, name, new)
         for name, (dtype, fill) in self.COLUMNS.items():
             old = getattr(self, name)
-            new = np.full(cap, fill, dtype=dtype)
-            new[: len(old)] = old
-            setattr(self, name, new)
+            column: np.ndarray = np.full(cap, fill, dtype=dtype)
+            column[: len(old)] = old
+            setattr(self, name, column)
         self.capacity = cap
 
     def allocate(self, count: int) -> np.ndarray:
         """Rows for ``count`` new bodies (freed rows first, lowest first, for determinism)."""
         self.free.sort(reverse=True)
         reuse = min(count, len(self.free))
-        rows = [self.free.pop() for _ in range(reuse)]
+        picked = [self.free.pop() for _ in range(reuse)]
         fresh = count - reuse
         if fresh:
             self._grow(self.used + fresh)
-            rows.extend(range(self.used, self.used + fresh))
+            picked.extend(range(self.used, self.used + fresh))
             self.used += fresh
-        rows = np.array(rows, dtype=np.int64)
+        rows = np.array(picked, dtype=np.int64)
         for name in self.FLOAT3:
             getattr(self, name)[rows] = 0.0
         for name, (_, fill) in self.COLUMNS.items():

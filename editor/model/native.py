@@ -123,7 +123,7 @@ def dumps_scene(scene: Scene) -> str:
              f'"params": {_json_value(settings.params)}, "metadata": {_json_value(settings.metadata)}}},']
     lines.append('  "entities": [' if entity_ids else '  "entities": [],')
     for n, oid in enumerate(entity_ids):
-        entity = scene[oid]
+        entity = scene.entity(oid)
         head = f'    {{"id": {oid}, "kind": {_str(entity.kind)}, "properties": ['
         props = [f"      [{_str(k)}, {_str(v)}]" for k, v in entity.properties]
         tail = "]}" + ("," if n + 1 < len(entity_ids) else "")
@@ -137,7 +137,7 @@ def dumps_scene(scene: Scene) -> str:
         lines.append("  ],")
     lines.append('  "brushes": [' if brush_ids else '  "brushes": []')
     for n, oid in enumerate(brush_ids):
-        brush = scene[oid]
+        brush = scene.brush(oid)
         lines.append(f'    {{"id": {oid}, "entity": {brush.entity}, "faces": [')
         lines.append(",\n".join("      " + _face_line(f) for f in brush.faces))
         lines.append("    ]}" + ("," if n + 1 < len(brush_ids) else ""))
@@ -379,11 +379,11 @@ def _read_face(r: _Reader, raw, field: str) -> Face:
     if ("u_axis" in raw) != ("v_axis" in raw):
         missing = "v_axis" if "u_axis" in raw else "u_axis"
         r.fail(_join(field, missing), "missing field (u_axis and v_axis come together)")
-    axes = [None, None]
+    axes: list[tuple[float, ...] | None] = [None, None]
     for k, name in enumerate(("u_axis", "v_axis")):
         if name in raw:
             axes[k] = r.numbers(raw[name], f"{field}.{name}", 3)
-    extra = ()
+    extra: tuple[str, ...] = ()
     if "extra" in raw:
         extra = tuple(r.string(t, f"{field}.extra[{k}]") for k, t in enumerate(r.list(raw["extra"], f"{field}.extra")))
     return Face.trusted(points, texture, offset, rotation, scale, axes[0], axes[1], extra)  # checked above

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from types import MappingProxyType
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from .events import ChangeKind, Signal, report_listener_error
 from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, TriangleMesh, triangle_corners
 
 SceneObject = Brush | Entity | Segment | Triangle
+_Kind = TypeVar("_Kind", Brush, Entity, Segment, Triangle)
 
 #: the index a document uses until it says otherwise: a real tree, not the brute-force oracle
 DEFAULT_BACKEND = "octree"
@@ -207,6 +209,35 @@ class Scene:
             raise SceneEditError(f"no object with id {oid}")
         return found
 
+    def brush(self, oid: int) -> Brush:
+        """The :class:`~.brushes.Brush` under ``oid`` (``KeyError``: no such id; ``TypeError``: not a brush)."""
+        return self._of_kind(oid, Brush)
+
+    def entity(self, oid: int) -> Entity:
+        """The :class:`~.entities.Entity` under ``oid`` (``KeyError``: no such id; ``TypeError``: not an entity)."""
+        return self._of_kind(oid, Entity)
+
+    def segment(self, oid: int) -> Segment:
+        """The wall :class:`~.level_geometry.Segment` under ``oid`` (``KeyError``, ``TypeError``: as :meth:`brush`)."""
+        return self._of_kind(oid, Segment)
+
+    def _of_kind(self, oid: int, kind: type[_Kind]) -> _Kind:
+        """The object under ``oid``, typed as ``kind``, for code that knows what the id names.
+
+        Raises
+        ------
+        KeyError
+            No object has the id ``oid``.
+        TypeError
+            The object is of another kind; the message names the id and the kind found.
+        """
+        found = self.get(oid)
+        if found is None:
+            raise KeyError(f"no object with id {oid}")
+        if not isinstance(found, kind):
+            raise TypeError(f"id {oid} is a {type(found).__name__}, not a {kind.__name__}")
+        return found
+
     @property
     def objects(self) -> Mapping[int, SceneObject]:
         """Read-only view of every object by id (mesh triangles made as they are read)."""
@@ -249,12 +280,13 @@ class Scene:
         The arrays of a mesh are returned as they are held (read-only, no copy) when the
         scene's triangles are exactly one whole mesh.
         """
-        loose = sorted(i for i, o in self._objects.items() if isinstance(o, Triangle))
+        loose_triangles = {i: o for i, o in self._objects.items() if isinstance(o, Triangle)}
+        loose = sorted(loose_triangles)
         if not loose and len(self._meshes) == 1 and self._meshes[0].present.all():
             mesh = self._meshes[0].mesh
             return mesh.ids, mesh.corners
         id_parts = [np.array(loose, dtype=np.int64)]
-        corner_parts = [triangle_corners([self._objects[i] for i in loose])]
+        corner_parts = [triangle_corners([loose_triangles[i] for i in loose])]
         for part in self._meshes:
             id_parts.append(part.present_ids())
             corner_parts.append(part.mesh.corners[part.present])
@@ -314,7 +346,7 @@ class Scene:
             # rather than two small arrays per object.
             lo = np.empty((len(objects), 3))
             hi = np.empty((len(objects), 3))
-            corners = triangle_corners(list(compress(objects, is_triangle)))
+            corners = triangle_corners([obj for obj in objects if type(obj) is Triangle])
             lo[is_triangle], hi[is_triangle] = corners.min(axis=1), corners.max(axis=1)
             rest = ~is_triangle
             if rest.any():
@@ -351,14 +383,14 @@ class Scene:
     def worldspawn_id(self) -> int | None:
         """Id of the first ``worldspawn`` entity, if any."""
         for oid in self.entity_ids():
-            if self._objects[oid].classname == "worldspawn":
+            if self.entity(oid).classname == "worldspawn":
                 return oid
         return None
 
     def find_entities(self, **keys: str) -> list[int]:
         """Ids of entities whose key/values include every ``key=value`` given."""
         return [oid for oid in self.entity_ids()
-                if all(self._objects[oid].get(k) == v for k, v in keys.items())]
+                if all(self.entity(oid).get(k) == v for k, v in keys.items())]
 
     @property
     def selection(self) -> frozenset[int]:
@@ -438,8 +470,8 @@ class Scene:
             sel_touched = selection ^ self._selection
             touched |= sel_touched
             kind |= ChangeKind.SELECTION
-        touched = frozenset(touched)
-        self.will_change.emit(touched)
+        touched_ids = frozenset(touched)
+        self.will_change.emit(touched_ids)
         self._meshes = [part for part in self._meshes if part not in dropped]
         for mesh in added:
             part = _MeshPart(mesh)
@@ -453,7 +485,7 @@ class Scene:
             self._selection = selection
         if settings is not None:
             self._settings = settings
-        self.did_change.emit(touched, kind)
+        self.did_change.emit(touched_ids, kind)
         return inverse
 
     def _set_object(self, oid: int, new: SceneObject | None) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from spatial.geometry import frustum_planes_from_camera
 
 from .entities import Entity
 from .scene import Scene
+
+if TYPE_CHECKING:
+    from spatial.contract import SpatialIndex
 
 #: classnames (prefixes) whose position and angle make a representative camera
 CAMERA_PREFIXES = ("info_player", "info_intermission", "info_teleport_destination")
@@ -123,8 +127,9 @@ def sample_frusta(scene: Scene, count: int, seed: int, far: float,
                   world_lo: np.ndarray, world_hi: np.ndarray) -> np.ndarray:
     """Up to ``count`` view frusta from cameras / player starts (see the module docstring)."""
     rng = np.random.default_rng([int(seed), 3])
-    cameras = [scene[i] for i in scene.point_entity_ids()
-               if scene[i].classname.startswith(CAMERA_PREFIXES) or "camera" in scene[i].classname]
+    entities = [scene.entity(i) for i in scene.point_entity_ids()]
+    cameras = [e for e in entities
+               if e.classname.startswith(CAMERA_PREFIXES) or "camera" in e.classname]
     views: list[tuple[np.ndarray, float, float]] = []
     if cameras:
         # each camera's own view first, then the compass around it
@@ -133,7 +138,7 @@ def sample_frusta(scene: Scene, count: int, seed: int, far: float,
                 pitch, yaw = _angles(cam)
                 views.append((cam.origin, pitch if turn == 0 else 0.0, yaw + turn))
     else:
-        points = [scene[i].origin for i in scene.point_entity_ids()]
+        points = [e.origin for e in entities]
         if not points:
             points = [(world_lo + world_hi) / 2]
         order = rng.permutation(len(points))
@@ -212,7 +217,7 @@ def scene_workload(scene: Scene, seed: int = 0, *, recording=None, frames: int =
                                 f"({origin}), {len(origins)} rays, {len(views)} frusta")
 
 
-def scene_fixed_params(scene: Scene, cls: type) -> dict:
+def scene_fixed_params(scene: Scene, cls: type[SpatialIndex]) -> dict:
     """The scene's own values of ``cls``'s non-tunable parameters (policies such as the plane
     of a quadtree), when the scene uses that backend; the tuner keeps them fixed."""
     from spatial.params import param_specs
@@ -234,12 +239,10 @@ def tune_scene(scene: Scene, backend: str | None = None, *, budget_s: float = 10
     uses ``"process"``. The scene's values of non-tunable policies (see
     :func:`scene_fixed_params`) and ``fixed`` are held fixed. The scene is only read.
     """
+    from spatial.backend_lookup import backend_class
     from spatial.tuner import tune
 
-    if registry is None:
-        from spatial.registry import default_registry
-        registry = default_registry()
-    cls = registry.backend(backend or scene.settings.backend)
+    cls = backend_class(backend or scene.settings.backend, registry)
     workload = scene_workload(scene, seed, recording=recording, source=source)
     return tune(cls, workload, budget_s=budget_s, seed=seed, weights=weights,
                 max_trials=max_trials, cancel=cancel, on_trial=on_trial, isolation=isolation,

@@ -62,3 +62,22 @@ def test_brushes_built_together_read_bounds_from_the_level_and_make_solids_when_
         assert a.check() is a
         np.testing.assert_array_equal(a.solid.vertices, b.solid.vertices)
     np.testing.assert_array_equal(together[1].hi, [12, 1, 0])
+
+
+def test_face_points_from_rows_are_three_tuples_of_three():
+    from editor.model.faces import point_triple
+
+    assert point_triple([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]]) == \
+        ((0.0, 1.0, 2.0), (3.0, 4.0, 5.0), (6.0, 7.0, 8.0))
+    with pytest.raises(ValueError):
+        point_triple([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    with pytest.raises(ValueError):
+        point_triple([[0.0, 1.0], [3.0, 4.0], [6.0, 7.0]])
+
+
+def test_moved_faces_keep_their_points_as_float_tuples():
+    brush = box_brush(0, (0, 0, 0), (64, 32, 16)).translated((1, 2, 3))
+    for face in brush.faces:
+        assert len(face.points) == 3
+        assert all(type(p) is tuple and len(p) == 3 and all(type(c) is float for c in p)
+                   for p in face.points)

@@ -153,3 +153,55 @@ def test_a_failing_listener_cannot_break_the_history():
     with pytest.raises(RuntimeError, match="veto"):
         stack.push(Transform([ids["ogre"]], delta=(8, 0, 0)))
     assert scene.state() == before and stack.index == 0
+
+
+def test_typed_lookups_return_the_object_of_their_kind():
+    from editor.model.level_geometry import Segment
+
+    scene, stack, ids = small_scene()
+    wall = Segment((0, 0), (64, 0), floor=0, ceiling=128)
+    (wall_id,) = scene.allocate_ids(1)
+    scene.apply(Edit({wall_id: wall}))
+    assert scene.brush(ids["floor"]) is scene[ids["floor"]]
+    assert scene.entity(ids["ogre"]).classname == "monster_ogre"
+    assert scene.entity(ids["door"]) is scene[ids["door"]]  # brush entities are entities too
+    assert scene.segment(wall_id) == wall
+
+
+@pytest.mark.parametrize("lookup, key, found", [
+    ("brush", "ogre", "Entity"),
+    ("entity", "floor", "Brush"),
+    ("segment", "world", "Entity"),
+])
+def test_typed_lookup_of_the_wrong_kind_names_the_id_and_what_it_is(lookup, key, found):
+    scene, _, ids = small_scene()
+    with pytest.raises(TypeError, match=rf"id {ids[key]} is a {found}, not a "):
+        getattr(scene, lookup)(ids[key])
+
+
+@pytest.mark.parametrize("lookup", ["brush", "entity", "segment"])
+def test_typed_lookup_of_a_missing_id_names_it(lookup):
+    scene, stack, ids = small_scene()
+    stack.push(RemoveObjects([ids["ogre"]]))
+    with pytest.raises(KeyError, match=rf"no object with id {ids['ogre']}"):
+        getattr(scene, lookup)(ids["ogre"])
+
+
+def test_a_move_leaves_level_geometry_in_place_and_moves_the_rest():
+    from editor.model.level_geometry import Segment
+
+    scene, stack, ids = small_scene()
+    wall = Segment((0, 0), (64, 0), floor=0, ceiling=128)
+    (wall_id,) = scene.allocate_ids(1)
+    stack.push(AddObjects({wall_id: wall}))
+    before = scene.entity(ids["ogre"]).origin
+    stack.push(Transform([wall_id, ids["ogre"]], delta=(8, 0, 0)))
+    assert scene.segment(wall_id) == wall
+    np.testing.assert_array_equal(scene.entity(ids["ogre"]).origin, before + [8, 0, 0])
+    assert stack.push(Transform([wall_id], delta=(8, 0, 0))) is False  # nothing to move
+
+
+def test_a_command_cannot_be_undone_before_it_was_done():
+    scene, _, ids = small_scene()
+    with pytest.raises(SceneEditError, match="cannot be undone before it was done"):
+        RemoveObjects([ids["ogre"]]).undo(scene)
