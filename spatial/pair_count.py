@@ -13,6 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .kernels import list_pairs
+
 
 @numba.njit(cache=True, nogil=True)
 def object_buckets(bucket_start, bucket_count, items, n_slots):
@@ -76,33 +78,14 @@ def count_bucket_pairs(bucket_start, bucket_count, items, lo, hi, active, only_a
     n_slots = lo.shape[0]
     offsets, buckets = object_buckets(bucket_start, bucket_count, items, n_slots)
     tests = np.zeros(len(bucket_start), dtype=np.int64)
+    found = np.empty((64, 2), dtype=np.int64)  # one bucket's pairs at a time
     count = 0
     for k in range(len(bucket_start)):
-        s0 = bucket_start[k]
-        s1 = s0 + bucket_count[k]
-        if only_active:
-            any_active = False
-            for i in range(s0, s1):
-                if active[items[i]]:
-                    any_active = True
-                    break
-            if not any_active:
-                continue
-        local = 0
-        for i in range(s0, s1):
-            a = items[i]
-            for j in range(i + 1, s1):
-                b = items[j]
-                if only_active and not (active[a] or active[b]):
-                    continue
-                local += 1
-                meets = True
-                for ax in range(3):
-                    if lo[a, ax] > hi[b, ax] or lo[b, ax] > hi[a, ax]:
-                        meets = False
-                        break
-                if meets and _first_common(buckets, offsets[a], offsets[a + 1],
-                                           offsets[b], offsets[b + 1]) == k:
-                    count += 1
-        tests[k] = local
+        found, m, tests[k] = list_pairs(items, bucket_start[k], bucket_count[k], lo, hi, active,
+                                        only_active, found, 0)
+        for r in range(m):
+            a = found[r, 0]
+            b = found[r, 1]
+            if _first_common(buckets, offsets[a], offsets[a + 1], offsets[b], offsets[b + 1]) == k:
+                count += 1
     return count, tests

@@ -26,42 +26,38 @@ def leaf_rows(row_slots, slot_capacity):
 
 
 @numba.njit(cache=True, nogil=True)
-def refit(parents, left, right, row_of, tight_lo, tight_hi, box, area, lo, hi, moved):
-    """Write the boxes of the ``moved`` slots into their leaf rows and recompute every row
-    above them (``tight_lo``, ``tight_hi``, ``box``, ``area`` in place).
+def refit_tight(parents, left, right, row_of, tight_lo, tight_hi, lo, hi, moved):
+    """Write the boxes of the ``moved`` slots into their leaf rows and recompute the tight
+    boxes of every row above them, in place; returns the rows changed (ascending).
 
-    Rows on the moved leaves' paths are marked first, then refitted in decreasing row order:
-    in preorder a child's row is larger than its parent's. Costs the paths plus one pass over
-    the row flags, not a repack.
+    One pass in decreasing row order does it: in preorder a child's row is larger than its
+    parent's, so a changed row marks its parent before the pass reaches it. Costs one pass
+    over the row flags, not a repack.
     """
     m = len(parents)
     dirty = np.zeros(m, dtype=np.bool_)
     for i in range(len(moved)):
         s = moved[i]
         r = row_of[s] if s < len(row_of) else -1
-        if r < 0:
-            continue
-        for k in range(3):
-            tight_lo[r, k] = lo[s, k]
-            tight_hi[r, k] = hi[s, k]
-        dirty[r] = True
-        p = parents[r]
-        while p >= 0 and not dirty[p]:
-            dirty[p] = True
-            p = parents[p]
-    for r in range(m - 1, -1, -1):
-        if not dirty[r]:
-            continue
-        if left[r] >= 0:
-            a = left[r]
-            b = right[r]
+        if r >= 0:
             for k in range(3):
-                tight_lo[r, k] = min(tight_lo[a, k], tight_lo[b, k])
-                tight_hi[r, k] = max(tight_hi[a, k], tight_hi[b, k])
-        for k in range(3):
-            box[r, k] = tight_lo[r, k]
-            box[r, 3 + k] = tight_hi[r, k]
-        dx = tight_hi[r, 0] - tight_lo[r, 0]
-        dy = tight_hi[r, 1] - tight_lo[r, 1]
-        dz = tight_hi[r, 2] - tight_lo[r, 2]
-        area[r] = 2.0 * (dx * dy + dy * dz + dz * dx)
+                tight_lo[r, k] = lo[s, k]
+                tight_hi[r, k] = hi[s, k]
+            dirty[r] = True
+    changed = 0
+    for r in range(m - 1, -1, -1):
+        if dirty[r]:
+            changed += 1
+            if left[r] >= 0:
+                for k in range(3):
+                    tight_lo[r, k] = min(tight_lo[left[r], k], tight_lo[right[r], k])
+                    tight_hi[r, k] = max(tight_hi[left[r], k], tight_hi[right[r], k])
+            if parents[r] >= 0:
+                dirty[parents[r]] = True
+    rows = np.empty(changed, dtype=np.int64)
+    j = 0
+    for r in range(m):
+        if dirty[r]:
+            rows[j] = r
+            j += 1
+    return rows

@@ -232,7 +232,7 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
         """The depth-first tight copy of the tree.
 
         Packed at the first query after an insert, removal or build. Moves only refit it
-        (:func:`.copy_refit.refit`): answers stay exact, but the rows no longer mirror the
+        (:func:`.copy_refit.refit_tight`): answers stay exact, but the rows no longer mirror the
         tree's nodes once a moved object was reinserted, so ``exact`` (node rows reported:
         :meth:`nodes`, traced queries, validation) repacks it. A full repack also follows once
         the objects moved since the last pack outnumber the objects, which bounds how far the
@@ -248,9 +248,15 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
                 p = self._order_cache
                 if self._row_of_slot is None:
                     self._row_of_slot = copy_refit.leaf_rows(p.slots, len(self.objects.lo))
-                copy_refit.refit(p.parents, p.left, p.right, self._row_of_slot, p.tight_lo,
-                                 p.tight_hi, p.box, p.area, self.objects.lo, self.objects.hi,
-                                 moved)
+                rows = copy_refit.refit_tight(p.parents, p.left, p.right, self._row_of_slot,
+                                              p.tight_lo, p.tight_hi, self.objects.lo,
+                                              self.objects.hi, moved)
+                # the pair traversal's copies of the changed rows: packed boxes and areas
+                tlo, thi = p.tight_lo[rows], p.tight_hi[rows]
+                p.box[rows, :3], p.box[rows, 3:] = tlo, thi
+                size = thi - tlo
+                p.area[rows] = 2.0 * (size[:, 0] * size[:, 1] + size[:, 1] * size[:, 2]
+                                      + size[:, 2] * size[:, 0])
         if self._order_cache is not None and exact and not self._copy_exact:
             self._order_cache = None
         if self._order_cache is None:
