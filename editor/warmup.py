@@ -104,7 +104,7 @@ def warm_in_process(backend: str, first_frame_only: bool = False) -> None:
     thread: it touches no document and no Qt object."""
     if first_frame_only:
         index = warm_first_frame(backend)[0]
-        index.pairs("all")
+        index.count_pairs("all")  # what the Statistics panel runs
     else:
         warm(backend, announce=lambda line: None)
     _READY_HERE.add(backend)
@@ -186,6 +186,7 @@ def warm(backend: str, announce=print) -> None:
     index.query_frustum(frustum_planes_from_camera((50.0, 50.0, -50.0), (0.0, 0.0, 1.0),
                                                    (0.0, 1.0, 0.0), 60.0, 1.5, 1.0, 500.0))
     index.pairs("all")
+    index.count_pairs("all")
     index.pairs("active")
     index.update(ids[:8], lo[:8] + 1.0, hi[:8] + 1.0)
     index.step(1)

@@ -17,6 +17,8 @@ Semantics (all backends, checked against :class:`plugins.brute.BruteForce` by th
   in which at least one object is dynamic *and* awake (what a game tests each frame).
   ``tests`` counts the candidate pair tests the structure made (a candidate examined in two
   leaves counts twice); ``node_tests`` splits them per row of :meth:`nodes`.
+* ``count_pairs(mode)`` returns how many pairs ``pairs(mode)`` would, and the same ``tests``,
+  without holding the pairs: a huge level has ~10^8 of them, the count alone is a few bytes.
 * A 2D backend partitions on two axes but answers in 3D: it filters its candidates with the
   exact 3D test, so its answers equal the oracle's.
 * Batch queries (``query_boxes``, ``query_rays``) return CSR-style results; ids within one query
@@ -82,6 +84,16 @@ class PairHits(NamedTuple):
     row of :meth:`SpatialIndex.nodes` (or ``None``)."""
 
     pairs: np.ndarray
+    tests: int
+    node_tests: np.ndarray | None = None
+
+
+class PairCount(NamedTuple):
+    """What the ``_count_pairs`` hook returns, and :meth:`SpatialIndex.count_pairs`: how many
+    distinct overlapping pairs there are, the candidate tests made (as for :class:`PairHits`)
+    and the tests per node row (or ``None``)."""
+
+    count: int
     tests: int
     node_tests: np.ndarray | None = None
 
@@ -369,6 +381,12 @@ class SpatialIndex:
 
     def _pairs(self, mode: str):  # -> PairHits
         raise NotImplementedError
+
+    def _count_pairs(self, mode: str) -> PairCount:
+        """The number of pairs ``_pairs(mode)`` returns. This default materialises them;
+        backends whose pair kernel can count instead of write override it."""
+        pairs, tests, node_tests = self._pairs(mode)
+        return PairCount(len(pairs), int(tests), node_tests)
 
     def _nodes(self) -> NodeTable:
         raise NotImplementedError
@@ -723,6 +741,31 @@ class SpatialIndex:
             ids = np.empty((0, 2), dtype=np.int64)
         self._last_node_tests = node_tests
         return PairResult(ids, int(tests), node_tests)
+
+    def count_pairs(self, mode: str = "all") -> PairCount:
+        """How many pairs :meth:`pairs` would return in ``mode``, without building the list.
+
+        For statistics (the ``stats`` command, the editor's Statistics panel): the answer and
+        ``tests`` equal ``len(pairs(mode).pairs)`` and ``pairs(mode).tests``, while memory stays
+        that of the index (a 2-million-triangle mesh has about 10^8 pairs, gigabytes as a list).
+
+        Parameters
+        ----------
+        mode : {'all', 'active'}
+            As for :meth:`pairs`.
+
+        Returns
+        -------
+        PairCount
+            ``count`` distinct overlapping pairs, ``tests`` candidate tests, ``node_tests`` the
+            tests per row of :meth:`nodes` (or ``None``).
+        """
+        if mode not in PAIR_MODES:
+            raise ParamError("mode", f"expected one of {', '.join(PAIR_MODES)}, got {mode!r}")
+        self._flush()
+        count, tests, node_tests = self._count_pairs(mode)
+        self._last_node_tests = node_tests
+        return PairCount(int(count), int(tests), node_tests)
 
     # ---------------------------------------------------------------- inspection
     def nodes(self) -> NodeTable:

@@ -277,8 +277,8 @@ def measure(backend_cls: type, params: Any, workload: Workload,
     _check_deadline(deadline, "pair counting")
     all_candidates = all_overlapping = None
     if all_pairs:
-        result = index.pairs("all")
-        all_candidates, all_overlapping = int(result.tests), int(len(result.pairs))
+        counted = index.count_pairs("all")  # reported only: the list itself is not needed
+        all_candidates, all_overlapping = counted.tests, counted.count
 
     pair_tests, overlapping, update_ms = [], [], []
     if not workload.frames:  # a still scene: the per-frame pair cost is the state after build

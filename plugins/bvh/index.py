@@ -20,7 +20,9 @@ one gives) or inserts every object as above
 Queries and pairs read a depth-first copy of the tree (rebuilt lazily after an edit) whose
 boxes are refitted around the objects' own boxes: the fat boxes exist so that small moves need
 no tree work, but pruning with them would test every pair of fat boxes that touch. ``nodes()``
-shows the fat boxes as ``lo/hi`` and the tight ones as ``core_lo/core_hi``.
+shows the fat boxes as ``lo/hi`` and the tight ones as ``core_lo/core_hi``. ``update`` keeps
+the copy: the next query refits the rows above the moved objects (:mod:`.copy_refit`) instead
+of repacking it, until more objects have moved than the copy holds.
 
 ``pairs`` descends the tree against itself (each unordered pair of subtrees once, splitting the
 larger box); in ``active`` mode a subtree pair is skipped unless one side holds an active
@@ -44,7 +46,7 @@ from spatial.memory_budget import OBJECT_BYTES
 from spatial.params import param
 from spatial.tree_queries import ClosestRayQueries
 
-from . import pair_kernels, tree_kernels
+from . import copy_refit, pair_kernels, tree_kernels
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,10 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
         self._root = -1
         self._reinserts = 0
         self._order_cache = None
+        self._copy_exact = False  # the copy's rows mirror the tree's nodes (not refitted since)
+        self._row_of_slot: np.ndarray | None = None  # copy_refit.leaf_rows of the copy
+        self._refit_pending: list[np.ndarray] = []  # slots moved since the copy was refitted
+        self._moved_since_pack = 0
 
     def _reserve(self, extra_nodes: int) -> None:
         """Make room for ``extra_nodes`` more nodes and for every slot of the object table."""
@@ -169,6 +175,7 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
     def _edited(self, free_head: int) -> None:
         self._free_head = int(free_head)
         self._order_cache = None
+        self._refit_pending = []
 
     # ---------------------------------------------------------------- edits
     def _build(self, slots) -> None:
@@ -214,32 +221,69 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
                                                             margin, relative)
         self._root = int(root)
         self._reinserts = int(reinserts)
-        self._edited(free)
+        self._free_head = int(free)
+        if self._order_cache is not None:  # refitted at the next query, not repacked
+            self._refit_pending.append(slots)
+            # a reinserted leaf moved in the tree, not in the copy: its rows stop mirroring it
+            self._copy_exact = self._copy_exact and not reinserts
 
     # ---------------------------------------------------------------- queries
-    def _packed(self) -> _Packed:
-        """The depth-first tight copy of the tree (cached until the next edit)."""
+    def _packed(self, exact: bool = False) -> _Packed:
+        """The depth-first tight copy of the tree.
+
+        Packed at the first query after an insert, removal or build. Moves only refit it
+        (:func:`.copy_refit.refit_tight`): answers stay exact, but the rows no longer mirror the
+        tree's nodes once a moved object was reinserted, so ``exact`` (node rows reported:
+        :meth:`nodes`, traced queries, validation) repacks it. A full repack also follows once
+        the objects moved since the last pack outnumber the objects, which bounds how far the
+        copy's topology drifts from the objects' places.
+        """
+        if self._order_cache is not None and self._refit_pending:
+            moved = np.concatenate(self._refit_pending)
+            self._refit_pending = []
+            self._moved_since_pack += len(moved)
+            if self._moved_since_pack > self.objects.count:
+                self._order_cache = None
+            else:
+                p = self._order_cache
+                if self._row_of_slot is None:
+                    self._row_of_slot = copy_refit.leaf_rows(p.slots, len(self.objects.lo))
+                rows = copy_refit.refit_tight(p.parents, p.left, p.right, self._row_of_slot,
+                                              p.tight_lo, p.tight_hi, self.objects.lo,
+                                              self.objects.hi, moved)
+                # the pair traversal's copies of the changed rows: packed boxes and areas
+                tlo, thi = p.tight_lo[rows], p.tight_hi[rows]
+                p.box[rows, :3], p.box[rows, 3:] = tlo, thi
+                size = thi - tlo
+                p.area[rows] = 2.0 * (size[:, 0] * size[:, 1] + size[:, 1] * size[:, 2]
+                                      + size[:, 2] * size[:, 0])
+        if self._order_cache is not None and exact and not self._copy_exact:
+            self._order_cache = None
         if self._order_cache is None:
             n_nodes = self._cap - self._free_count if self._root >= 0 else 0
             parts = pair_kernels.pack_tree(self._root, self._c1, self._c2, self._node_slot,
                                            self.objects.lo, self.objects.hi, n_nodes)
             self._order_cache = _Packed(*parts, row_index=np.arange(len(parts[0])))
+            self._copy_exact = True
+            self._row_of_slot = None
+            self._moved_since_pack = 0
         return self._order_cache
 
     def _order(self):
         """Preorder node ids, parent rows and depths of the rows of :meth:`nodes`."""
-        packed = self._packed()
+        packed = self._packed(exact=True)
         return packed.order, packed.parents, packed.depths
 
-    def _tree(self):
-        """Query kernels' view of the packed copy: node ids there are rows of :meth:`nodes`."""
-        p = self._packed()
+    def _tree(self, exact: bool = False):
+        """Query kernels' view of the packed copy: node ids there are rows of :meth:`nodes`
+        when ``exact`` (else of the refitted copy)."""
+        p = self._packed(exact)
         root = 0 if len(p.order) else -1
         return K.TreeArrays(root, p.tight_lo, p.tight_hi, p.left, p.right, p.row_index, p.items,
                             p.slots, self.objects.lo, self.objects.hi)
 
     def _query(self, shape, trace):
-        return K.query_tree(self._tree(), shape, trace)
+        return K.query_tree(self._tree(exact=trace), shape, trace)
 
     def _query_box(self, lo, hi, trace):
         hits = self._query(K.box_shape(lo, hi), trace)
@@ -266,7 +310,7 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
     # ---------------------------------------------------------------- pairs
     def _flags(self):
         """Per row of :meth:`nodes`: subtree object count and whether it holds an active one."""
-        p = self._packed()
+        p = self._packed(exact=True)
         return pair_kernels.subtree_flags(p.parents, p.left, p.slots, self._active())
 
     def _active(self) -> np.ndarray:
@@ -276,6 +320,11 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
         return active
 
     def _pairs(self, mode):
+        hits = self._pair_hits(mode)
+        # tests per row are rows of nodes() only while the copy mirrors the tree
+        return hits if self._copy_exact else hits._replace(node_tests=None)
+
+    def _pair_hits(self, mode):
         p = self._packed()
         if mode != "active":
             return C.PairHits(*pair_kernels.self_pairs(p.box, p.left, p.right, p.slots, p.area,
@@ -295,7 +344,7 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
         if len(order) == 0:
             return NodeTable.empty(0)
         count, awake = self._flags()
-        p = self._packed()
+        p = self._packed(exact=True)
         is_leaf = p.left < 0
         # lo/hi show the stored (fat) boxes; core_lo/core_hi the tight ones queries prune with
         return NodeTable.from_columns(
@@ -317,7 +366,7 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
         alive = self.objects.alive_slots()
         order = self._order()[0]
         in_use = self._cap - self._free_count
-        if not self._packed().complete:
+        if not self._packed(exact=True).complete:
             fail(f"more nodes reachable from the root than the {in_use} in use")
         if len(order) != in_use:
             fail(f"{len(order)} nodes reachable from the root but {in_use} in use")
@@ -359,6 +408,8 @@ class DynamicBvh(ClosestRayQueries, SpatialIndex):
             arrays += (packed.order, packed.parents, packed.depths, packed.left, packed.right,
                        packed.slots, packed.items, packed.tight_lo, packed.tight_hi, packed.box,
                        packed.area, packed.row_index)
+        if self._row_of_slot is not None:
+            arrays += (self._row_of_slot,)
         return int(sum(a.nbytes for a in arrays))
 
     def area_ratio(self) -> float:

@@ -38,6 +38,7 @@ from spatial.contract import (
     BatchResult,
     FrustumHits,
     NodeTable,
+    PairCount,
     PairHits,
     RayBatchResult,
     RayHits,
@@ -585,8 +586,18 @@ class Octree(SpatialIndex):
         return tree_kernels.node_columns(self._ni, self._ob, order, active, o.alive_slots())
 
     def _pairs(self, mode):
+        pairs, _, tests, per_node = self._find_pairs(mode, count_only=False)
+        return PairHits(pairs, tests, per_node)
+
+    def _count_pairs(self, mode):
+        _, count, tests, per_node = self._find_pairs(mode, count_only=True)
+        return PairCount(count, tests, per_node)
+
+    def _find_pairs(self, mode, count_only):
+        """``(pairs, count, tests, tests per node row)``; with ``count_only`` the kernel
+        counts the pairs without writing them."""
         if not self._has_root:
-            return PairHits(np.zeros((0, 2), dtype=np.int64), 0, np.zeros(0, dtype=np.int64))
+            return np.zeros((0, 2), dtype=np.int64), 0, 0, np.zeros(0, dtype=np.int64)
         o = self.objects
         active = np.zeros(len(o.ids), dtype=bool)
         active[: o.slot_limit] = o.active_mask()
@@ -594,10 +605,10 @@ class Octree(SpatialIndex):
         # only the active mode reads which subtrees are awake; its per-node pass is skipped
         # otherwise
         awake = self._node_awake() if only_active else np.zeros(len(self._ni), dtype=bool)
-        pairs, tests, per_node = pair_kernels.find_pairs(
-            self._ni, self._nf, self._ob, o.lo, o.hi, active, only_active, awake)
+        pairs, count, tests, per_node = pair_kernels.find_pairs(
+            self._ni, self._nf, self._ob, o.lo, o.hi, active, only_active, awake, count_only)
         order, _ = self._order()
-        return PairHits(pairs, tests, per_node[order])
+        return pairs, int(count), int(tests), per_node[order]
 
     # ------------------------------------------------------------------ inspection
     def _nodes(self) -> NodeTable:

@@ -376,13 +376,14 @@ def _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m):
 
 @numba.njit(cache=True, nogil=True)
 def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m, cls, ORD,
-                ORDP):
+                ORDP, count_only):
     """Group and sweep one node's own objects against each other and against its passed list;
-    returns ``(pairs, pairs so far, tests)`` (``pairs`` grown when the node overflowed it)."""
+    returns ``(pairs, pairs so far, tests)`` (``pairs`` grown when the node overflowed it,
+    unless ``count_only``: then nothing is written and the count is all that is kept)."""
     np_ = p1 - p0
     if n * (n - 1) // 2 + n * np_ <= DIRECT_TESTS:
         m_new, local = _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs, m)
-        if m_new > pairs.shape[0]:
+        if m_new > pairs.shape[0] and not count_only:
             pairs = grow(pairs, 2 * m_new)
             m_new, local = _direct_tests(OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs,
                                          m)
@@ -417,7 +418,7 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
     # the sweeps write into ``pairs`` up to its capacity and report how many they found;
     # growing happens here, outside their loops, and an overflowing node is swept again
     m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active, pairs, m)
-    if m_new > pairs.shape[0]:
+    if m_new > pairs.shape[0] and not count_only:
         pairs = grow(pairs, 2 * m_new)
         m_new, local = _node_sweeps(OS, OBX, OA, ORD, ob, PS, PB, PA, ORDP, pb, only_active,
                                     pairs, m)
@@ -425,15 +426,18 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
 
 
 @numba.njit(cache=True, nogil=True)
-def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
-    """All overlapping pairs of slots, the number of tests and the tests per node id.
+def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake, count_only):
+    """All overlapping pairs of slots, their number, the number of tests and the tests per
+    node id: ``(pairs, count, tests, node_tests)``.
 
     Nodes are visited only where a pair can be: a child whose subtree holds at most one
     object and receives nothing is skipped, and passed-down and sibling objects are filtered
     by the tight bounds of the receiving subtree (:func:`subtree_bounds`), not by its cell.
+    With ``count_only`` no pair is written (``pairs`` comes back empty): every pair is found
+    exactly once, so counting them needs no list.
     """
     node_tests = np.zeros(NI.shape[0], dtype=np.int64)
-    pairs = np.empty((1024, 2), dtype=np.int64)
+    pairs = np.empty((0 if count_only else 1024, 2), dtype=np.int64)
     m = 0
     tests = 0
     # passed-down lists, stacked as segments: slots, boxes, active flags
@@ -453,7 +457,7 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
     stack_end = np.empty(STACK, dtype=np.int64)
     sub_stack = np.empty(STACK, dtype=np.int64)
     if only_active and not node_awake[0]:
-        return pairs[:0], 0, node_tests
+        return pairs[:0], 0, 0, node_tests
     T, count = subtree_bounds(NI, OB, lo, hi, sub_stack)
     stack_node[0] = 0
     stack_start[0] = 0
@@ -486,7 +490,7 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
                 ORD = np.empty((3, size), dtype=np.int64)
                 ORDP = np.empty((3, size), dtype=np.int64)
             pairs, m, local = _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1,
-                                          only_active, pairs, m, cls, ORD, ORDP)
+                                          only_active, pairs, m, cls, ORD, ORDP, count_only)
             node_tests[node] += local
             tests += local
         if NI[node, NCHILD] == 0:
@@ -539,4 +543,4 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake):
             stack_start[top] = start
             stack_end[top] = buf_top
             top += 1
-    return pairs[:m], tests, node_tests
+    return pairs[:min(m, pairs.shape[0])], m, tests, node_tests

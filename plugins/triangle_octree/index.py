@@ -35,6 +35,7 @@ from spatial.contract import FrustumHits, NodeTable, PairHits, RayHits, SlotHits
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
 from spatial.memory_budget import cell_tree_bytes
+from spatial.pair_count import count_bucket_pairs
 from spatial.params import param
 
 from . import kernels
@@ -231,6 +232,16 @@ class TriangleOctree(SpatialIndex):
         if len(pairs):
             pairs = np.unique(pairs, axis=0)
         return PairHits(pairs, int(node_tests.sum()), node_tests)
+
+    def _count_pairs(self, mode):
+        # counted where the two first share a leaf (spatial.pair_count): no pair list to dedupe
+        active = self.objects.active_mask()
+        if len(active) == 0:
+            active = np.zeros(1, dtype=bool)
+        count, node_tests = count_bucket_pairs(self._leaf_start, self._leaf_count, self._items,
+                                               self.objects.lo, self.objects.hi, active,
+                                               mode == "active")
+        return int(count), int(node_tests.sum()), node_tests  # a PairCount in order
 
     # ---------------------------------------------------------------- inspection
     def _is_leaf(self) -> np.ndarray:

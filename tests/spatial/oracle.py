@@ -88,7 +88,7 @@ def assert_same_queries(index, oracle: BruteForce, rng: np.random.Generator, n_q
 
 
 def assert_same_pairs(index, oracle: BruteForce) -> None:
-    """Both pair modes equal the oracle's, with a plausible test count."""
+    """Both pair modes equal the oracle's, with a plausible test count; so do their counts."""
     for mode in ("all", "active"):
         got = index.pairs(mode)
         want = oracle.pairs(mode)
@@ -97,6 +97,9 @@ def assert_same_pairs(index, oracle: BruteForce) -> None:
             assert (got.pairs[:, 0] < got.pairs[:, 1]).all(), f"{mode}: pairs must have a < b"
         np.testing.assert_array_equal(got.pairs, want.pairs, err_msg=f"pairs({mode!r}) differ from brute force")
         assert got.tests >= len(got.pairs), f"{mode}: fewer tests than overlapping pairs"
+        counted = index.count_pairs(mode)
+        assert counted.count == len(want.pairs), f"count_pairs({mode!r}) differs from brute force"
+        assert counted.tests == got.tests, f"count_pairs({mode!r}) made other tests than pairs()"
 
 
 def assert_matches(index, oracle, rng, n_queries: int = 12) -> None:

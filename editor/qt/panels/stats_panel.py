@@ -110,7 +110,7 @@ class StatsPanel(StatePanel):
         if force:
             self._cancel_count()
             start = time.perf_counter()
-            pairs = index.pairs("all")
+            pairs = index.count_pairs("all")
             self._show_pairs(stats, pairs, (time.perf_counter() - start) * 1e3)
             return
         self._count_pairs(doc, index, stats)
@@ -127,8 +127,8 @@ class StatsPanel(StatePanel):
         self.values["memory"].setText(f"{stats['memory_bytes'] / 1024:.1f} KiB")
 
     def _show_pairs(self, stats: dict, pairs, ms: float) -> None:
-        self.values["pairs"].setText(f"{pairs.tests} / {len(pairs.pairs)}  ({ms:.1f} ms)")
-        self.stats = dict(stats, candidates=int(pairs.tests), overlapping=int(len(pairs.pairs)))
+        self.values["pairs"].setText(f"{pairs.tests} / {pairs.count}  ({ms:.1f} ms)")
+        self.stats = dict(stats, candidates=int(pairs.tests), overlapping=int(pairs.count))
 
     # ------------------------------------------------------------------ pair count worker
     def _count_pairs(self, doc, index, stats: dict) -> None:
@@ -141,11 +141,11 @@ class StatsPanel(StatePanel):
             snapshot = None
         if snapshot is None:  # a backend that cannot be copied is counted here
             start = time.perf_counter()
-            self._show_pairs(stats, index.pairs("all"), (time.perf_counter() - start) * 1e3)
+            self._show_pairs(stats, index.count_pairs("all"), (time.perf_counter() - start) * 1e3)
             return
         from ..workers import CallWorker
         version = (id(index), doc.index_version)
-        worker = CallWorker(lambda: snapshot.pairs("all"))
+        worker = CallWorker(lambda: snapshot.count_pairs("all"))
         worker.result.connect(lambda pairs, ms: self._on_counted(version, stats, pairs, ms))
         worker.failed.connect(self._on_count_failed)
         self._counter = worker
