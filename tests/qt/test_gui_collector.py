@@ -18,10 +18,13 @@ def test_a_worker_thread_never_collects_garbage_once_the_window_exists(window, q
     weakref.finalize(garbage, lambda: collected_on.append(threading.current_thread().name))
     del garbage  # unreachable now, but only a cyclic collection frees it
 
+    survivors = []
+
     def allocate_a_lot():
-        # far past every generation's threshold: an automatic collection would start here
-        keep = [[i] for i in range(50 * sum(gc.get_threshold()))]
-        del keep
+        # far past every generation's threshold: an automatic collection would start here.
+        # They stay alive: the collector's count is allocations less deallocations, so freeing
+        # them again would leave the GUI thread's timer nothing due to collect either
+        survivors.append([[i] for i in range(50 * sum(gc.get_threshold()))])
 
     worker = threading.Thread(target=allocate_a_lot, name="worker")
     worker.start()
@@ -29,3 +32,4 @@ def test_a_worker_thread_never_collects_garbage_once_the_window_exists(window, q
     assert collected_on == []  # the worker did not collect it
     qtbot.waitUntil(lambda: bool(collected_on), timeout=5000)  # the GUI thread's timer did
     assert collected_on == [threading.main_thread().name]
+    survivors.clear()
