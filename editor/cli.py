@@ -202,7 +202,7 @@ def cmd_stats(args) -> dict:
             "params": params_to_dict(index.params),
             **{k: v for k, v in stats.items() if k not in ("backend",)},
         },
-        "pairs": {"candidates": result.tests, "overlapping": result.count,
+        "pairs": {"candidates": result.tests, "overlapping": result.overlapping,
                   "ms": round(pairs_ms, 3)},
     }
     if getattr(args, "probe_radius", None) is not None:

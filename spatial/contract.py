@@ -93,7 +93,7 @@ class PairCount(NamedTuple):
     distinct overlapping pairs there are, the candidate tests made (as for :class:`PairHits`)
     and the tests per node row (or ``None``)."""
 
-    count: int
+    overlapping: int
     tests: int
     node_tests: np.ndarray | None = None
 
@@ -194,7 +194,7 @@ class NodeTable:
     @classmethod
     def empty(cls, n: int = 0) -> NodeTable:
         """A table of ``n`` zeroed rows (``parent`` -1) for a backend to fill."""
-        cols = {}
+        cols: dict[str, np.ndarray] = {}
         for name, (dtype, shape) in _NODE_COLUMNS.items():
             cols[name] = np.zeros((n,) + shape, dtype=dtype)
         cols["parent"][:] = -1
@@ -757,15 +757,15 @@ class SpatialIndex:
         Returns
         -------
         PairCount
-            ``count`` distinct overlapping pairs, ``tests`` candidate tests, ``node_tests`` the
+            ``overlapping`` distinct overlapping pairs, ``tests`` candidate tests, ``node_tests`` the
             tests per row of :meth:`nodes` (or ``None``).
         """
         if mode not in PAIR_MODES:
             raise ParamError("mode", f"expected one of {', '.join(PAIR_MODES)}, got {mode!r}")
         self._flush()
-        count, tests, node_tests = self._count_pairs(mode)
+        overlapping, tests, node_tests = self._count_pairs(mode)
         self._last_node_tests = node_tests
-        return PairCount(int(count), int(tests), node_tests)
+        return PairCount(int(overlapping), int(tests), node_tests)
 
     # ---------------------------------------------------------------- inspection
     def nodes(self) -> NodeTable:

@@ -278,7 +278,7 @@ def measure(backend_cls: type, params: Any, workload: Workload,
     all_candidates = all_overlapping = None
     if all_pairs:
         counted = index.count_pairs("all")  # reported only: the list itself is not needed
-        all_candidates, all_overlapping = counted.tests, counted.count
+        all_candidates, all_overlapping = counted.tests, counted.overlapping
 
     pair_tests, overlapping, update_ms = [], [], []
     if not workload.frames:  # a still scene: the per-frame pair cost is the state after build

@@ -32,7 +32,7 @@ def test_count_equals_brute_force_in_both_modes(name):
         want = len(oracle.pairs(mode).pairs)
         assert want > 1024, "the scene must overflow a first pair buffer"
         got = index.count_pairs(mode)
-        assert got.count == want, f"{name} count_pairs({mode!r})"
+        assert got.overlapping == want, f"{name} count_pairs({mode!r})"
         assert got.tests == index.pairs(mode).tests
 
 
@@ -44,7 +44,7 @@ def test_count_follows_edits(name):
         target.build(ids, lo, hi, dynamic, awake)
         target.update(ids[:100], lo[:100] + 7.0, hi[:100] + 7.0)
         target.remove(ids[100:150])
-    assert index.count_pairs("all").count == len(oracle.pairs("all").pairs)
+    assert index.count_pairs("all").overlapping == len(oracle.pairs("all").pairs)
 
 
 def test_an_unknown_mode_is_refused():
@@ -68,7 +68,7 @@ def test_triangle_octree_counts_each_shared_leaf_pair_once():
     for mode in ("all", "active"):
         listed = tree.pairs(mode)
         counted = tree.count_pairs(mode)
-        assert counted.count == len(listed.pairs) > 0
+        assert counted.overlapping == len(listed.pairs) > 0
         assert counted.tests == listed.tests
 
 

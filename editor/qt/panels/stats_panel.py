@@ -127,8 +127,8 @@ class StatsPanel(StatePanel):
         self.values["memory"].setText(f"{stats['memory_bytes'] / 1024:.1f} KiB")
 
     def _show_pairs(self, stats: dict, pairs, ms: float) -> None:
-        self.values["pairs"].setText(f"{pairs.tests} / {pairs.count}  ({ms:.1f} ms)")
-        self.stats = dict(stats, candidates=int(pairs.tests), overlapping=int(pairs.count))
+        self.values["pairs"].setText(f"{pairs.tests} / {pairs.overlapping}  ({ms:.1f} ms)")
+        self.stats = dict(stats, candidates=int(pairs.tests), overlapping=int(pairs.overlapping))
 
     # ------------------------------------------------------------------ pair count worker
     def _count_pairs(self, doc, index, stats: dict) -> None:
