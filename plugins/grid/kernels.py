@@ -3,6 +3,7 @@ and the invariant check (see :mod:`plugins.grid.index` for the layout)."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -13,6 +14,40 @@ import spatial.kernels as K
 HASH_HALF = 1 << 20
 #: key of an unused hash-table entry
 EMPTY_KEY = -1
+
+
+class GridArrays(NamedTuple):
+    """Everything the query and pair kernels read, passed as one argument (numba types a
+    named tuple of arrays and scalars as one heterogeneous tuple: no boxing, no extra cost).
+
+    ``origin``/``cell``/``inv`` place the cells (``inv = 1 / cell``); ``clamp_lo/clamp_hi``
+    bound the cell coordinates; ``dims`` are the dense grid's cells per axis and ``hashed``
+    says whether cells are found through ``dense`` (a dense index of ``dims``) or the open
+    hash table ``tkeys/tvals``. Occupied cell ``c`` has coordinates ``coords[c]``, objects
+    ``items[start[c]: start[c + 1]]`` and the union box ``cell_lo[c], cell_hi[c]`` of them;
+    ``world_lo/world_hi`` bound every object; ``obj_lo/obj_hi/obj_ids`` are the object table.
+    """
+
+    origin: np.ndarray
+    cell: float
+    inv: float
+    clamp_lo: np.ndarray
+    clamp_hi: np.ndarray
+    dims: np.ndarray
+    hashed: bool
+    dense: np.ndarray
+    tkeys: np.ndarray
+    tvals: np.ndarray
+    coords: np.ndarray
+    start: np.ndarray
+    items: np.ndarray
+    cell_lo: np.ndarray
+    cell_hi: np.ndarray
+    world_lo: np.ndarray
+    world_hi: np.ndarray
+    obj_lo: np.ndarray
+    obj_hi: np.ndarray
+    obj_ids: np.ndarray
 
 
 # --------------------------------------------------------------------------- cell arithmetic
@@ -168,12 +203,13 @@ def build_cells(slots, ranges, total, lo, hi, dims, hashed, n_dense):
 
 # --------------------------------------------------------------------------- queries
 @numba.njit(cache=True)
-def _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords):
-    """Occupied cells whose coordinates lie in the inclusive range ``rlo..rhi``.
+def _cells_in(rlo, rhi, g):
+    """Occupied cells of grid ``g`` whose coordinates lie in the inclusive range ``rlo..rhi``.
 
     Enumerates the range when it is smaller than the number of occupied cells, else scans the
     occupied cells, so a huge query on a fine hash grid stays bounded.
     """
+    coords = g.coords
     n_cells = coords.shape[0]
     span = 1.0
     for a in range(3):
@@ -184,7 +220,8 @@ def _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords):
         for cx in range(rlo[0], rhi[0] + 1):
             for cy in range(rlo[1], rhi[1] + 1):
                 for cz in range(rlo[2], rhi[2] + 1):
-                    idx = _find(_key(cx, cy, cz, dims, hashed), hashed, dense, tkeys, tvals)
+                    idx = _find(_key(cx, cy, cz, g.dims, g.hashed), g.hashed, g.dense, g.tkeys,
+                                g.tvals)
                     if idx >= 0:
                         out, m = K.push(out, m, idx)
     else:
@@ -196,34 +233,36 @@ def _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords):
 
 
 @numba.njit(cache=True)
-def _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi):
+def _range_of(qlo, qhi, g):
     rlo = np.empty(3, dtype=np.int64)
     rhi = np.empty(3, dtype=np.int64)
     for a in range(3):
-        rlo[a] = _coord(qlo[a], origin[a], inv, clamp_lo[a], clamp_hi[a])
-        rhi[a] = _coord(qhi[a], origin[a], inv, clamp_lo[a], clamp_hi[a])
+        rlo[a] = _coord(qlo[a], g.origin[a], g.inv, g.clamp_lo[a], g.clamp_hi[a])
+        rhi[a] = _coord(qhi[a], g.origin[a], g.inv, g.clamp_lo[a], g.clamp_hi[a])
     return rlo, rhi
 
 
 @numba.njit(cache=True)
-def _box_cells(qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals,
-               coords, start, items, cell_lo, cell_hi, lo, hi, out, m, rows, nrows, trace):
-    rlo, rhi = _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi)
-    cells = _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords)
+def _box_cells(qlo, qhi, g, out, m, rows, nrows, trace):
+    """Append the objects meeting box ``qlo, qhi`` to ``out``, each once: in the cell owning
+    the reference point ``max(object lo, query lo)``."""
+    lo, hi, coords = g.obj_lo, g.obj_hi, g.coords
+    rlo, rhi = _range_of(qlo, qhi, g)
+    cells = _cells_in(rlo, rhi, g)
     tested = 0
     for c in cells:
         if trace:
             rows, nrows = K.push(rows, nrows, c)
-        if not K.overlap_row(cell_lo, cell_hi, c, qlo, qhi):
+        if not K.overlap_row(g.cell_lo, g.cell_hi, c, qlo, qhi):
             continue
-        for j in range(start[c], start[c + 1]):
-            s = items[j]
+        for j in range(g.start[c], g.start[c + 1]):
+            s = g.items[j]
             tested += 1
             if K.overlap_row(lo, hi, s, qlo, qhi):
                 owner = True
                 for a in range(3):
                     p = max(lo[s, a], qlo[a])
-                    if _coord(p, origin[a], inv, clamp_lo[a], clamp_hi[a]) != coords[c, a]:
+                    if _coord(p, g.origin[a], g.inv, g.clamp_lo[a], g.clamp_hi[a]) != coords[c, a]:
                         owner = False
                 if owner:
                     out, m = K.push(out, m, s)
@@ -231,19 +270,17 @@ def _box_cells(qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, t
 
 
 @numba.njit(cache=True)
-def grid_query_box(qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals,
-                   coords, start, items, cell_lo, cell_hi, lo, hi, trace):
+def grid_query_box(qlo, qhi, g, trace):
+    """Objects of grid ``g`` meeting the box; ``(slots, visited, tested, cells visited)``."""
     out = np.empty(64, dtype=np.int64)
     rows = np.empty(16, dtype=np.int64)
-    out, m, visited, tested, rows, nrows = _box_cells(
-        qlo, qhi, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords,
-        start, items, cell_lo, cell_hi, lo, hi, out, 0, rows, 0, trace)
+    out, m, visited, tested, rows, nrows = _box_cells(qlo, qhi, g, out, 0, rows, 0, trace)
     return out[:m], visited, tested, rows[:nrows]
 
 
 @numba.njit(cache=True)
-def grid_query_boxes(qlos, qhis, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys,
-                     tvals, coords, start, items, cell_lo, cell_hi, lo, hi):
+def grid_query_boxes(qlos, qhis, g):
+    """Many box queries on grid ``g``; CSR ``(slots, offsets, visited, tested)``."""
     nq = qlos.shape[0]
     out = np.empty(max(64, 4 * nq), dtype=np.int64)
     offsets = np.zeros(nq + 1, dtype=np.int64)
@@ -252,9 +289,7 @@ def grid_query_boxes(qlos, qhis, origin, inv, clamp_lo, clamp_hi, dims, hashed, 
     rows = np.empty(1, dtype=np.int64)
     m = 0
     for q in range(nq):
-        out, m, v, t, rows, _ = _box_cells(
-            qlos[q], qhis[q], origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals,
-            coords, start, items, cell_lo, cell_hi, lo, hi, out, m, rows, 0, False)
+        out, m, v, t, rows, _ = _box_cells(qlos[q], qhis[q], g, out, m, rows, 0, False)
         visited[q] = v
         tested[q] = t
         offsets[q + 1] = m
@@ -262,15 +297,14 @@ def grid_query_boxes(qlos, qhis, origin, inv, clamp_lo, clamp_hi, dims, hashed, 
 
 
 @numba.njit(cache=True)
-def grid_query_sphere(center, radius, origin, inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys,
-                      tvals, coords, start, items, cell_lo, cell_hi, lo, hi, trace):
+def grid_query_sphere(center, radius, g, trace):
     """Candidates (with duplicates) touching the sphere; the cell range is padded a hair so a
     sphere that touches a box only after rounding still reaches its cells."""
     pad = 1e-9 * (abs(center[0]) + abs(center[1]) + abs(center[2]) + radius) + 1e-300
     qlo = center - radius - pad
     qhi = center + radius + pad
-    rlo, rhi = _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi)
-    cells = _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords)
+    rlo, rhi = _range_of(qlo, qhi, g)
+    cells = _cells_in(rlo, rhi, g)
     out = np.empty(64, dtype=np.int64)
     rows = np.empty(16, dtype=np.int64)
     m = 0
@@ -279,21 +313,21 @@ def grid_query_sphere(center, radius, origin, inv, clamp_lo, clamp_hi, dims, has
     for c in cells:
         if trace:
             rows, nrows = K.push(rows, nrows, c)
-        if not K.sphere_touches_row(center, radius, cell_lo, cell_hi, c):
+        if not K.sphere_touches_row(center, radius, g.cell_lo, g.cell_hi, c):
             continue
-        for j in range(start[c], start[c + 1]):
-            s = items[j]
+        for j in range(g.start[c], g.start[c + 1]):
+            s = g.items[j]
             tested += 1
-            if K.sphere_touches_row(center, radius, lo, hi, s):
+            if K.sphere_touches_row(center, radius, g.obj_lo, g.obj_hi, s):
                 out, m = K.push(out, m, s)
     return out[:m], len(cells), tested, rows[:nrows]
 
 
 @numba.njit(cache=True)
-def grid_query_frustum(planes, start, items, cell_lo, cell_hi, lo, hi, trace):
+def grid_query_frustum(planes, g, trace):
     """Candidates (with duplicates) kept by the frustum test; every occupied cell is culled by
     the union box of its objects, which contains each of them, so no object is lost."""
-    n_cells = cell_lo.shape[0]
+    n_cells = g.cell_lo.shape[0]
     out = np.empty(64, dtype=np.int64)
     rows = np.empty(16, dtype=np.int64)
     culled = np.empty(16, dtype=np.int64)
@@ -304,28 +338,27 @@ def grid_query_frustum(planes, start, items, cell_lo, cell_hi, lo, hi, trace):
     for c in range(n_cells):
         if trace:
             rows, nrows = K.push(rows, nrows, c)
-        if not K.frustum_keeps_row(planes, cell_lo, cell_hi, c):
+        if not K.frustum_keeps_row(planes, g.cell_lo, g.cell_hi, c):
             if trace:
                 culled, nculled = K.push(culled, nculled, c)
             continue
-        for j in range(start[c], start[c + 1]):
-            s = items[j]
+        for j in range(g.start[c], g.start[c + 1]):
+            s = g.items[j]
             tested += 1
-            if K.frustum_keeps_row(planes, lo, hi, s):
+            if K.frustum_keeps_row(planes, g.obj_lo, g.obj_hi, s):
                 out, m = K.push(out, m, s)
     return out[:m], n_cells, tested, rows[:nrows], culled[:nculled]
 
 
 @numba.njit(cache=True)
-def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi, origin, cell,
-               inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
-               cell_lo, cell_hi, lo, hi, out, ts, m, rows, nrows, trace):
+def _ray_march(origin_pt, direction, max_t, closest, g, out, ts, m, rows, nrows, trace):
     """March the ray through the occupied scene bounds one cell length at a time.
 
     Each step visits the cells of the step's segment box, padded by a few ulps so an entry
     point rounded onto a cell face still reaches both cells; objects are tested with the exact
     slab formula. In ``closest`` mode the march stops one step after the best hit's ``t``.
     """
+    lo, hi, obj_ids, cell = g.obj_lo, g.obj_hi, g.obj_ids, g.cell
     inv_d = K.ray_setup(direction)
     visited = 0
     tested = 0
@@ -337,11 +370,11 @@ def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi
     t1 = max_t
     for a in range(3):
         if direction[a] == 0.0:
-            if not (world_lo[a] <= origin_pt[a] <= world_hi[a]):
+            if not (g.world_lo[a] <= origin_pt[a] <= g.world_hi[a]):
                 return out, ts, m, best_s, best_t, visited, tested, rows, nrows
         else:
-            ta = (world_lo[a] - origin_pt[a]) * inv_d[a]
-            tb = (world_hi[a] - origin_pt[a]) * inv_d[a]
+            ta = (g.world_lo[a] - origin_pt[a]) * inv_d[a]
+            tb = (g.world_hi[a] - origin_pt[a]) * inv_d[a]
             if ta > tb:
                 ta, tb = tb, ta
             t0 = max(t0, ta)
@@ -369,17 +402,17 @@ def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi
             pad = 1e-12 * (abs(origin_pt[a]) + abs(pa) + abs(pb)) + 1e-9 * cell
             seg_lo[a] = min(pa, pb) - pad
             seg_hi[a] = max(pa, pb) + pad
-        rlo, rhi = _range_of(seg_lo, seg_hi, origin, inv, clamp_lo, clamp_hi)
-        cells = _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords)
+        rlo, rhi = _range_of(seg_lo, seg_hi, g)
+        cells = _cells_in(rlo, rhi, g)
         for c in cells:
             visited += 1
             if trace:
                 rows, nrows = K.push(rows, nrows, c)
-            tc = K.ray_slab_row(origin_pt, direction, inv_d, cell_lo, cell_hi, c)
+            tc = K.ray_slab_row(origin_pt, direction, inv_d, g.cell_lo, g.cell_hi, c)
             if tc == np.inf or tc > best_t:
                 continue
-            for j in range(start[c], start[c + 1]):
-                s = items[j]
+            for j in range(g.start[c], g.start[c + 1]):
+                s = g.items[j]
                 tested += 1
                 t = K.ray_slab_row(origin_pt, direction, inv_d, lo, hi, s)
                 if t == np.inf or t > max_t:
@@ -396,23 +429,19 @@ def _ray_march(origin_pt, direction, max_t, closest, obj_ids, world_lo, world_hi
 
 
 @numba.njit(cache=True)
-def grid_query_ray(origin_pt, direction, max_t, obj_ids, world_lo, world_hi, origin, cell, inv,
-                   clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
-                   cell_lo, cell_hi, lo, hi, trace):
+def grid_query_ray(origin_pt, direction, max_t, g, trace):
+    """Every hit of one ray (with duplicates); ``(slots, t, visited, tested, cells)``."""
     out = np.empty(64, dtype=np.int64)
     ts = np.empty(64)
     rows = np.empty(16, dtype=np.int64)
     out, ts, m, _, _, visited, tested, rows, nrows = _ray_march(
-        origin_pt, direction, max_t, False, obj_ids, world_lo, world_hi, origin, cell, inv,
-        clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items, cell_lo,
-        cell_hi, lo, hi, out, ts, 0, rows, 0, trace)
+        origin_pt, direction, max_t, False, g, out, ts, 0, rows, 0, trace)
     return out[:m], ts[:m], visited, tested, rows[:nrows]
 
 
 @numba.njit(cache=True)
-def grid_query_rays(origins, directions, max_t, obj_ids, world_lo, world_hi, origin, cell, inv,
-                    clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
-                    cell_lo, cell_hi, lo, hi):
+def grid_query_rays(origins, directions, max_t, g):
+    """Closest hit per ray; ``(slots, t, visited, tested)``, slot ``-1`` on a miss."""
     nq = origins.shape[0]
     best_slots = np.full(nq, -1, dtype=np.int64)
     best_ts = np.full(nq, np.inf)
@@ -423,9 +452,7 @@ def grid_query_rays(origins, directions, max_t, obj_ids, world_lo, world_hi, ori
     rows = np.empty(1, dtype=np.int64)
     for q in range(nq):
         out, ts, _, s, t, v, n, rows, _ = _ray_march(
-            origins[q], directions[q], max_t, True, obj_ids, world_lo, world_hi, origin, cell,
-            inv, clamp_lo, clamp_hi, dims, hashed, dense, tkeys, tvals, coords, start, items,
-            cell_lo, cell_hi, lo, hi, out, ts, 0, rows, 0, False)
+            origins[q], directions[q], max_t, True, g, out, ts, 0, rows, 0, False)
         best_slots[q] = s
         best_ts[q] = t if s >= 0 else np.inf
         visited[q] = v
@@ -466,8 +493,11 @@ def cell_start(i, origin, inv, lo_clamp, hi_clamp):
 
 
 @numba.njit(cache=True)
-def grid_pairs(origin, inv, clamp_lo, clamp_hi, coords, start, items, lo, hi, active, only_active):
-    """Pairs inside every cell, each reported in the cell owning ``max(lo_a, lo_b)``."""
+def grid_pairs(g, active, only_active):
+    """Pairs inside every cell of grid ``g``, each reported in the cell owning
+    ``max(lo_a, lo_b)``."""
+    origin, inv, clamp_lo, clamp_hi = g.origin, g.inv, g.clamp_lo, g.clamp_hi
+    coords, start, items, lo, hi = g.coords, g.start, g.items, g.obj_lo, g.obj_hi
     n_cells = coords.shape[0]
     out = np.empty((1024, 2), dtype=np.int64)
     m = 0
