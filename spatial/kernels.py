@@ -24,7 +24,8 @@ is ``lo, hi``; a sphere ``centre, radius``; a ray ``origin, direction, max_t``; 
 its ``(k, 4)`` planes in a separate array. :class:`QueryShape` and its constructors build them in
 Python; :func:`shape_meets_row` tests one box against any kind.
 
-**Buffers.** :func:`grow`, :func:`push` and :func:`push_pair` give growable arrays inside kernels.
+**Buffers.** :func:`grow`, :func:`push` and :func:`push_pair` give growable arrays inside kernels;
+:func:`pop2` and :func:`pop3` take the top row off a ``(cap, k)`` stack of pending work.
 
 **Traversal.** :func:`tree_query` is the one depth-first stack traversal of the flat binary-tree
 layout (:class:`TreeArrays`) that the kd-tree and the BVH produce, parameterised by the query
@@ -165,6 +166,22 @@ def push_pair(out, m, a, b):
     out[m, 0] = a
     out[m, 1] = b
     return out, m + 1
+
+
+@numba.njit(cache=True, inline="always")
+def pop2(stack, sp):
+    """Pop the top row of a ``(cap, >=2)`` integer stack of pending work: ``(sp - 1, first,
+    second)``. Scalars only, so the inlined pop costs no array view or reference count in the
+    hot loop (pushes stay in the callers, which grow once for the several rows they push)."""
+    sp -= 1
+    return sp, stack[sp, 0], stack[sp, 1]
+
+
+@numba.njit(cache=True, inline="always")
+def pop3(stack, sp):
+    """:func:`pop2` for a ``(cap, >=3)`` stack: ``(sp - 1, first, second, third)``."""
+    sp -= 1
+    return sp, stack[sp, 0], stack[sp, 1], stack[sp, 2]
 
 
 @numba.njit(cache=True, inline="always")
