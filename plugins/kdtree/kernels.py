@@ -268,9 +268,11 @@ def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_bu
 
 # --------------------------------------------------------------------------- pairs / checks
 @numba.njit(cache=True)
-def leaf_pairs(left, item_start, item_count, items, lo, hi, cell_lo, cell_hi, active,
-                leaf_active, only_active):
-    """Pairs inside every leaf; a pair is reported only in the leaf owning ``max(lo_a, lo_b)``."""
+def leaf_pairs(tree, cell_lo, cell_hi, active, leaf_active, only_active):
+    """Pairs inside every leaf of ``tree`` (:class:`spatial.kernels.TreeArrays`); a pair is
+    reported only in the leaf owning ``max(lo_a, lo_b)`` (``cell_lo/cell_hi`` per node)."""
+    left, item_start, item_count, items = tree.left, tree.item_start, tree.item_count, tree.items
+    lo, hi = tree.obj_lo, tree.obj_hi
     out = np.empty((1024, 2), dtype=np.int64)
     m = 0
     n_nodes = len(left)
