@@ -147,7 +147,7 @@ def build_cells(slots, ranges, total, lo, hi, dims, hashed, n_dense):
     tkeys = np.full(size if hashed else 0, EMPTY_KEY, dtype=np.int64)
     tvals = np.full(size if hashed else 0, -1, dtype=np.int64)
     coords = np.empty((64, 3), dtype=np.int64)
-    n_cells = 0
+    n_cells = np.int64(0)  # typed: a literal 0 would compile _table_put twice
     r = 0
     for i in range(len(slots)):
         s = slots[i]
@@ -274,7 +274,8 @@ def grid_query_box(qlo, qhi, g, trace):
     """Objects of grid ``g`` meeting the box; ``(slots, visited, tested, cells visited)``."""
     out = np.empty(64, dtype=np.int64)
     rows = np.empty(16, dtype=np.int64)
-    out, m, visited, tested, rows, nrows = _box_cells(qlo, qhi, g, out, 0, rows, 0, trace)
+    zero = np.int64(0)  # typed: literal arguments would compile _box_cells once more each
+    out, m, visited, tested, rows, nrows = _box_cells(qlo, qhi, g, out, zero, rows, zero, trace)
     return out[:m], visited, tested, rows[:nrows]
 
 
@@ -287,9 +288,12 @@ def grid_query_boxes(qlos, qhis, g):
     visited = np.zeros(nq, dtype=np.int64)
     tested = np.zeros(nq, dtype=np.int64)
     rows = np.empty(1, dtype=np.int64)
-    m = 0
+    # typed counters (a literal 0 would compile another signature); the literal False keeps
+    # a copy without the trace, 15 % faster than testing a runtime flag per cell
+    m = np.int64(0)
+    zero = np.int64(0)
     for q in range(nq):
-        out, m, v, t, rows, _ = _box_cells(qlos[q], qhis[q], g, out, m, rows, 0, False)
+        out, m, v, t, rows, _ = _box_cells(qlos[q], qhis[q], g, out, m, rows, zero, False)
         visited[q] = v
         tested[q] = t
         offsets[q + 1] = m
@@ -434,8 +438,9 @@ def grid_query_ray(origin_pt, direction, max_t, g, trace):
     out = np.empty(64, dtype=np.int64)
     ts = np.empty(64)
     rows = np.empty(16, dtype=np.int64)
+    zero = np.int64(0)  # typed counters: a literal 0 would compile another signature
     out, ts, m, _, _, visited, tested, rows, nrows = _ray_march(
-        origin_pt, direction, max_t, False, g, out, ts, 0, rows, 0, trace)
+        origin_pt, direction, max_t, False, g, out, ts, zero, rows, zero, trace)
     return out[:m], ts[:m], visited, tested, rows[:nrows]
 
 
@@ -450,9 +455,12 @@ def grid_query_rays(origins, directions, max_t, g):
     out = np.empty(1, dtype=np.int64)
     ts = np.empty(1)
     rows = np.empty(1, dtype=np.int64)
+    # literal flags: a copy specialised for the closest hit, twice as fast as one testing
+    # runtime flags (typed counters, though, so no third signature)
+    zero = np.int64(0)
     for q in range(nq):
         out, ts, _, s, t, v, n, rows, _ = _ray_march(
-            origins[q], directions[q], max_t, True, g, out, ts, 0, rows, 0, False)
+            origins[q], directions[q], max_t, True, g, out, ts, zero, rows, zero, False)
         best_slots[q] = s
         best_ts[q] = t if s >= 0 else np.inf
         visited[q] = v
@@ -500,7 +508,7 @@ def grid_pairs(g, active, only_active):
     coords, start, items, lo, hi = g.coords, g.start, g.items, g.obj_lo, g.obj_hi
     n_cells = coords.shape[0]
     out = np.empty((1024, 2), dtype=np.int64)
-    m = 0
+    m = np.int64(0)  # typed, not the literal 0: one signature of owned_list_pairs
     tests = 0
     cell_tests = np.zeros(n_cells, dtype=np.int64)
     box = np.empty((64, 6))
