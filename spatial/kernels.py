@@ -169,6 +169,23 @@ def push_pair(out, m, a, b):
 
 
 @numba.njit(cache=True, inline="always")
+def batch_counters(nq):
+    """Bookkeeping of a batch of ``nq`` queries, zeroed: CSR ``offsets`` (``nq + 1``) and the
+    per-query ``visited`` and ``tested`` counts."""
+    return (np.zeros(nq + 1, dtype=np.int64), np.zeros(nq, dtype=np.int64),
+            np.zeros(nq, dtype=np.int64))
+
+
+@numba.njit(cache=True, inline="always")
+def close_query(q, m, v, t, offsets, visited, tested):
+    """Record query ``q`` of a batch (arrays from :func:`batch_counters`): its answers end at
+    ``m`` in the CSR output; it visited ``v`` nodes and tested ``t`` objects."""
+    visited[q] = v
+    tested[q] = t
+    offsets[q + 1] = m
+
+
+@numba.njit(cache=True, inline="always")
 def pop2(stack, sp):
     """Pop the top row of a ``(cap, >=2)`` integer stack of pending work: ``(sp - 1, first,
     second)``. Scalars only, so the inlined pop costs no array view or reference count in the
@@ -603,9 +620,7 @@ def tree_query_boxes(tree, qlos, qhis, use_cells, cell_lo, cell_hi):
     nq = qlos.shape[0]
     out = np.empty(max(64, 4 * nq), dtype=np.int64)
     ts = np.empty(0)
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    visited = np.zeros(nq, dtype=np.int64)
-    tested = np.zeros(nq, dtype=np.int64)
+    offsets, visited, tested = batch_counters(nq)
     stack = np.empty(64, dtype=np.int64)
     rows = np.empty(1, dtype=np.int64)
     culled = np.empty(1, dtype=np.int64)
@@ -616,9 +631,7 @@ def tree_query_boxes(tree, qlos, qhis, use_cells, cell_lo, cell_hi):
         out, ts, m, v, t, rows, _, culled, _ = _traverse(
             tree, BOX, qlos[q], qhis[q], 0.0, inv, planes, use_cells, cell_lo, cell_hi,
             out, ts, m, stack, rows, 0, culled, 0, False)
-        visited[q] = v
-        tested[q] = t
-        offsets[q + 1] = m
+        close_query(q, m, v, t, offsets, visited, tested)
     return out[:m], offsets, visited, tested
 
 @numba.njit(cache=True)

@@ -289,9 +289,7 @@ def grid_query_boxes(qlos, qhis, g):
     """Many box queries on grid ``g``; CSR ``(slots, offsets, visited, tested)``."""
     nq = qlos.shape[0]
     out = np.empty(max(64, 4 * nq), dtype=np.int64)
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    visited = np.zeros(nq, dtype=np.int64)
-    tested = np.zeros(nq, dtype=np.int64)
+    offsets, visited, tested = K.batch_counters(nq)
     rows = np.empty(1, dtype=np.int64)
     # typed counters (a literal 0 would compile another signature); the literal False keeps
     # a copy without the trace, 15 % faster than testing a runtime flag per cell
@@ -299,9 +297,7 @@ def grid_query_boxes(qlos, qhis, g):
     zero = np.int64(0)
     for q in range(nq):
         out, m, v, t, rows, _ = _box_cells(qlos[q], qhis[q], g, out, m, rows, zero, False)
-        visited[q] = v
-        tested[q] = t
-        offsets[q + 1] = m
+        K.close_query(q, m, v, t, offsets, visited, tested)
     return out[:m], offsets, visited, tested
 
 

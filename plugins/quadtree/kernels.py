@@ -33,6 +33,8 @@ from spatial.kernels import (
     FRUSTUM,
     INF,
     RAY,
+    batch_counters,
+    close_query,
     frustum_may_keep_row,
     grow,
     push,
@@ -763,9 +765,7 @@ def query_boxes(tree, qlo, qhi):
     nf, ni, ri, meta, mark = tree.nf, tree.ni, tree.ri, tree.meta, tree.mark
     lo, hi, a0, a1, a2 = tree.obj_lo, tree.obj_hi, tree.a0, tree.a1, tree.a2
     nq = qlo.shape[0]
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    visited = np.zeros(nq, dtype=np.int64)
-    tested = np.zeros(nq, dtype=np.int64)
+    offsets, visited, tested = batch_counters(nq)
     out = np.empty(256, dtype=np.int64)
     ts = np.empty(0)
     rows = np.empty(1, dtype=np.int64)
@@ -779,9 +779,7 @@ def query_boxes(tree, qlo, qhi):
         out, ts, found, v, t, rows, _, rows, _ = _traverse(
             nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, BOX, qlo[q], qhi[q], 0.0, inv, planes,
             blo, bhi, stack, out, ts, found, rows, 0, rows, 0, False)
-        visited[q] = v
-        tested[q] = t
-        offsets[q + 1] = found
+        close_query(q, found, v, t, offsets, visited, tested)
     return out[:found], offsets, visited, tested
 
 
