@@ -24,7 +24,8 @@ is ``lo, hi``; a sphere ``centre, radius``; a ray ``origin, direction, max_t``; 
 its ``(k, 4)`` planes in a separate array. :class:`QueryShape` and its constructors build them in
 Python; :func:`shape_meets_row` tests one box against any kind.
 
-**Buffers.** :func:`grow`, :func:`push` and :func:`push_pair` give growable arrays inside kernels.
+**Buffers.** :func:`grow`, :func:`push` and :func:`push_pair` give growable arrays inside kernels;
+:func:`pop2` and :func:`pop3` take the top row off a ``(cap, k)`` stack of pending work.
 
 **Traversal.** :func:`tree_query` is the one depth-first stack traversal of the flat binary-tree
 layout (:class:`TreeArrays`) that the kd-tree and the BVH produce, parameterised by the query
@@ -165,6 +166,39 @@ def push_pair(out, m, a, b):
     out[m, 0] = a
     out[m, 1] = b
     return out, m + 1
+
+
+@numba.njit(cache=True, inline="always")
+def batch_counters(nq):
+    """Bookkeeping of a batch of ``nq`` queries, zeroed: CSR ``offsets`` (``nq + 1``) and the
+    per-query ``visited`` and ``tested`` counts."""
+    return (np.zeros(nq + 1, dtype=np.int64), np.zeros(nq, dtype=np.int64),
+            np.zeros(nq, dtype=np.int64))
+
+
+@numba.njit(cache=True, inline="always")
+def close_query(q, m, v, t, offsets, visited, tested):
+    """Record query ``q`` of a batch (arrays from :func:`batch_counters`): its answers end at
+    ``m`` in the CSR output; it visited ``v`` nodes and tested ``t`` objects."""
+    visited[q] = v
+    tested[q] = t
+    offsets[q + 1] = m
+
+
+@numba.njit(cache=True, inline="always")
+def pop2(stack, sp):
+    """Pop the top row of a ``(cap, >=2)`` integer stack of pending work: ``(sp - 1, first,
+    second)``. Scalars only, so the inlined pop costs no array view or reference count in the
+    hot loop (pushes stay in the callers, which grow once for the several rows they push)."""
+    sp -= 1
+    return sp, stack[sp, 0], stack[sp, 1]
+
+
+@numba.njit(cache=True, inline="always")
+def pop3(stack, sp):
+    """:func:`pop2` for a ``(cap, >=3)`` stack: ``(sp - 1, first, second, third)``."""
+    sp -= 1
+    return sp, stack[sp, 0], stack[sp, 1], stack[sp, 2]
 
 
 @numba.njit(cache=True, inline="always")
@@ -586,9 +620,7 @@ def tree_query_boxes(tree, qlos, qhis, use_cells, cell_lo, cell_hi):
     nq = qlos.shape[0]
     out = np.empty(max(64, 4 * nq), dtype=np.int64)
     ts = np.empty(0)
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    visited = np.zeros(nq, dtype=np.int64)
-    tested = np.zeros(nq, dtype=np.int64)
+    offsets, visited, tested = batch_counters(nq)
     stack = np.empty(64, dtype=np.int64)
     rows = np.empty(1, dtype=np.int64)
     culled = np.empty(1, dtype=np.int64)
@@ -599,9 +631,7 @@ def tree_query_boxes(tree, qlos, qhis, use_cells, cell_lo, cell_hi):
         out, ts, m, v, t, rows, _, culled, _ = _traverse(
             tree, BOX, qlos[q], qhis[q], 0.0, inv, planes, use_cells, cell_lo, cell_hi,
             out, ts, m, stack, rows, 0, culled, 0, False)
-        visited[q] = v
-        tested[q] = t
-        offsets[q + 1] = m
+        close_query(q, m, v, t, offsets, visited, tested)
     return out[:m], offsets, visited, tested
 
 @numba.njit(cache=True)

@@ -290,13 +290,17 @@ class BSPTree(SpatialIndex):
         self._compile()
 
     # ---------------------------------------------------------------- queries
-    def _tree_args(self):
-        return (self._planes, self._front, self._back, self._cull_lo, self._cull_hi,
-                self._leaf_start, self._leaf_count, self._items)
+    def _tree(self) -> kernels.BspArrays:
+        """The compiled tree and the object table as the one structure the kernels take."""
+        obj = self.objects
+        return kernels.BspArrays(
+            self._planes, self._front, self._back, self._parent, self._region_lo,
+            self._region_hi, self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count,
+            self._items, self._subtree, self._refcount, obj.lo, obj.hi, obj.ids)
 
     def _candidates(self, shape, trace):
         slots, visited, rows, culled = kernels.query_candidates(
-            shape.kind, shape.params, shape.planes, *self._tree_args(), self.objects.slot_limit,
+            shape.kind, shape.params, shape.planes, self._tree(), self.objects.slot_limit,
             bool(trace))
         return slots, visited, (rows if trace else None), (culled if trace else None)
 
@@ -325,14 +329,12 @@ class BSPTree(SpatialIndex):
         return C.FrustumHits(slots[hit], visited, len(slots), rows, culled)
 
     def _query_boxes(self, lo, hi) -> C.BatchResult:
-        slots, offsets, visited, tested = kernels.query_boxes(
-            lo, hi, *self._tree_args(), self.objects.lo, self.objects.hi, self.objects.slot_limit)
+        slots, offsets, visited, tested = kernels.query_boxes(lo, hi, self._tree(),
+                                                              self.objects.slot_limit)
         return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
-        slots, t, visited, tested = kernels.query_rays(
-            origins, directions, max_t, *self._tree_args(), self.objects.lo, self.objects.hi,
-            self.objects.ids)
+        slots, t, visited, tested = kernels.query_rays(origins, directions, max_t, self._tree())
         ids = np.full(len(slots), -1, dtype=np.int64)
         ids[slots >= 0] = self.objects.ids[slots[slots >= 0]]
         return C.RayBatchResult(ids, t, visited, tested)
@@ -341,10 +343,7 @@ class BSPTree(SpatialIndex):
         active = self.objects.active_mask()
         if len(active) == 0:
             active = np.zeros(1, dtype=bool)
-        pairs, node_tests = kernels.leaf_pairs(
-            self._planes, self._front, self._parent, self._leaf_start, self._leaf_count,
-            self._items, self.objects.lo, self.objects.hi, active, mode == "active",
-            self._refcount)
+        pairs, node_tests = kernels.leaf_pairs(self._tree(), active, mode == "active")
         return C.PairHits(pairs, int(node_tests.sum()), node_tests)
 
     # ---------------------------------------------------------------- inspection
@@ -434,11 +433,8 @@ class BSPTree(SpatialIndex):
 
     def _validate(self) -> None:
         obj = self.objects
-        code, where = kernels.check_tree(
-            self._planes, self._front, self._back, self._parent, self._region_lo,
-            self._region_hi, self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count,
-            self._items, self._subtree, obj.lo, obj.hi, obj.alive_slots().astype(np.int64),
-            obj.slot_limit)
+        code, where = kernels.check_tree(self._tree(), obj.alive_slots().astype(np.int64),
+                                         obj.slot_limit)
         if code:
             problems = {
                 1: "node {} has a broken parent link",

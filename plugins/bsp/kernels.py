@@ -24,6 +24,8 @@ clamp and positive-vertex formulas are monotone in the box), so culling on it ne
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -45,6 +47,35 @@ from spatial.kernels import (
 # Relative slack for culling nodes with sphere and frustum tests, whose reference predicates
 # run in numpy with a summation order that may differ from the compiled one by a rounding step.
 CULL_SLACK = 1e-9
+
+
+class BspArrays(NamedTuple):
+    """A compiled tree and the object table, passed to the query, pair and check kernels as
+    one argument (numba types a named tuple of arrays as one heterogeneous tuple).
+
+    Per node: ``planes`` ``(n, 4)`` (inner nodes), children ``front/back`` (``front < 0`` at a
+    leaf), ``parent``, the ``region`` box the node's cell spans, the ``cull`` box of every
+    object below, a leaf's objects ``items[leaf_start: leaf_start + leaf_count]`` and the
+    ``subtree`` reference count. Per slot: ``refcount`` (leaves holding it), ``obj_lo/obj_hi``
+    and ``obj_ids``.
+    """
+
+    planes: np.ndarray
+    front: np.ndarray
+    back: np.ndarray
+    parent: np.ndarray
+    region_lo: np.ndarray
+    region_hi: np.ndarray
+    cull_lo: np.ndarray
+    cull_hi: np.ndarray
+    leaf_start: np.ndarray
+    leaf_count: np.ndarray
+    items: np.ndarray
+    subtree: np.ndarray
+    refcount: np.ndarray
+    obj_lo: np.ndarray
+    obj_hi: np.ndarray
+    obj_ids: np.ndarray
 
 
 # --------------------------------------------------------------------------- tree links
@@ -517,8 +548,7 @@ def refit_tree(planes, front, back, parent, leaf_start, leaf_count, items, touch
 
 # --------------------------------------------------------------------------- queries
 @numba.njit(cache=True, nogil=True)
-def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
-                     slot_limit, trace):
+def query_candidates(kind, params, fplanes, tree, slot_limit, trace):
     """Objects of every leaf a query may reach, each once, for the exact filter that follows.
 
     ``kind``, ``params``, ``fplanes``: the query in the shape encoding of :mod:`spatial.kernels`
@@ -526,6 +556,9 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
     the other shapes cull on the nodes' cull boxes. Returns the candidate slots, the number of
     nodes visited, and (if ``trace``) the rows visited and the rows culled by the shape.
     """
+    planes, front, back, cull_lo, cull_hi = (tree.planes, tree.front, tree.back, tree.cull_lo,
+                                             tree.cull_hi)
+    leaf_start, leaf_count, items = tree.leaf_start, tree.leaf_count, tree.items
     qlo, qhi, scalar, inv = unpack_shape(kind, params)
     n_nodes = len(front)
     seen, out, visited_rows, culled_rows = candidate_buffers(slot_limit, n_nodes, trace)
@@ -565,9 +598,12 @@ def query_candidates(kind, params, fplanes, planes, front, back, cull_lo, cull_h
 
 
 @numba.njit(cache=True, nogil=True)
-def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, leaf_count, items,
-                lo, hi, slot_limit):
+def query_boxes(qlo, qhi, tree, slot_limit):
     """Many box queries: CSR slots of the overlapping objects, visits and tests per query."""
+    planes, front, back, cull_lo, cull_hi = (tree.planes, tree.front, tree.back, tree.cull_lo,
+                                             tree.cull_hi)
+    leaf_start, leaf_count, items, lo, hi = (tree.leaf_start, tree.leaf_count, tree.items,
+                                             tree.obj_lo, tree.obj_hi)
     q = qlo.shape[0]
     n_nodes = len(front)
     stamp = np.full(slot_limit, -1, dtype=np.int64)
@@ -608,14 +644,17 @@ def query_boxes(qlo, qhi, planes, front, back, cull_lo, cull_hi, leaf_start, lea
 
 
 @numba.njit(cache=True, nogil=True)
-def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi, leaf_start,
-               leaf_count, items, lo, hi, ids):
+def query_rays(origins, directions, max_t, tree):
     """Closest hit per ray (ties to the smaller id), front to back with early exit.
 
     At an inner node the child on the origin's side of the plane is visited first; a node whose
     cull box the ray enters beyond the best hit so far is skipped, since nothing in it can be
     nearer (every object lies inside its cull box, and the slab entry is monotone).
     """
+    planes, front, back, cull_lo, cull_hi = (tree.planes, tree.front, tree.back, tree.cull_lo,
+                                             tree.cull_hi)
+    leaf_start, leaf_count, items, lo, hi, ids = (tree.leaf_start, tree.leaf_count, tree.items,
+                                                  tree.obj_lo, tree.obj_hi, tree.obj_ids)
     q = origins.shape[0]
     n_nodes = len(front)
     best_slot = np.full(q, -1, dtype=np.int64)
@@ -671,14 +710,16 @@ def query_rays(origins, directions, max_t, planes, front, back, cull_lo, cull_hi
 
 # --------------------------------------------------------------------------- pairs
 @numba.njit(cache=True, nogil=True)
-def leaf_pairs(planes, front, parent, leaf_start, leaf_count, items, lo, hi, active, only_active,
-               refcount):
+def leaf_pairs(tree, active, only_active):
     """Overlapping pairs of every leaf, each reported once, and the tests made per node.
 
     A pair met in several leaves is reported only in the leaf holding the lower corner of the
     two boxes' intersection (:func:`holds_point`), which holds both objects. Objects referenced
     once need no such check: their pairs can only be met in one leaf.
     """
+    planes, front, parent, refcount = tree.planes, tree.front, tree.parent, tree.refcount
+    leaf_start, leaf_count, items, lo, hi = (tree.leaf_start, tree.leaf_count, tree.items,
+                                             tree.obj_lo, tree.obj_hi)
     n_nodes = len(front)
     node_tests = np.zeros(n_nodes, dtype=np.int64)
     out = np.empty((64, 2), dtype=np.int64)
@@ -709,8 +750,7 @@ def leaf_pairs(planes, front, parent, leaf_start, leaf_count, items, lo, hi, act
 
 # --------------------------------------------------------------------------- checks
 @numba.njit(cache=True, nogil=True)
-def check_tree(planes, front, back, parent, region_lo, region_hi, cull_lo, cull_hi, leaf_start,
-               leaf_count, items, subtree, lo, hi, alive_slots, slot_limit):
+def check_tree(tree, alive_slots, slot_limit):
     """Return an error code and the offending row/slot (0 when every invariant holds).
 
     Codes: 1 child's parent link wrong, 2 region box not nested in the parent's, 3 an object
@@ -718,6 +758,12 @@ def check_tree(planes, front, back, parent, region_lo, region_hi, cull_lo, cull_
     ancestor plane, 5 an object missing from a leaf its box reaches, 6 a dead slot referenced,
     7 subtree count wrong, 8 an object referenced twice in one leaf.
     """
+    planes, front, back, parent = tree.planes, tree.front, tree.back, tree.parent
+    region_lo, region_hi, cull_lo, cull_hi = (tree.region_lo, tree.region_hi, tree.cull_lo,
+                                              tree.cull_hi)
+    leaf_start, leaf_count, items, subtree = (tree.leaf_start, tree.leaf_count, tree.items,
+                                              tree.subtree)
+    lo, hi = tree.obj_lo, tree.obj_hi
     n_nodes = len(front)
     alive = np.zeros(slot_limit, dtype=np.bool_)
     for s in alive_slots:

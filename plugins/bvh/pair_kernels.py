@@ -119,9 +119,7 @@ def self_pairs(box, left, right, row_slots, area, awake, only_active):
         st[0, 1] = y
         sp = 1
         while sp > 0:
-            sp -= 1
-            a = st[sp, 0]
-            b = st[sp, 1]
+            sp, a, b = K.pop2(st, sp)
             leaf_a = left[a] < 0
             leaf_b = left[b] < 0
             if leaf_a and leaf_b:
@@ -136,9 +134,7 @@ def self_pairs(box, left, right, row_slots, area, awake, only_active):
             else:
                 c, d, other = left[b], right[b], a
             if sp + 2 > st.shape[0]:
-                grown = np.empty((2 * st.shape[0], 2), dtype=np.int64)
-                grown[:sp] = st[:sp]
-                st = grown
+                st = K.grow(st, sp + 2)
             wake = not only_active or awake[other]
             if (wake or awake[c]) and _rows_overlap(box, c, other):
                 st[sp, 0] = c
@@ -173,9 +169,7 @@ def active_leaf_pairs(box, left, right, row_slots, subtree_count, active_rows, a
         st[0, 1] = -1
         sp = 1
         while sp > 0:
-            sp -= 1
-            n = st[sp, 0]
-            origin = st[sp, 1]
+            sp, n, origin = K.pop2(st, sp)
             if left[n] < 0:
                 other = row_slots[n]
                 if n == q or (active[other] and other < s):
@@ -185,9 +179,7 @@ def active_leaf_pairs(box, left, right, row_slots, subtree_count, active_rows, a
                 out, m = K.push_pair(out, m, min(s, other), max(s, other))
                 continue
             if sp + 2 > st.shape[0]:
-                grown = np.empty((2 * st.shape[0], 2), dtype=np.int64)
-                grown[:sp] = st[:sp]
-                st = grown
+                st = K.grow(st, sp + 2)
             for child in (left[n], right[n]):
                 if not _rows_overlap(box, child, q):
                     continue

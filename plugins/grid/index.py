@@ -281,45 +281,42 @@ class Grid(SpatialIndex):
             self._refresh_cell_bounds()
 
     # ---------------------------------------------------------------- queries
-    def _grid(self):
-        return (self._origin, self._inv, self._clamp_lo, self._clamp_hi, self._grid_dims,
-                self._hashed, self._dense, self._tkeys, self._tvals, self._coords, self._start,
-                self._items, self._cell_lo, self._cell_hi, self.objects.lo, self.objects.hi)
+    def _grid(self) -> gk.GridArrays:
+        """The cell tables and the object table as the one structure the kernels take."""
+        obj = self.objects
+        return gk.GridArrays(
+            self._origin, float(self._cell), float(self._inv), self._clamp_lo, self._clamp_hi,
+            self._grid_dims, bool(self._hashed), self._dense, self._tkeys, self._tvals,
+            self._coords, self._start, self._items, self._cell_lo, self._cell_hi,
+            self._world_lo, self._world_hi, obj.lo, obj.hi, obj.ids)
 
     @staticmethod
     def _rows(cells, trace):
         return np.asarray(cells, dtype=np.int64) + 1 if trace else None
 
     def _query_box(self, lo, hi, trace):
-        slots, visited, tested, rows = gk.grid_query_box(lo, hi, *self._grid(), trace)
+        slots, visited, tested, rows = gk.grid_query_box(lo, hi, self._grid(), trace)
         return C.SlotHits(slots, visited, tested, self._rows(rows, trace))
 
     def _query_sphere(self, center, radius, trace):
-        slots, visited, tested, rows = gk.grid_query_sphere(center, radius, *self._grid(), trace)
+        slots, visited, tested, rows = gk.grid_query_sphere(center, radius, self._grid(), trace)
         return C.SlotHits(np.unique(slots), visited, tested, self._rows(rows, trace))
 
     def _query_frustum(self, planes, trace):
-        slots, visited, tested, rows, culled = gk.grid_query_frustum(
-            planes, self._start, self._items, self._cell_lo, self._cell_hi, self.objects.lo,
-            self.objects.hi, trace)
+        slots, visited, tested, rows, culled = gk.grid_query_frustum(planes, self._grid(),
+                                                                      trace)
         return C.FrustumHits(np.unique(slots), visited, tested, self._rows(rows, trace), self._rows(culled, trace))
-
-    def _ray_args(self):
-        return (self.objects.ids, self._world_lo, self._world_hi, self._origin, self._cell,
-                self._inv, self._clamp_lo, self._clamp_hi, self._grid_dims, self._hashed,
-                self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
-                self._cell_lo, self._cell_hi, self.objects.lo, self.objects.hi)
 
     def _query_ray(self, origin, direction, max_t, trace):
         if len(self._coords) == 0:
             return C.RayHits(np.empty(0, np.int64), np.empty(0), 0, 0, self._rows([], trace))
         slots, t, visited, tested, rows = gk.grid_query_ray(origin, direction, max_t,
-                                                         *self._ray_args(), trace)
+                                                             self._grid(), trace)
         slots, first = np.unique(slots, return_index=True)
         return C.RayHits(slots, t[first], visited, tested, self._rows(rows, trace))
 
     def _query_boxes(self, lo, hi) -> C.BatchResult:
-        slots, offsets, visited, tested = gk.grid_query_boxes(lo, hi, *self._grid())
+        slots, offsets, visited, tested = gk.grid_query_boxes(lo, hi, self._grid())
         return C.BatchResult(self.objects.ids[slots], offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
@@ -327,17 +324,14 @@ class Grid(SpatialIndex):
             q = len(origins)
             return C.RayBatchResult(np.full(q, -1, np.int64), np.full(q, np.inf),
                                   np.zeros(q, np.int64), np.zeros(q, np.int64))
-        slots, t, visited, tested = gk.grid_query_rays(origins, directions, max_t, *self._ray_args())
+        slots, t, visited, tested = gk.grid_query_rays(origins, directions, max_t, self._grid())
         return C.RayBatchResult(K.slots_to_ids(self.objects.ids, slots), t, visited, tested)
 
     # ---------------------------------------------------------------- pairs
     def _pairs(self, mode):
         active = np.zeros(max(len(self.objects.lo), 1), dtype=bool)
         active[: self.objects.slot_limit] = self.objects.active_mask()
-        pairs, tests, cell_tests = gk.grid_pairs(self._origin, self._inv, self._clamp_lo,
-                                              self._clamp_hi, self._coords, self._start,
-                                              self._items, self.objects.lo, self.objects.hi,
-                                              active, mode == "active")
+        pairs, tests, cell_tests = gk.grid_pairs(self._grid(), active, mode == "active")
         return C.PairHits(pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64))
 
     # ---------------------------------------------------------------- inspection

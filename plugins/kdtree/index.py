@@ -210,10 +210,8 @@ class KdTree(ClosestRayQueries, SpatialIndex):
 
     def _pairs(self, mode):
         active, node_active = self._active_per_node()
-        pairs, tests, node_tests = kk.leaf_pairs(self._left, self._start, self._count, self._items,
-                                               self.objects.lo, self.objects.hi, self._cell_lo,
-                                               self._cell_hi, active, node_active,
-                                               mode == "active")
+        pairs, tests, node_tests = kk.leaf_pairs(self._tree(), self._cell_lo, self._cell_hi,
+                                                 active, node_active, mode == "active")
         return C.PairHits(pairs, tests, node_tests)
 
     # ---------------------------------------------------------------- inspection

@@ -128,14 +128,9 @@ def _sah_split(buf, s, c, lo, hi, glo, ghi, ct, ci, nbins):
 
 @numba.njit(cache=True)
 def _grow_nodes(nf, ni, needed):
-    if needed <= nf.shape[0]:
-        return nf, ni
-    cap = max(needed, 2 * nf.shape[0])
-    nf2 = np.empty((cap, nf.shape[1]))
-    ni2 = np.empty((cap, ni.shape[1]), dtype=np.int64)
-    nf2[: nf.shape[0]] = nf
-    ni2[: ni.shape[0]] = ni
-    return nf2, ni2
+    # K.grow copies element by element: slice assignment would compile numba's general
+    # broadcasting code, seconds of first-start compile for the same copy
+    return K.grow(nf, needed), K.grow(ni, needed)
 
 
 @numba.njit(cache=True)
@@ -151,7 +146,8 @@ def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_bu
     items = np.empty(max(64, n), dtype=np.int64)
     n_items = 0
     buf = np.empty(max(64, 3 * n), dtype=np.int64)
-    buf[:n] = slots
+    for k in range(n):
+        buf[k] = slots[k]
     root_lo = np.full(3, np.inf)
     root_hi = np.full(3, -np.inf)
     for k in range(n):
@@ -212,18 +208,14 @@ def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_bu
             ni[node, NI_AXIS] = -1
             ni[node, NI_START] = n_items
             ni[node, NI_COUNT] = c
-            if n_items + c > len(items):
-                grown = np.empty(max(2 * len(items), n_items + c), dtype=np.int64)
-                grown[:n_items] = items[:n_items]
-                items = grown
-            items[n_items:n_items + c] = buf[s:s + c]
+            items = K.grow(items, n_items + c)
+            for k in range(c):
+                items[n_items + k] = buf[s + k]
             n_items += c
             continue
         refs += n_left + n_right - c
         if s + c + n_left + n_right > len(buf):
-            grown = np.empty(2 * (s + c + n_left + n_right), dtype=np.int64)
-            grown[:s + c] = buf[:s + c]
-            buf = grown
+            buf = K.grow(buf, 2 * (s + c + n_left + n_right))
         wl = s + c
         wr = s + c + n_left
         for k in range(s, s + c):
@@ -250,8 +242,9 @@ def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_bu
         ni[node, NI_COUNT] = 0
         nf[node, NF_SPLIT] = split
         for child in (left, right):
-            nf[child, NF_CELL_LO:NF_CELL_LO + 3] = nf[node, NF_CELL_LO:NF_CELL_LO + 3]
-            nf[child, NF_CELL_HI:NF_CELL_HI + 3] = nf[node, NF_CELL_HI:NF_CELL_HI + 3]
+            for k in range(3):
+                nf[child, NF_CELL_LO + k] = nf[node, NF_CELL_LO + k]
+                nf[child, NF_CELL_HI + k] = nf[node, NF_CELL_HI + k]
             nf[child, NF_SPLIT] = 0.0
             ni[child, NI_PARENT] = node
             ni[child, NI_DEPTH] = ni[node, NI_DEPTH] + 1
@@ -268,11 +261,13 @@ def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_bu
 
 # --------------------------------------------------------------------------- pairs / checks
 @numba.njit(cache=True)
-def leaf_pairs(left, item_start, item_count, items, lo, hi, cell_lo, cell_hi, active,
-                leaf_active, only_active):
-    """Pairs inside every leaf; a pair is reported only in the leaf owning ``max(lo_a, lo_b)``."""
+def leaf_pairs(tree, cell_lo, cell_hi, active, leaf_active, only_active):
+    """Pairs inside every leaf of ``tree`` (:class:`spatial.kernels.TreeArrays`); a pair is
+    reported only in the leaf owning ``max(lo_a, lo_b)`` (``cell_lo/cell_hi`` per node)."""
+    left, item_start, item_count, items = tree.left, tree.item_start, tree.item_count, tree.items
+    lo, hi = tree.obj_lo, tree.obj_hi
     out = np.empty((1024, 2), dtype=np.int64)
-    m = 0
+    m = np.int64(0)  # typed, not the literal 0: one signature of owned_list_pairs
     n_nodes = len(left)
     node_tests = np.zeros(n_nodes, dtype=np.int64)
     tests = 0

@@ -52,6 +52,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+import spatial.kernels as K
+
 from .layout import CHILD, COUNT, HEAD, LOOSE_HI, LOOSE_LO, NEXT
 
 #: Objects per node-tree leaf: small, so a ray or box tests few objects it cannot meet.
@@ -119,10 +121,7 @@ def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack)
     stack[0, 2] = -1
     top = 1
     while top > 0:
-        top -= 1
-        s0 = stack[top, 0]
-        s1 = stack[top, 1]
-        parent = stack[top, 2]
+        top, s0, s1, parent = K.pop3(stack, top)
         k = used
         used += 1
         if parent >= 0:

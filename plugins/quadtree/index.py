@@ -251,12 +251,16 @@ class Quadtree(SpatialIndex):
                       np.asarray(slots, dtype=np.int64), flags)
 
     # ---------------------------------------------------------------- queries
-    def _query(self, shape, trace):
+    def _tree(self) -> qk.QuadArrays:
+        """The pools and the object table as the one structure the query kernels take."""
         a0, a1, a2 = self._axes
         obj = self.objects
+        return qk.QuadArrays(self._nf, self._ni, self._ri, self._meta, self._mark, self._oact,
+                             obj.lo, obj.hi, obj.ids, int(a0), int(a1), int(a2))
+
+    def _query(self, shape, trace):
         slots, ts, visited, tested, rows, culled = qk.query(
-            self._nf, self._ni, self._ri, self._meta, self._mark, obj.lo, obj.hi, a0, a1, a2,
-            shape.kind, shape.params, shape.planes, bool(trace))
+            self._tree(), shape.kind, shape.params, shape.planes, bool(trace))
         if trace:
             row_of = self._rows()[1]
             rows, culled = row_of[rows], row_of[culled]
@@ -285,29 +289,20 @@ class Quadtree(SpatialIndex):
         return C.FrustumHits(slots, visited, tested, rows, culled)
 
     def _query_boxes(self, lo, hi) -> C.BatchResult:
-        a0, a1, a2 = self._axes
-        obj = self.objects
-        slots, offsets, visited, tested = qk.query_boxes(
-            self._nf, self._ni, self._ri, self._meta, self._mark, obj.lo, obj.hi, a0, a1, a2,
-            lo, hi)
+        slots, offsets, visited, tested = qk.query_boxes(self._tree(), lo, hi)
         return C.BatchResult(self._ids(slots), offsets, visited, tested)
 
     def _query_rays(self, origins, directions, max_t) -> C.RayBatchResult:
-        a0, a1, a2 = self._axes
         obj = self.objects
-        slots, t, visited, tested = qk.query_rays(
-            self._nf, self._ni, self._ri, self._meta, self._mark, obj.lo, obj.hi, obj.ids,
-            a0, a1, a2, origins, directions, float(max_t))
+        slots, t, visited, tested = qk.query_rays(self._tree(), origins, directions,
+                                                  float(max_t))
         ids = np.full(len(slots), -1, dtype=np.int64)
         ids[slots >= 0] = obj.ids[slots[slots >= 0]]
         return C.RayBatchResult(ids, t, visited, tested)
 
     def _pairs(self, mode):
-        a0, a1, a2 = self._axes
-        obj = self.objects
         node_tests = np.zeros(len(self._ni), dtype=np.int64)
-        pairs, tests = qk.pairs(self._nf, self._ni, self._ri, obj.lo, obj.hi, self._oact,
-                                a0, a1, a2, mode == "active", node_tests)
+        pairs, tests = qk.pairs(self._tree(), mode == "active", node_tests)
         order = self._rows()[0]
         return C.PairHits(pairs, tests, node_tests[order])
 

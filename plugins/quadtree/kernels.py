@@ -23,6 +23,8 @@ Every loop uses an explicit stack: the deepest tree (``max_depth`` <= 24) needs 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -31,9 +33,12 @@ from spatial.kernels import (
     FRUSTUM,
     INF,
     RAY,
+    batch_counters,
+    close_query,
     frustum_may_keep_row,
     grow,
     push,
+    push_pair,
     push_sorted,
     ray_setup,
     ray_slab_row,
@@ -56,6 +61,30 @@ M_NODE_TOP, M_FREE_GROUP, M_REF_TOP, M_FREE_REF, M_STAMP, M_LIVE = 0, 1, 2, 3, 4
 META_LEN = 8
 
 STACK = 128
+
+
+class QuadArrays(NamedTuple):
+    """The pools and the object table the query and pair kernels read, passed as one argument
+    (numba types a named tuple of arrays and integers as one heterogeneous tuple).
+
+    ``nf``, ``ni``, ``ri``, ``meta`` are the pools of the module notes, ``mark`` and ``oact``
+    the per-slot stamps and active flags, ``obj_lo/obj_hi/obj_ids`` the object table and
+    ``a0, a1`` the two plane axes (``a2`` the one the tree ignores). The edit kernels take
+    the pools one by one instead, because they grow them and hand the new arrays back.
+    """
+
+    nf: np.ndarray
+    ni: np.ndarray
+    ri: np.ndarray
+    meta: np.ndarray
+    mark: np.ndarray
+    oact: np.ndarray
+    obj_lo: np.ndarray
+    obj_hi: np.ndarray
+    obj_ids: np.ndarray
+    a0: int
+    a1: int
+    a2: int
 #: relative tolerance of the frustum cull on content boxes (objects get the exact test)
 FRUSTUM_SLACK = 1e-9
 
@@ -86,7 +115,8 @@ def _init_node(nf, ni, n, lo0, lo1, hi0, hi1, parent, depth):
 def reset(nf, ni, meta, lo0, lo1, hi0, hi1):
     """Empty the pools and make node 0 an empty root leaf with the given square."""
     stamp = meta[M_STAMP]  # slot marks outlive the tree, so stamps must keep increasing
-    meta[:] = 0
+    for k in range(len(meta)):  # a loop, not slice assignment: see spatial.kernels.grow
+        meta[k] = 0
     meta[M_STAMP] = stamp
     meta[M_NODE_TOP] = 1
     meta[M_FREE_GROUP] = -1
@@ -471,12 +501,8 @@ def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
             _init_node(nf, ni, g + 3, m0, m1, hi0, hi1, node, d)
             ni[node, CHILD] = g
             if s1 + total > buf.shape[0]:  # children segments go above this one
-                grow = max(2 * buf.shape[0], s1 + total)
-                nbuf = np.empty(grow, dtype=np.int64)
-                nbuf[:s1] = buf[:s1]
-                nbox = np.empty((grow, 4))
-                nbox[:s1] = box[:s1]
-                buf, box = nbuf, nbox
+                buf = grow(buf, s1 + total)
+                box = grow(box, s1 + total)
             w = s1
             for k in range(4):
                 c_start = w
@@ -655,7 +681,9 @@ def _traverse(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, scalar, 
     its slots appended to ``out`` (ray ``t`` to ``ts``) from ``found``. A frustum culls on the
     nodes' content boxes with a tolerance and returns every object reached as a *candidate*
     for the exact test done by the caller. Inlined, so the batched box query, which passes
-    the constant kind, gets a copy with the other kinds' branches folded away."""
+    the constant kind, gets a copy with the other kinds' branches folded away (a shared
+    compiled copy would save about 3 s of first-start compile but made 10,000 box queries
+    1.4 times slower)."""
     meta[M_STAMP] += 1
     stamp = meta[M_STAMP]
     visited = 0
@@ -708,7 +736,7 @@ def _traverse(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, scalar, 
 
 
 @numba.njit(cache=True)
-def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, params, planes, trace):
+def query(tree, kind, params, planes, trace):
     """One query of any kind in the shared shape encoding (:mod:`spatial.kernels`); a frustum
     returns *candidates* for the exact test done by the caller.
 
@@ -716,6 +744,8 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, params, planes, trac
     rows are internal node indices (visited: every node whose box was tested; culled: those
     rejected).
     """
+    nf, ni, ri, meta, mark = tree.nf, tree.ni, tree.ri, tree.meta, tree.mark
+    lo, hi, a0, a1, a2 = tree.obj_lo, tree.obj_hi, tree.a0, tree.a1, tree.a2
     qa, qb, scalar, inv = unpack_shape(kind, params)
     out = np.empty(64, dtype=np.int64)
     ts = np.empty(64 if kind == RAY else 0)
@@ -730,12 +760,12 @@ def query(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, params, planes, trac
 
 
 @numba.njit(cache=True)
-def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
+def query_boxes(tree, qlo, qhi):
     """Many box queries in one pass: CSR ``(slots, offsets, visited, tested)``."""
+    nf, ni, ri, meta, mark = tree.nf, tree.ni, tree.ri, tree.meta, tree.mark
+    lo, hi, a0, a1, a2 = tree.obj_lo, tree.obj_hi, tree.a0, tree.a1, tree.a2
     nq = qlo.shape[0]
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    visited = np.zeros(nq, dtype=np.int64)
-    tested = np.zeros(nq, dtype=np.int64)
+    offsets, visited, tested = batch_counters(nq)
     out = np.empty(256, dtype=np.int64)
     ts = np.empty(0)
     rows = np.empty(1, dtype=np.int64)
@@ -749,16 +779,16 @@ def query_boxes(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, qlo, qhi):
         out, ts, found, v, t, rows, _, rows, _ = _traverse(
             nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, BOX, qlo[q], qhi[q], 0.0, inv, planes,
             blo, bhi, stack, out, ts, found, rows, 0, rows, 0, False)
-        visited[q] = v
-        tested[q] = t
-        offsets[q + 1] = found
+        close_query(q, found, v, t, offsets, visited, tested)
     return out[:found], offsets, visited, tested
 
 
 @numba.njit(cache=True)
-def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directions, max_t):
+def query_rays(tree, origins, directions, max_t):
     """Closest hit of each ray: children are visited nearest first and a node is skipped as
     soon as its entry distance exceeds the best hit so far. Ties go to the smaller id."""
+    nf, ni, ri, meta, mark = tree.nf, tree.ni, tree.ri, tree.meta, tree.mark
+    lo, hi, ids, a0, a1, a2 = tree.obj_lo, tree.obj_hi, tree.obj_ids, tree.a0, tree.a1, tree.a2
     nq = origins.shape[0]
     best_slot = np.full(nq, -1, dtype=np.int64)
     best_t = np.full(nq, np.inf)
@@ -828,7 +858,7 @@ def query_rays(nf, ni, ri, meta, mark, lo, hi, ids, a0, a1, a2, origins, directi
 
 # --------------------------------------------------------------------------- pairs
 @numba.njit(cache=True)
-def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
+def pairs(tree, only_active, node_tests):
     """Overlapping pairs, each reported once although found in every leaf both objects share.
 
     Within a leaf the objects are sorted along the axis the tree ignores and swept: a pair is
@@ -838,6 +868,8 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
     boxes' plane intersection (the root's high edges are closed), a point both boxes contain.
     ``node_tests`` (per internal node, zeroed by the caller) counts every test, duplicates too.
     """
+    nf, ni, ri, lo, hi, oact = tree.nf, tree.ni, tree.ri, tree.obj_lo, tree.obj_hi, tree.oact
+    a0, a1, a2 = tree.a0, tree.a1, tree.a2
     root_hi0 = nf[0, SQ_HI0]
     root_hi1 = nf[0, SQ_HI1]
     out = np.empty((1024, 2), dtype=np.int64)
@@ -892,7 +924,9 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
                 keys[j] = key
                 bucket[j] = b
         else:
-            bucket[:cnt] = bucket[np.argsort(keys[:cnt])]
+            by_key = bucket[np.argsort(keys[:cnt])]
+            for i in range(cnt):  # element copy: slice assignment compiles far slower
+                bucket[i] = by_key[i]
         order = bucket
         for i in range(cnt):
             b = bucket[i]
@@ -919,13 +953,7 @@ def pairs(nf, ni, ri, lo, hi, oact, a0, a1, a2, only_active, node_tests):
                     p0 = max(ul, u_lo[j])
                     p1 = max(vl, v_lo[j])
                     if (lo0 <= p0 and (p0 < hi0 or closed0) and lo1 <= p1 and (p1 < hi1 or closed1)):
-                        if m == out.shape[0]:
-                            grown = np.empty((2 * m, 2), dtype=np.int64)
-                            grown[:m] = out[:m]
-                            out = grown
-                        out[m, 0] = order[i]
-                        out[m, 1] = order[j]
-                        m += 1
+                        out, m = push_pair(out, m, order[i], order[j])
         node_tests[n] = local
         tests += local
     return out[:m], tests

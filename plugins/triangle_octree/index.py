@@ -172,11 +172,18 @@ class TriangleOctree(SpatialIndex):
         self._compile(self.objects.alive_slots())
 
     # ---------------------------------------------------------------- queries
+    def _tree(self) -> kernels.TriOctreeArrays:
+        """The tree and the item table as the one structure the kernels take."""
+        obj = self.objects
+        return kernels.TriOctreeArrays(
+            self._cell_lo, self._size, self._parent, self._child, self._leaf_start,
+            self._leaf_count, self._items, self._cull_lo, self._cull_hi, obj.lo, obj.hi,
+            self._is_tri, self._tri)
+
     def _candidates(self, shape, trace):
         slots, visited, rows, culled = kernels.candidates(
-            shape.kind, shape.params, shape.planes, self._child, self._cell_lo, self._size,
-            self._cull_lo, self._cull_hi, self._leaf_start, self._leaf_count, self._items,
-            self.objects.slot_limit, bool(trace))
+            shape.kind, shape.params, shape.planes, self._tree(), self.objects.slot_limit,
+            bool(trace))
         return slots, visited, (rows if trace else None), (culled if trace else None)
 
     def _exact(self, shape, slots, box_hit):
@@ -226,9 +233,7 @@ class TriangleOctree(SpatialIndex):
         active = self.objects.active_mask()
         if len(active) == 0:
             active = np.zeros(1, dtype=bool)
-        pairs, node_tests = kernels.leaf_pairs(self._leaf_start, self._leaf_count,
-                                               self.objects.lo, self.objects.hi, self._items,
-                                               active, mode == "active")
+        pairs, node_tests = kernels.leaf_pairs(self._tree(), active, mode == "active")
         if len(pairs):
             pairs = np.unique(pairs, axis=0)
         return PairHits(pairs, int(node_tests.sum()), node_tests)
@@ -293,10 +298,8 @@ class TriangleOctree(SpatialIndex):
 
     def _validate(self) -> None:
         obj = self.objects
-        code, where = kernels.check(
-            self._cell_lo, self._size, self._parent, self._child, self._leaf_start,
-            self._leaf_count, self._items, self._cull_lo, self._cull_hi, obj.lo, obj.hi,
-            self._is_tri, self._tri, obj.alive_slots().astype(np.int64), obj.slot_limit)
+        code, where = kernels.check(self._tree(), obj.alive_slots().astype(np.int64),
+                                    obj.slot_limit)
         if code:
             problems = {
                 1: "node {} has a broken parent link",

@@ -11,6 +11,8 @@ holding it; the exact test at the end decides (see :func:`exact_hits`).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -20,6 +22,31 @@ from spatial.triangles import tri_box_overlap
 #: Cull boxes are widened by this fraction of their size (plus an absolute floor) for the
 #: traversal only, so rounding in the compiled cull tests never drops a candidate.
 CULL_EPS = 1e-9
+
+
+class TriOctreeArrays(NamedTuple):
+    """The tree and the item table, passed to the query, pair and check kernels as one
+    argument (numba types a named tuple of arrays as one heterogeneous tuple).
+
+    Per node: the cube ``cell_lo`` + ``size``, ``parent``, ``child`` ``(n, 8)`` (``-1`` where
+    an octant has no node), a leaf's items ``items[leaf_start: leaf_start + leaf_count]`` and
+    the ``cull`` box of the items below. Per slot: ``obj_lo/obj_hi``, ``is_tri`` and the
+    corners ``tri`` ``(n, 3, 3)`` of a triangle item.
+    """
+
+    cell_lo: np.ndarray
+    size: np.ndarray
+    parent: np.ndarray
+    child: np.ndarray
+    leaf_start: np.ndarray
+    leaf_count: np.ndarray
+    items: np.ndarray
+    cull_lo: np.ndarray
+    cull_hi: np.ndarray
+    obj_lo: np.ndarray
+    obj_hi: np.ndarray
+    is_tri: np.ndarray
+    tri: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
@@ -202,8 +229,7 @@ def build(slots, lo, hi, is_tri, tri, root_lo, root_size, max_items, max_depth, 
 
 
 @numba.njit(cache=True, nogil=True)
-def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, leaf_start, leaf_count, items, slot_limit,
-               trace):
+def candidates(kind, params, fplanes, tree, slot_limit, trace):
     """Distinct item slots in the leaves a query reaches (the shape encoding of
     :mod:`spatial.kernels`).
 
@@ -214,6 +240,9 @@ def candidates(kind, params, fplanes, child, cell_lo, size, cull_lo, cull_hi, le
 
     Returns ``(slots, nodes visited, visited rows, culled rows)``; rows only when ``trace``.
     """
+    child, cell_lo, size, cull_lo, cull_hi = (tree.child, tree.cell_lo, tree.size, tree.cull_lo,
+                                              tree.cull_hi)
+    leaf_start, leaf_count, items = tree.leaf_start, tree.leaf_count, tree.items
     qlo, qhi, scalar, inv = K.unpack_shape(kind, params)
     n_nodes = len(leaf_start)
     seen, out, rows, culled = K.candidate_buffers(slot_limit, n_nodes, trace)
@@ -387,8 +416,10 @@ def exact_triangles(kind, params, fplanes, slots, tri):
 
 # --------------------------------------------------------------------------- pairs, checks
 @numba.njit(cache=True, nogil=True)
-def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
+def leaf_pairs(tree, active, only_active):
     """Overlapping box pairs among the items of each leaf, with duplicates across leaves."""
+    leaf_start, leaf_count, items, lo, hi = (tree.leaf_start, tree.leaf_count, tree.items,
+                                             tree.obj_lo, tree.obj_hi)
     n_nodes = len(leaf_start)
     out = np.empty((64, 2), dtype=np.int64)
     m = 0
@@ -407,14 +438,17 @@ def leaf_pairs(leaf_start, leaf_count, lo, hi, items, active, only_active):
 
 
 @numba.njit(cache=True, nogil=True)
-def check(cell_lo, size, parent, child, leaf_start, leaf_count, items, cull_lo, cull_hi,
-          lo, hi, is_tri, tri, alive_slots, slot_limit):
+def check(tree, alive_slots, slot_limit):
     """0 when consistent, else ``(code, where)`` (see the backend's ``_validate``).
 
     Every alive item is found, by descending into every child its geometry meets, in exactly
     the leaves that store it; children's cells are octants of their parent's; cull boxes hold
     their items.
     """
+    cell_lo, size, parent, child = tree.cell_lo, tree.size, tree.parent, tree.child
+    leaf_start, leaf_count, items, cull_lo, cull_hi = (tree.leaf_start, tree.leaf_count,
+                                                       tree.items, tree.cull_lo, tree.cull_hi)
+    lo, hi, is_tri, tri = tree.obj_lo, tree.obj_hi, tree.is_tri, tree.tri
     n_nodes = len(leaf_start)
     for k in range(1, n_nodes):
         up = parent[k]
