@@ -382,6 +382,12 @@ def add_plugin_dir(path: str | os.PathLike) -> None:
         _DEFAULT.load_folder(path)
 
 
+def plugin_dirs() -> list[str]:
+    """The plugin folders added with :func:`add_plugin_dir` (``--plugin-dir``), in order; a
+    helper process started by the editor is given the same."""
+    return list(_EXTRA_DIRS)
+
+
 def default_registry() -> Registry:
     """The process-wide registry, loading every plugin source on first use."""
     global _DEFAULT

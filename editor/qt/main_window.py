@@ -506,6 +506,7 @@ class MainWindow(QMainWindow):
         doc.stack_changed.connect(self._update_title)
         doc.scene_changed.connect(lambda ids, kind: self._remember_backend(doc, kind))
         doc.rebuild_started.connect(lambda: self._on_rebuild_started(doc))
+        doc.preparing_status.connect(self._on_preparing_status)
         doc.rebuild_finished.connect(lambda ms: self._hide_progress())
         doc.rebuild_finished.connect(lambda ms: self.statusBar().showMessage(
             f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
@@ -521,6 +522,14 @@ class MainWindow(QMainWindow):
                                 "(compiling its kernels; the window stays usable)…", busy=True)
         elif doc.rebuilding:
             self._show_progress("Rebuilding the tree…", busy=True)
+
+    def _on_preparing_status(self, text: str) -> None:
+        """A backend's kernels compile in this process after all: say so (beside the
+        progress bar while its tree is on the way, else for a while)."""
+        if self.progress.isVisible():
+            self.statusBar().showMessage(text)
+        else:
+            self.statusBar().showMessage(text, 10000)
 
     def _update_title(self) -> None:
         doc = self.document
@@ -754,7 +763,10 @@ class MainWindow(QMainWindow):
             ev.ignore()
             return
         self.cancel_background_work()
+        from editor.warmup import stop_all
+
         from .workers import wait_for_workers
+        stop_all()  # kernel compile processes: what they cached so far stays cached
         wait_for_workers()
         self.save_layout()
         ev.accept()

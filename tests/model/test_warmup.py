@@ -55,3 +55,17 @@ def test_the_warm_up_process_says_ready_and_exits():
         assert warmup.finished()
     finally:
         warmup.stop()
+
+
+def test_the_warm_up_process_gets_the_plugin_folders(monkeypatch, tmp_path):
+    """A backend from a ``--plugin-dir`` folder compiles in the warm-up process too: the
+    process is given the same folders, as absolute paths (it starts in the repository root)."""
+    import spatial.registry as registry
+    from editor.warmup import warmup_command
+
+    monkeypatch.setattr(registry, "_EXTRA_DIRS", [])
+    monkeypatch.chdir(tmp_path)
+    registry._EXTRA_DIRS.append("my-plugins")
+    command = warmup_command("sweep")
+    assert command[1:4] == ["-m", "editor.warmup", "sweep"]
+    assert command[4:] == ["--plugin-dir", str(tmp_path / "my-plugins")]
