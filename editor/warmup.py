@@ -32,6 +32,8 @@ from pathlib import Path
 
 #: the line the warm-up process prints once the kernels of the first frame are in the cache
 READY = "ready"
+#: the line it prints next, once pair finding's kernels (the Statistics panel's) are there too
+PAIRS_READY = "pairs ready"
 #: the repository root, from which ``-m editor.warmup`` is importable
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -154,6 +156,7 @@ class KernelWarmup:
     def __init__(self, backend: str):
         self.backend = backend
         self.ready = False
+        self.said: set[str] = set()  # the lines the process has printed so far
         self.process = subprocess.Popen(
             warmup_command(backend), cwd=str(ROOT),
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -164,20 +167,19 @@ class KernelWarmup:
         """Start a warm-up for ``backend`` when its kernels are not cached, else ``None``."""
         return cls(backend) if cache_is_cold(backend) else None
 
-    def wait_ready(self, timeout: float = 600.0) -> bool:
-        """Block until the first frame's kernels are cached (or the process ended or timed
-        out); returns whether they are. Later calls return at once."""
-        if self.ready or self.process.stdout is None:
-            return self.ready
+    def wait_ready(self, timeout: float = 600.0, line: str = READY) -> bool:
+        """Block until the process has printed ``line`` — :data:`READY`, the first frame's
+        kernels are cached; :data:`PAIRS_READY`, pair finding's too — or ended, or
+        ``timeout`` seconds went by; returns whether it printed it. Later calls return at once."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()  # a blocking read: the GIL is free meanwhile
-            if not line:  # the process ended without saying ready: compile in place
+        while line not in self.said and self.process.stdout is not None \
+                and time.monotonic() < deadline:
+            text = self.process.stdout.readline()  # a blocking read: the GIL is free meanwhile
+            if not text:  # the process ended without saying it: compile in place
                 break
-            if line.strip() == READY:
-                self.ready = True
-                break
-        return self.ready
+            self.said.add(text.strip())
+        self.ready = READY in self.said
+        return line in self.said
 
     def wait_finished(self, timeout: float | None = None) -> bool:
         """Block until the process has exited; returns whether it cached every kernel it
@@ -252,7 +254,9 @@ class BackendPreparation:
             if self._cancelled:  # cancelled while the process started
                 self.warmup.stop()
                 return
-            if not self.warmup.wait_ready():
+            # a new tree on screen needs pair finding too (the Statistics panel counts pairs
+            # at once): wait until those kernels are cached as well
+            if not self.warmup.wait_ready(line=PAIRS_READY):
                 self._fall_back(self._failure())
         if not self._cancelled:
             warm_in_process(self.backend, first_frame_only=True)
@@ -313,11 +317,14 @@ def warm_first_frame(backend: str):
 
 def warm(backend: str, announce=print) -> None:
     """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
-    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled."""
+    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
+    then :data:`PAIRS_READY` once pair finding's are."""
     import numpy as np
 
     index, ids, lo, hi = warm_first_frame(backend)
     announce(READY)
+    index.pairs("all")
+    announce(PAIRS_READY)
     centre = (lo[0] + hi[0]) / 2
     index.query_box(lo[0], hi[0])
     index.query_point(centre)

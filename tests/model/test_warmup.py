@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from editor.warmup import READY, KernelWarmup, cache_is_cold, warm
+from editor.warmup import PAIRS_READY, READY, KernelWarmup, cache_is_cold, warm
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,10 +39,10 @@ def test_a_cache_with_the_kernels_is_warm():
     assert not cache_is_cold("octree")
 
 
-def test_warm_runs_every_path_and_announces_ready_after_the_build():
+def test_warm_runs_every_path_and_announces_ready_after_the_build_then_the_pairs():
     said = []
     warm("octree", announce=said.append)
-    assert said == [READY]
+    assert said == [READY, PAIRS_READY]
 
 
 @pytest.mark.slow
@@ -51,6 +51,7 @@ def test_the_warm_up_process_says_ready_and_exits():
     try:
         assert warmup.wait_ready(timeout=600)
         assert warmup.wait_ready() is True  # later calls answer at once
+        assert warmup.wait_ready(timeout=600, line=PAIRS_READY)
         assert warmup.process.wait(timeout=600) == 0
         assert warmup.finished()
     finally:

@@ -53,7 +53,8 @@ def slow_cold_grid(monkeypatch):
     monkeypatch.setattr(warmup, "_READY_HERE", set())
     monkeypatch.setattr(warmup, "cache_is_cold", lambda backend: backend == "grid")
     monkeypatch.setattr(warmup, "warmup_command",
-                        lambda backend: [sys.executable, "-c", "print('ready')"])
+                        lambda backend: [sys.executable, "-c",
+                                         "print('ready'); print('pairs ready')"])
 
     def warm_in_process(backend, **options):
         calls.append((backend, threading.current_thread() is threading.main_thread()))
