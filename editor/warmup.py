@@ -34,6 +34,13 @@ from pathlib import Path
 READY = "ready"
 #: the line it prints next, once pair finding's kernels (the Statistics panel's) are there too
 PAIRS_READY = "pairs ready"
+#: how far a first switch to a backend has come (:class:`BackendPreparation`'s ``progress``)
+#: when the process said :data:`READY`, :data:`PAIRS_READY` and when this process has loaded
+#: those kernels: compiling the build and node table takes most of the time
+PROGRESS = {READY: 0.6, PAIRS_READY: 0.8, "loaded": 0.9}
+#: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
+#: editor's own threads, the window's above all, come first
+WARMUP_NICENESS = 10
 #: the repository root, from which ``-m editor.warmup`` is importable
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -231,12 +238,17 @@ class BackendPreparation:
     note : callable, optional
         ``note(text)``, called from the worker thread when the compile falls back to this
         process.
+    progress : callable, optional
+        ``progress(fraction)``, called from the worker thread as the steps of
+        :data:`PROGRESS` are reached.
     """
 
-    def __init__(self, backend: str, current: str | None = None, note=None) -> None:
+    def __init__(self, backend: str, current: str | None = None, note=None,
+                 progress=None) -> None:
         self.backend = backend
         self.current = current
         self.note = note or (lambda text: None)
+        self.progress = progress or (lambda fraction: None)
         self.warmup: KernelWarmup | None = None
         self.fell_back = False
         self._cancelled = False
@@ -256,10 +268,14 @@ class BackendPreparation:
                 return
             # a new tree on screen needs pair finding too (the Statistics panel counts pairs
             # at once): wait until those kernels are cached as well
+            if self.warmup.wait_ready():
+                self.progress(PROGRESS[READY])
             if not self.warmup.wait_ready(line=PAIRS_READY):
                 self._fall_back(self._failure())
         if not self._cancelled:
+            self.progress(PROGRESS[PAIRS_READY])
             warm_in_process(self.backend, first_frame_only=True)
+            self.progress(PROGRESS["loaded"])
 
     def rest(self) -> None:
         """Load (or, after a failure, compile) the backend's remaining kernels."""
@@ -356,6 +372,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("backend", nargs="?", default="octree")
     parser.add_argument("--plugin-dir", action="append", default=[])
     args = parser.parse_args(argv)
+    try:
+        os.nice(WARMUP_NICENESS)
+    except (AttributeError, OSError):  # no nice() on this platform: run at normal priority
+        pass
     for folder in args.plugin_dir:
         add_plugin_dir(folder)
 

@@ -45,6 +45,8 @@ class Document(QObject):
         A backend's kernels could not be compiled in a separate process and are being
         compiled in this one (see :class:`editor.warmup.BackendPreparation`); always emitted
         on the GUI thread.
+    preparing_progress(fraction: float)
+        How far the preparation of :attr:`preparing_backend` has come; on the GUI thread.
     """
 
     scene_changed = Signal(object, object)
@@ -53,6 +55,7 @@ class Document(QObject):
     rebuild_started = Signal()
     rebuild_finished = Signal(float)
     preparing_status = Signal(str)
+    preparing_progress = Signal(float)
 
     def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None):
         super().__init__(parent)
@@ -76,6 +79,7 @@ class Document(QObject):
         # status lines come from worker threads: re-emitted on the GUI thread
         self._status_relay = _StatusRelay(self)
         self._status_relay.text.connect(self._on_preparing_status)
+        self._status_relay.fraction.connect(self._on_preparing_progress)
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)
         self.stack.changed.connect(lambda stack: self.stack_changed.emit())
@@ -191,7 +195,8 @@ class Document(QObject):
             # thread of its own, while the new tree is already on screen
             from editor.warmup import BackendPreparation
             preparation = BackendPreparation(cls.name, current=old.name,
-                                             note=self._status_relay.text.emit)
+                                             note=self._status_relay.text.emit,
+                                             progress=self._status_relay.fraction.emit)
             self._preparation = preparation
 
             def prepare():
@@ -205,6 +210,10 @@ class Document(QObject):
 
     def _on_preparing_status(self, text: str) -> None:
         self.preparing_status.emit(text)
+
+    def _on_preparing_progress(self, fraction: float) -> None:
+        if self.preparing_backend is not None:  # not a late one from a cancelled preparation
+            self.preparing_progress.emit(fraction)
 
     def _adopt(self, index, ms: float, version: int) -> None:
         self._worker = None
@@ -237,9 +246,11 @@ class Document(QObject):
 
 
 class _StatusRelay(QObject):
-    """Carries a status line from a worker thread to the GUI thread (a queued signal)."""
+    """Carries a status line and progress from worker threads to the GUI thread (queued
+    signals)."""
 
     text = Signal(str)
+    fraction = Signal(float)
 
 
 def _start_warm_rest(preparation):

@@ -82,6 +82,10 @@ def test_first_switch_compiles_on_a_worker_with_a_status(window, qtbot, slow_col
     assert "Preparing the grid" in message and "first use only" in message
     assert window.progress.isVisible()
     qtbot.waitUntil(lambda: ("grid", False) in calls, timeout=5000)  # on a worker thread
+    # the compile process said it cached the first frame's and pair finding's kernels: the
+    # progress bar shows steps (not the busy animation, which recomposes the window nonstop)
+    qtbot.waitUntil(lambda: window.progress.value() >= 80, timeout=5000)
+    assert window.progress.maximum() == 100
     # before it, on the same worker, the kernels of the tree still on screen were loaded into
     # the process, so the GUI thread never waits behind the compiler lock for them
     assert calls[0] == ("octree", False)
