@@ -20,6 +20,8 @@ import importlib.util
 import os
 import sys
 
+from spatial.registry import import_from_spec
+
 #: the module numba imports to find BLAS
 BLAS_MODULE = "scipy.linalg.cython_blas"
 
@@ -40,13 +42,7 @@ def preload_blas_table() -> bool:
         spec = finder.find_spec(BLAS_MODULE)
         if spec is None:
             return False
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[BLAS_MODULE] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(BLAS_MODULE, None)
-            raise
+        import_from_spec(spec)
     except Exception:  # another scipy layout: leave it to the ordinary import
         return False
     return True
