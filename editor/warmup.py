@@ -120,8 +120,7 @@ def warm_in_process(backend: str, first_frame_only: bool = False) -> None:
     tree on screen and the Statistics panel need); else every kernel path. Safe on a worker
     thread: it touches no document and no Qt object."""
     if first_frame_only:
-        index = warm_first_frame(backend)[0]
-        index.pairs("all")
+        warm_statistics(warm_first_frame(backend)[0])
     else:
         warm(backend, announce=lambda line: None)
     _READY_HERE.add(backend)
@@ -331,6 +330,13 @@ def warm_first_frame(backend: str):
     return index, ids, lo, hi
 
 
+def warm_statistics(index) -> None:
+    """Run on ``index`` what the Statistics panel runs on a new tree on a worker thread (its
+    pair count): the warm-up process says :data:`PAIRS_READY` after it, and a first switch
+    loads it before the tree appears."""
+    index.pairs("all")
+
+
 def warm(backend: str, announce=print) -> None:
     """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
     gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
@@ -339,7 +345,7 @@ def warm(backend: str, announce=print) -> None:
 
     index, ids, lo, hi = warm_first_frame(backend)
     announce(READY)
-    index.pairs("all")
+    warm_statistics(index)
     announce(PAIRS_READY)
     centre = (lo[0] + hi[0]) / 2
     index.query_box(lo[0], hi[0])
