@@ -14,9 +14,17 @@ compiles the brush kernels for its level. The editor waits for ``ready`` before 
 own index (which then loads the kernels from the cache) and holds pair finding until the
 warm-up has finished. With a warm cache nothing is started: :func:`cache_is_cold` is a few small
 file reads.
+
+The first switch to a backend whose kernels are not cached works the same way
+(:class:`BackendPreparation`): numba's compiler is Python code that holds the interpreter lock
+for hundreds of milliseconds at a time, so compiling on a worker thread still stalls the
+window. A child process compiles instead; the worker thread waits for it on a pipe (without
+the interpreter lock) and then loads the kernels from the disk cache, which takes tens of
+milliseconds and gives the lock back every few milliseconds.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -24,6 +32,15 @@ from pathlib import Path
 
 #: the line the warm-up process prints once the kernels of the first frame are in the cache
 READY = "ready"
+#: the line it prints next, once pair finding's kernels (the Statistics panel's) are there too
+PAIRS_READY = "pairs ready"
+#: how far a first switch to a backend has come (:class:`BackendPreparation`'s ``progress``)
+#: when the process said :data:`READY`, :data:`PAIRS_READY` and when this process has loaded
+#: those kernels: compiling the build and node table takes most of the time
+PROGRESS = {READY: 0.6, PAIRS_READY: 0.8, "loaded": 0.9}
+#: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
+#: editor's own threads, the window's above all, come first
+WARMUP_NICENESS = 10
 #: the repository root, from which ``-m editor.warmup`` is importable
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,52 +120,197 @@ def warm_in_process(backend: str, first_frame_only: bool = False) -> None:
     tree on screen and the Statistics panel need); else every kernel path. Safe on a worker
     thread: it touches no document and no Qt object."""
     if first_frame_only:
-        index = warm_first_frame(backend)[0]
-        index.count_pairs("all")  # what the Statistics panel runs
+        warm_statistics(warm_first_frame(backend)[0])
     else:
         warm(backend, announce=lambda line: None)
     _READY_HERE.add(backend)
 
 
+def warmup_command(backend: str) -> list[str]:
+    """The command line of a warm-up process for ``backend``: ``python -m editor.warmup``
+    with the plugin folders this process was given (a folder plugin's backend compiles there
+    too; ``$PARTITION_STUDIO_PLUGIN_PATH`` is inherited with the environment)."""
+    from spatial.registry import plugin_dirs
+
+    command = [sys.executable, "-m", "editor.warmup", backend]
+    for folder in plugin_dirs():  # absolute: the process starts in the repository root
+        command += ["--plugin-dir", os.path.abspath(folder)]
+    return command
+
+
+#: warm-up processes started by this process and maybe still running (see :func:`stop_all`)
+_RUNNING: set[KernelWarmup] = set()
+#: backend preparations whose kernels are still being compiled or loaded
+_PREPARING: set[BackendPreparation] = set()
+
+
+def stop_all() -> None:
+    """Cancel every backend preparation and end every warm-up process this process started
+    that still runs (the editor closes); what they cached so far stays cached."""
+    for preparation in list(_PREPARING):
+        preparation.cancel()
+    for warmup in list(_RUNNING):
+        warmup.stop()
+
+
 class KernelWarmup:
-    """A running warm-up process (see the module docstring)."""
+    """A running warm-up process (see the module docstring).
+
+    Raises ``OSError`` when the process cannot be started.
+    """
 
     def __init__(self, backend: str):
         self.backend = backend
         self.ready = False
+        self.said: set[str] = set()  # the lines the process has printed so far
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "editor.warmup", backend], cwd=str(ROOT),
+            warmup_command(backend), cwd=str(ROOT),
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        _RUNNING.add(self)
 
     @classmethod
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
         """Start a warm-up for ``backend`` when its kernels are not cached, else ``None``."""
         return cls(backend) if cache_is_cold(backend) else None
 
-    def wait_ready(self, timeout: float = 600.0) -> bool:
-        """Block until the first frame's kernels are cached (or the process ended or timed
-        out); returns whether they are. Later calls return at once."""
-        if self.ready or self.process.stdout is None:
-            return self.ready
+    def wait_ready(self, timeout: float = 600.0, line: str = READY) -> bool:
+        """Block until the process has printed ``line`` — :data:`READY`, the first frame's
+        kernels are cached; :data:`PAIRS_READY`, pair finding's too — or ended, or
+        ``timeout`` seconds went by; returns whether it printed it. Later calls return at once."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:  # the process ended without saying ready: compile in place
+        while line not in self.said and self.process.stdout is not None \
+                and time.monotonic() < deadline:
+            text = self.process.stdout.readline()  # a blocking read: the GIL is free meanwhile
+            if not text:  # the process ended without saying it: compile in place
                 break
-            if line.strip() == READY:
-                self.ready = True
-                break
-        return self.ready
+            self.said.add(text.strip())
+        self.ready = READY in self.said
+        return line in self.said
+
+    def wait_finished(self, timeout: float | None = None) -> bool:
+        """Block until the process has exited; returns whether it cached every kernel it
+        warms (exit status 0). A process still running after ``timeout`` is stopped."""
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return False
+        _RUNNING.discard(self)
+        return code == 0
 
     def finished(self) -> bool:
         """Whether the process has exited (every kernel it warms is cached)."""
-        return self.process.poll() is not None
+        done = self.process.poll() is not None
+        if done:
+            _RUNNING.discard(self)
+        return done
 
     def stop(self) -> None:
         """End the process if it still runs (closing the editor early)."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        _RUNNING.discard(self)
+
+
+class BackendPreparation:
+    """The first use of a backend whose kernels are not cached, prepared off the GUI thread.
+
+    :meth:`first_frame` runs on the rebuild's worker thread before the real build: it loads
+    the kernels of the tree still on screen (a kernel's first call in a process takes numba's
+    process-wide compiler lock, even to load it from the cache, and the GUI thread keeps
+    calling that tree's), then starts ``python -m editor.warmup BACKEND``, waits for its
+    ``ready`` and loads the first frame's kernels from the disk cache. :meth:`rest` runs on a
+    thread of its own once the new tree is on screen: it waits for the process to finish and
+    loads the remaining kernels (queries, edits) the same way.
+
+    If the process cannot start or ends without caching the kernels (a crash, killed), this
+    process compiles them itself as it did before the child process existed, and
+    ``note(text)`` is called with a line saying so (for the status bar).
+
+    Parameters
+    ----------
+    backend : str
+        The backend to prepare.
+    current : str, optional
+        The backend of the tree on screen, whose kernels are loaded first.
+    note : callable, optional
+        ``note(text)``, called from the worker thread when the compile falls back to this
+        process.
+    progress : callable, optional
+        ``progress(fraction)``, called from the worker thread as the steps of
+        :data:`PROGRESS` are reached.
+    """
+
+    def __init__(self, backend: str, current: str | None = None, note=None,
+                 progress=None) -> None:
+        self.backend = backend
+        self.current = current
+        self.note = note or (lambda text: None)
+        self.progress = progress or (lambda fraction: None)
+        self.warmup: KernelWarmup | None = None
+        self.fell_back = False
+        self._cancelled = False
+        _PREPARING.add(self)
+
+    def first_frame(self) -> None:
+        """Compile (elsewhere) and load the kernels a new tree on screen needs."""
+        if self.current and self.current != self.backend:
+            warm_in_process(self.current, first_frame_only=True)
+        try:
+            self.warmup = KernelWarmup(self.backend)
+        except OSError as exc:
+            self._fall_back(f"cannot start the compile process: {exc}")
+        else:
+            if self._cancelled:  # cancelled while the process started
+                self.warmup.stop()
+                return
+            # a new tree on screen needs pair finding too (the Statistics panel counts pairs
+            # at once): wait until those kernels are cached as well
+            if self.warmup.wait_ready():
+                self.progress(PROGRESS[READY])
+            if not self.warmup.wait_ready(line=PAIRS_READY):
+                self._fall_back(self._failure())
+        if not self._cancelled:
+            self.progress(PROGRESS[PAIRS_READY])
+            warm_in_process(self.backend, first_frame_only=True)
+            self.progress(PROGRESS["loaded"])
+
+    def rest(self) -> None:
+        """Load (or, after a failure, compile) the backend's remaining kernels."""
+        try:
+            if self._cancelled:
+                return
+            if self.warmup is not None and not self.fell_back and not self.warmup.wait_finished():
+                self._fall_back(self._failure())
+            if not self._cancelled:
+                warm_in_process(self.backend)
+        finally:
+            _PREPARING.discard(self)
+
+    def cancel(self) -> None:
+        """Stop the compile process; what it cached so far stays cached."""
+        self._cancelled = True
+        _PREPARING.discard(self)
+        if self.warmup is not None:
+            self.warmup.stop()
+
+    def _failure(self) -> str:
+        """Why the compile process gave no kernels (it is stopped if it still runs)."""
+        try:  # its output has ended: so is the process, or about to be
+            code = self.warmup.process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            self.warmup.stop()
+            return "the compile process did not finish in time"
+        if code < 0:
+            return f"the compile process was stopped by signal {-code}"
+        return f"the compile process failed (exit status {code})"
+
+    def _fall_back(self, why: str) -> None:
+        self.fell_back = True
+        if not self._cancelled:
+            self.note(f"Preparing the {self.backend} — {why}: compiling its kernels in the "
+                      "editor's own process (the window may pause)…")
 
 
 def warm_first_frame(backend: str):
@@ -168,13 +330,23 @@ def warm_first_frame(backend: str):
     return index, ids, lo, hi
 
 
+def warm_statistics(index) -> None:
+    """Run on ``index`` what the Statistics panel runs on a new tree on a worker thread (its
+    pair count): the warm-up process says :data:`PAIRS_READY` after it, and a first switch
+    loads it before the tree appears."""
+    index.count_pairs("all")
+
+
 def warm(backend: str, announce=print) -> None:
     """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
-    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled."""
+    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
+    then :data:`PAIRS_READY` once pair finding's are."""
     import numpy as np
 
     index, ids, lo, hi = warm_first_frame(backend)
     announce(READY)
+    warm_statistics(index)
+    announce(PAIRS_READY)
     centre = (lo[0] + hi[0]) / 2
     index.query_box(lo[0], hi[0])
     index.query_point(centre)
@@ -198,12 +370,26 @@ def warm(backend: str, announce=print) -> None:
 
 
 def main(argv: list[str]) -> int:
-    backend = argv[0] if argv else "octree"
+    """``python -m editor.warmup [BACKEND] [--plugin-dir DIR]...``"""
+    import argparse
+
+    from spatial.registry import add_plugin_dir
+
+    parser = argparse.ArgumentParser(prog="python -m editor.warmup")
+    parser.add_argument("backend", nargs="?", default="octree")
+    parser.add_argument("--plugin-dir", action="append", default=[])
+    args = parser.parse_args(argv)
+    try:
+        os.nice(WARMUP_NICENESS)
+    except (AttributeError, OSError):  # no nice() on this platform: run at normal priority
+        pass
+    for folder in args.plugin_dir:
+        add_plugin_dir(folder)
 
     def announce(line: str) -> None:
         print(line, flush=True)
 
-    warm(backend, announce)
+    warm(args.backend, announce)
     return 0
 
 

@@ -115,6 +115,19 @@ class PluginInfo:
     provides: list[str] = field(default_factory=list)
 
 
+def import_from_spec(spec) -> Any:
+    """Create, register in ``sys.modules`` under ``spec.name`` and run the module ``spec``
+    describes; if running it fails, it is unregistered again and the error propagates."""
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(spec.name, None)
+        raise
+    return module
+
+
 class Registry:
     """Holds everything the plugins registered. Use :func:`default_registry` in applications."""
 
@@ -319,14 +332,7 @@ class Registry:
             def do_import(init=init, mod_name=mod_name):
                 package_dirs = [str(init.parent)] if init.name == "__init__.py" else None
                 spec = importlib.util.spec_from_file_location(mod_name, init, submodule_search_locations=package_dirs)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[mod_name] = module
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(mod_name, None)
-                    raise
-                return module
+                return import_from_spec(spec)
 
             self._import_and_load(name, f"folder:{folder}", do_import, mod_name)
 
@@ -380,6 +386,12 @@ def add_plugin_dir(path: str | os.PathLike) -> None:
     _EXTRA_DIRS.append(os.fspath(path))
     if _DEFAULT is not None:
         _DEFAULT.load_folder(path)
+
+
+def plugin_dirs() -> list[str]:
+    """The plugin folders added with :func:`add_plugin_dir` (``--plugin-dir``), in order; a
+    helper process started by the editor is given the same."""
+    return list(_EXTRA_DIRS)
 
 
 def default_registry() -> Registry:

@@ -75,6 +75,8 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
         except OutputPathError as exc:
             print(f"partition-studio: error: {exc}", file=sys.stderr)
             return 2
+    from editor.blas_table import preload_blas_table
+    preload_blas_table()  # before numba's first kernel load: see editor.blas_table
     warmup = _start_kernel_warmup(args)
     app = make_application()
     marks.mark("qt_application")

@@ -41,6 +41,12 @@ class Document(QObject):
         ``rebuild_started`` comes, :attr:`rebuilding` tells whether it runs on a worker thread
         and :attr:`preparing_backend` whether that worker compiles the backend's kernels first
         (its first use with a cold cache); ``ms`` never includes that compile.
+    preparing_status(text: str)
+        A backend's kernels could not be compiled in a separate process and are being
+        compiled in this one (see :class:`editor.warmup.BackendPreparation`); always emitted
+        on the GUI thread.
+    preparing_progress(fraction: float)
+        How far the preparation of :attr:`preparing_backend` has come; on the GUI thread.
     """
 
     scene_changed = Signal(object, object)
@@ -48,6 +54,8 @@ class Document(QObject):
     stack_changed = Signal()
     rebuild_started = Signal()
     rebuild_finished = Signal(float)
+    preparing_status = Signal(str)
+    preparing_progress = Signal(float)
 
     def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None):
         super().__init__(parent)
@@ -66,7 +74,12 @@ class Document(QObject):
         self._worker = None
         #: the backend whose kernels a background rebuild compiles first (None: none)
         self.preparing_backend: str | None = None
-        self._warm_rest = None  # the thread compiling a first-used backend's other kernels
+        self._preparation = None  # the editor.warmup.BackendPreparation of that rebuild
+        self._warm_rest = None  # the thread loading a first-used backend's other kernels
+        # status lines come from worker threads: re-emitted on the GUI thread
+        self._status_relay = _StatusRelay(self)
+        self._status_relay.text.connect(self._on_preparing_status)
+        self._status_relay.fraction.connect(self._on_preparing_progress)
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)
         self.stack.changed.connect(lambda stack: self.stack_changed.emit())
@@ -139,7 +152,7 @@ class Document(QObject):
         ``stats`` reports (wall segments and mesh triangles included). ``background`` None
         chooses by size (see :data:`ASYNC_REBUILD_OBJECTS`).
         """
-        from editor.warmup import needs_warm_up, warm_in_process
+        from editor.warmup import needs_warm_up
 
         settings = self.scene.settings
         cls = self.sync.registry.backend(settings.backend)
@@ -177,25 +190,34 @@ class Document(QObject):
         version = self._edit_version
         prepare = None
         if self.preparing_backend:
-            # the first frame's kernels before the build; the rest (queries, edits) right
-            # after it, still off the GUI thread, while the new tree is already on screen
-            def prepare(name=cls.name, current=old.name):
-                # The compile below holds numba's process-wide compiler lock for seconds, and
-                # a kernel's first call in this process takes that lock even to load it from
-                # the disk cache. The window keeps showing the current tree meanwhile (its
-                # Statistics, overlay, queries): load that tree's kernels first, so no call
-                # from the GUI thread has to wait for the compiler.
-                warm_in_process(current, first_frame_only=True)
-                warm_in_process(name, first_frame_only=True)
-                self._warm_rest = _start_warm_rest(name)
+            # the first frame's kernels before the build, compiled by a child process and
+            # loaded here from the disk cache; the rest (queries, edits) the same way on a
+            # thread of its own, while the new tree is already on screen
+            from editor.warmup import BackendPreparation
+            preparation = BackendPreparation(cls.name, current=old.name,
+                                             note=self._status_relay.text.emit,
+                                             progress=self._status_relay.fraction.emit)
+            self._preparation = preparation
+
+            def prepare():
+                preparation.first_frame()
+                self._warm_rest = _start_warm_rest(preparation)
         worker = RebuildWorker(lambda: _build_index(cls, params, record), prepare=prepare)
         worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
         self._worker = worker
         worker.start()
         self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
 
+    def _on_preparing_status(self, text: str) -> None:
+        self.preparing_status.emit(text)
+
+    def _on_preparing_progress(self, fraction: float) -> None:
+        if self.preparing_backend is not None:  # not a late one from a cancelled preparation
+            self.preparing_progress.emit(fraction)
+
     def _adopt(self, index, ms: float, version: int) -> None:
         self._worker = None
+        self._preparation = None
         if version != self._edit_version:
             self.rebuild_index(background=True)  # the scene moved on while we built: again
             return
@@ -214,18 +236,29 @@ class Document(QObject):
         if self._worker is not None:
             self._worker.cancel()
             self._worker = None
+        if self._preparation is not None:
+            self._preparation.cancel()  # ends its compile process
+            self._preparation = None
 
     @property
     def rebuilding(self) -> bool:
         return self._worker is not None
 
 
-def _start_warm_rest(backend: str):
-    """Compile the remaining kernels of ``backend`` on a thread of their own."""
+class _StatusRelay(QObject):
+    """Carries a status line and progress from worker threads to the GUI thread (queued
+    signals)."""
+
+    text = Signal(str)
+    fraction = Signal(float)
+
+
+def _start_warm_rest(preparation):
+    """Load (or compile) the remaining kernels of a first-used backend on a thread of their
+    own (:meth:`editor.warmup.BackendPreparation.rest`)."""
     import threading
 
-    from editor.warmup import warm_in_process
-    thread = threading.Thread(target=warm_in_process, args=(backend,), name=f"warm-{backend}",
+    thread = threading.Thread(target=preparation.rest, name=f"warm-{preparation.backend}",
                               daemon=True)
     thread.start()
     return thread

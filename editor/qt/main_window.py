@@ -508,6 +508,8 @@ class MainWindow(QMainWindow):
         doc.stack_changed.connect(self._update_title)
         doc.scene_changed.connect(lambda ids, kind: self._remember_backend(doc, kind))
         doc.rebuild_started.connect(lambda: self._on_rebuild_started(doc))
+        doc.preparing_status.connect(self._on_preparing_status)
+        doc.preparing_progress.connect(self._on_preparing_progress)
         doc.rebuild_finished.connect(lambda ms: self._hide_progress())
         doc.rebuild_finished.connect(lambda ms: self.statusBar().showMessage(
             f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
@@ -519,10 +521,26 @@ class MainWindow(QMainWindow):
 
     def _on_rebuild_started(self, doc: Document) -> None:
         if doc.preparing_backend:
+            # steps, not the busy animation: under a software OpenGL (llvmpipe) every frame
+            # of that animation recomposes the whole window, half a core for the tens of
+            # seconds a compile takes, taken from the compile and from the window itself
             self._show_progress(f"Preparing the {doc.preparing_backend} — first use only "
-                                "(compiling its kernels; the window stays usable)…", busy=True)
+                                "(compiling its kernels; the window stays usable)…")
+            self.progress.setValue(5)
         elif doc.rebuilding:
             self._show_progress("Rebuilding the tree…", busy=True)
+
+    def _on_preparing_status(self, text: str) -> None:
+        """A backend's kernels compile in this process after all: say so (beside the
+        progress bar while its tree is on the way, else for a while)."""
+        if self.progress.isVisible():
+            self.statusBar().showMessage(text)
+        else:
+            self.statusBar().showMessage(text, 10000)
+
+    def _on_preparing_progress(self, fraction: float) -> None:
+        if self.progress.isVisible():
+            self.progress.setValue(int(fraction * 100))
 
     def _update_title(self) -> None:
         doc = self.document
@@ -767,7 +785,10 @@ class MainWindow(QMainWindow):
             ev.ignore()
             return
         self.cancel_background_work()
+        from editor.warmup import stop_all
+
         from .workers import wait_for_workers
+        stop_all()  # kernel compile processes: what they cached so far stays cached
         wait_for_workers()
         self.save_layout()
         ev.accept()

@@ -16,9 +16,17 @@ from .wad import WadError, list_maps, split_map_suffix
 __all__ = ["WadError", "list_maps", "split_map_suffix", "register"]
 
 
+def load_wad(path, member: str | None = None):
+    """Importer entry point: map ``member`` of the WAD (the first map when None); see
+    :func:`.convert.load_wad`. The converter is imported here, on first use, not when the
+    editor starts."""
+    from .convert import load_wad as load
+
+    return load(path, member)
+
+
 def register(registry) -> None:
     """Built-in plugin entry point: the ``doom-wad`` importer (``FILE.wad`` or ``FILE.wad:MAP``)."""
-    from .convert import load_wad
     from .wad import map_summaries
 
     registry.add_importer("doom-wad", ("*.wad",), load_wad,

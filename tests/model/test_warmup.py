@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from editor.warmup import READY, KernelWarmup, cache_is_cold, warm
+from editor.warmup import PAIRS_READY, READY, KernelWarmup, cache_is_cold, warm
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,10 +39,10 @@ def test_a_cache_with_the_kernels_is_warm():
     assert not cache_is_cold("octree")
 
 
-def test_warm_runs_every_path_and_announces_ready_after_the_build():
+def test_warm_runs_every_path_and_announces_ready_after_the_build_then_the_pairs():
     said = []
     warm("octree", announce=said.append)
-    assert said == [READY]
+    assert said == [READY, PAIRS_READY]
 
 
 @pytest.mark.slow
@@ -51,7 +51,22 @@ def test_the_warm_up_process_says_ready_and_exits():
     try:
         assert warmup.wait_ready(timeout=600)
         assert warmup.wait_ready() is True  # later calls answer at once
+        assert warmup.wait_ready(timeout=600, line=PAIRS_READY)
         assert warmup.process.wait(timeout=600) == 0
         assert warmup.finished()
     finally:
         warmup.stop()
+
+
+def test_the_warm_up_process_gets_the_plugin_folders(monkeypatch, tmp_path):
+    """A backend from a ``--plugin-dir`` folder compiles in the warm-up process too: the
+    process is given the same folders, as absolute paths (it starts in the repository root)."""
+    import spatial.registry as registry
+    from editor.warmup import warmup_command
+
+    monkeypatch.setattr(registry, "_EXTRA_DIRS", [])
+    monkeypatch.chdir(tmp_path)
+    registry._EXTRA_DIRS.append("my-plugins")
+    command = warmup_command("sweep")
+    assert command[1:4] == ["-m", "editor.warmup", "sweep"]
+    assert command[4:] == ["--plugin-dir", str(tmp_path / "my-plugins")]
