@@ -100,3 +100,14 @@ def _no_worker_outlives_its_test():
     yield
     from editor.qt.workers import wait_for_workers
     wait_for_workers()
+
+
+def switch_backend(window, qtbot, name: str, timeout_ms: int = 600_000) -> None:
+    """Choose ``name`` in the Partition panel's backend box, as a person does, and wait until
+    its tree is the one shown: with a cold kernel cache a first switch compiles in the
+    background for a while."""
+    combo = window.params_panel.backend_combo
+    combo.setCurrentIndex(combo.findData(name))
+    doc = window.document
+    qtbot.waitUntil(lambda: doc.index.name == name and not doc.rebuilding, timeout=timeout_ms)
+    window.state.flush()

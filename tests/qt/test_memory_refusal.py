@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from spatial.memory_budget import MEMORY_BUDGET_ENV
 
+from .conftest import switch_backend
 
-def test_absurd_parameters_are_refused_with_the_document_and_index_untouched(window, monkeypatch):
+
+def test_absurd_parameters_are_refused_with_the_document_and_index_untouched(window, qtbot,
+                                                                            monkeypatch):
     doc, st = window.document, window.state
-    window.params_panel.choose_backend("quadtree")
-    st.flush()
+    switch_backend(window, qtbot, "quadtree")
     monkeypatch.setenv(MEMORY_BUDGET_ENV, "256")
     index, settings, state = doc.index, doc.scene.settings, doc.scene.state()
     nodes, depth = len(index.nodes()), index.params.max_depth

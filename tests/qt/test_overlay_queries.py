@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from plugins.brute import BruteForce
 from spatial.registry import default_registry
 
-from .conftest import click, drag
+from .conftest import click, drag, switch_backend
 
 
 def _brute(doc):
@@ -209,8 +209,7 @@ def test_every_registered_backend_draws_queries_and_reports(window, name):
 
 def test_split_planes_get_a_legend_line_only_while_drawn(window, qtbot):
     st, panel = window.state, window.overlay_panel
-    window.params_panel.choose_backend("bsp")
-    st.flush()
+    switch_backend(window, qtbot, "bsp")
     assert panel.planes.isEnabled()
     assert not panel.planes_key.isVisibleTo(panel), "no planes drawn yet: no key for them"
     qtbot.mouseClick(panel.planes, Qt.LeftButton, pos=panel.planes.rect().center())
@@ -219,6 +218,5 @@ def test_split_planes_get_a_legend_line_only_while_drawn(window, qtbot):
     assert len(st.overlay.plane_lines3d) > 0
     assert panel.planes_key.isVisibleTo(panel)
     assert "split plane" in panel.planes_key.text()
-    window.params_panel.choose_backend("octree")  # no planes in an octree: the key goes
-    st.flush()
+    switch_backend(window, qtbot, "octree")  # no planes in an octree: the key goes
     assert not panel.planes_key.isVisibleTo(panel)
