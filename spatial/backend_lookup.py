@@ -1,9 +1,9 @@
-"""Backend classes by name, typed as what they are: :class:`~spatial.contract.SpatialIndex`
+"""Backend classes by name, checked to be what they are declared as: :class:`~spatial.contract.SpatialIndex`
 subclasses.
 
-:meth:`Registry.backend <spatial.registry.Registry.backend>` is declared to return a plain
-``type``; code that reads ``Params``, ``name`` or ``check_memory_budget`` from the class looks
-it up here instead, so the type checker sees a backend class and a wrong entry is a clear error.
+``Registry.backends`` is a plain dictionary a plugin can write into; code that reads ``Params``,
+``name`` or ``check_memory_budget`` from a backend class looks it up here, so a wrong entry is a
+clear :class:`~spatial.errors.PluginError` instead of an ``AttributeError`` later.
 """
 from __future__ import annotations
 

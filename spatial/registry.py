@@ -33,11 +33,15 @@ import pkgutil
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import PluginError
 from .plugin_guard import contained
+
+if TYPE_CHECKING:  # the contract imports numba: the registry is read before any kernel loads
+    from .contract import SpatialIndex
 
 ENTRY_POINT_GROUP = "partition_studio.plugins"
 BUILTIN_PACKAGE = "plugins"
@@ -132,7 +136,7 @@ class Registry:
     """Holds everything the plugins registered. Use :func:`default_registry` in applications."""
 
     def __init__(self) -> None:
-        self.backends: dict[str, type] = {}
+        self.backends: dict[str, type[SpatialIndex]] = {}
         self.importers: dict[str, Importer] = {}
         self.exporters: dict[str, Exporter] = {}
         self.motions: dict[str, MotionBehaviour] = {}
@@ -196,7 +200,7 @@ class Registry:
             self.plugins[self._current].provides.append(item)
 
     # ------------------------------------------------------------------ look-ups
-    def backend(self, name: str) -> type:
+    def backend(self, name: str) -> type[SpatialIndex]:
         """The backend class called ``name``; the error lists the known names."""
         try:
             return self.backends[name]
@@ -310,7 +314,7 @@ class Registry:
             if mod.name.startswith("_"):
                 continue
             full = f"{BUILTIN_PACKAGE}.{mod.name}"
-            self._import_and_load(full, "builtin", lambda full=full: importlib.import_module(full), full)
+            self._import_and_load(full, "builtin", partial(importlib.import_module, full), full)
 
     def load_folder(self, folder: str | os.PathLike) -> None:
         """Load every ``*.py`` file and package in a user plugin folder."""
