@@ -1,0 +1,66 @@
+"""The brushes of a 2D view as one cached graphics item per outline chunk.
+
+A single item for the whole level meant every edit re-rasterised every brush outline of the
+view into its pixmap cache (on e3m4, 3,441 hulls and their edges, three views per edit) and
+repainted the whole viewport. With an item per chunk of neighbouring brushes
+(:class:`~.brush_outlines.BrushOutlines`), an edit re-rasterises the chunks it touched and
+Qt repaints only their patches of the viewport; the other chunks are blitted from their caches
+when a repaint crosses them.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QGraphicsItem
+
+from .brush_outlines import BrushOutlines, OutlineChunk
+from .items2d import PathsItem
+
+#: stacking order of the brush items in the view (under walls, entities and the overlay)
+BRUSH_Z = 0.0
+
+
+class BrushLayer:
+    """Keeps one cached :class:`~.items2d.PathsItem` per chunk of ``outlines`` in ``view_box``.
+
+    Parameters
+    ----------
+    view_box : pyqtgraph.ViewBox
+        Where the items live. They do not count for its auto-range: the views frame the
+        level from the scene's bounds, and an item added for a new chunk would otherwise
+        move the view under the cursor in the middle of an edit.
+    outlines : BrushOutlines
+    fill_brush, edge_pen
+        How hulls are filled and edges stroked.
+    """
+
+    def __init__(self, view_box, outlines: BrushOutlines, fill_brush, edge_pen) -> None:
+        self.view_box = view_box
+        self.outlines = outlines
+        self.fill_brush = fill_brush
+        self.edge_pen = edge_pen
+        self._items: dict[int, PathsItem] = {}
+
+    def items(self) -> list[PathsItem]:
+        """The chunk items, in chunk order."""
+        return [self._items[id(c)] for c in self.outlines.chunks if id(c) in self._items]
+
+    def item_of(self, chunk: OutlineChunk) -> PathsItem | None:
+        return self._items.get(id(chunk))
+
+    def sync(self) -> None:
+        """Bring the items in line with the outlines' last update: new items for a new chunk
+        list, new paths for the dirty chunks only."""
+        outlines = self.outlines
+        if outlines.rebuilt_all:
+            for item in self._items.values():
+                self.view_box.removeItem(item)
+            self._items = {}
+        for chunk in outlines.dirty:
+            item = self._items.get(id(chunk))
+            if item is None and not chunk.ids:
+                continue  # an empty tile needs no item until a brush moves in
+            if item is None:
+                item = PathsItem(z=BRUSH_Z)
+                item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+                self._items[id(chunk)] = item
+                self.view_box.addItem(item, ignoreBounds=True)
+            item.set_layers(chunk.layers(self.fill_brush, self.edge_pen))
