@@ -74,3 +74,47 @@ def test_a_new_brush_is_appended_behind_the_others(gl_window, qtbot):
     assert view.faces.position_uploads.rows_uploaded == len(arrays.mesh_vertices) - before
     _full_upload(view)
     np.testing.assert_array_equal(after_frame, _render(window))
+
+
+def test_big_levels_draw_brush_faces_again_once_the_camera_rests(gl_window, qtbot, monkeypatch):
+    from PySide6.QtCore import QPoint
+
+    from editor.qt.views import view3d as view3d_module
+    window = gl_window
+    view = window.view3d
+    faces = view.faces
+    monkeypatch.setattr(view3d_module, "MOTION_LOD_VERTICES", len(faces.vertexes) - 1)
+    still = _render(window)
+    drawn = faces.frames_drawn
+    centre = QPoint(view.width() // 2, view.height() // 2)
+    qtbot.mousePress(view, Qt.LeftButton, Qt.NoModifier, centre)
+    for k in range(1, 6):  # an orbit: left-drag
+        qtbot.mouseMove(view, centre + QPoint(12 * k, 0))
+        qtbot.wait(20)
+    moving = _pixels_now(view)
+    assert faces.skipped and faces.frames_drawn == drawn, "faces left out while orbiting"
+    qtbot.mouseRelease(view, Qt.LeftButton, Qt.NoModifier, centre + QPoint(60, 0))
+    qtbot.waitUntil(lambda: not faces.skipped and faces.frames_drawn > drawn, timeout=3000)
+    rested = _render(window)
+    # the faces are back: the rested frame holds more of the face colours than the moving one
+    assert np.abs(rested.astype(int) - moving.astype(int)).max(axis=2).astype(bool).sum() > 100
+    assert np.abs(still.astype(int) - rested.astype(int)).max() > 0, "the camera did turn"
+
+
+def test_small_levels_keep_their_faces_while_orbiting(gl_window, qtbot):
+    from PySide6.QtCore import QPoint
+    view = gl_window.view3d
+    _render(gl_window)
+    drawn = view.faces.frames_drawn
+    centre = QPoint(view.width() // 2, view.height() // 2)
+    qtbot.mousePress(view, Qt.LeftButton, Qt.NoModifier, centre)
+    for k in range(1, 4):
+        qtbot.mouseMove(view, centre + QPoint(12 * k, 0))
+        qtbot.wait(20)
+    qtbot.mouseRelease(view, Qt.LeftButton, Qt.NoModifier, centre + QPoint(36, 0))
+    assert not view.faces.skipped and view.faces.frames_drawn > drawn
+
+
+def _pixels_now(view) -> np.ndarray:
+    from tests.qt.test_gl import _pixels
+    return _pixels(view.grabFramebuffer())

@@ -111,6 +111,10 @@ class RangeTrianglesItem(gl.GLMeshItem):
         self.vertexes = self.colors = None
         self.position_uploads = RangeUploads()
         self.colour_uploads = RangeUploads()
+        #: left out of the frames drawn while this is set (level of detail in motion), without
+        #: the repaint a visibility change asks for
+        self.skipped = False
+        self.frames_drawn = 0
 
     def set_triangles(self, vertices: np.ndarray, colours: np.ndarray, ranges=None) -> None:
         """Draw ``vertices`` ((3 T, 3)) coloured by ``colours`` ((3 T, 4)), both float32;
@@ -127,8 +131,9 @@ class RangeTrianglesItem(gl.GLMeshItem):
         return DirtyFlag(0)
 
     def paint(self) -> None:
-        if self.vertexes is None or not len(self.vertexes):
+        if self.vertexes is None or not len(self.vertexes) or self.skipped:
             return
         self.position_uploads.upload(self.m_vbo_position, self.vertexes)
         self.colour_uploads.upload(self.m_vbo_color, self.colors)
         super().paint()
+        self.frames_drawn += 1

@@ -31,6 +31,14 @@ _EMPTY = np.zeros((0, 3), dtype=np.float32)
 #: overlays with more boxes than this are culled to the camera's view before upload
 CULL_OVERLAY_ABOVE = 4000
 
+#: a level with more brush face vertices than this draws its brushes as edges only while the
+#: camera moves (level of detail): under a software OpenGL every vertex is processed on the
+#: window's thread, and the translucent faces of 20,000 brushes (720,000 vertices) cost
+#: about half of each orbit frame. Faces come back once the camera rests.
+MOTION_LOD_VERTICES = 400_000
+#: the camera counts as resting after this long without a change
+CAMERA_REST_MS = 150
+
 #: GL state of the query layer: blended, without a depth test, so it draws over the tree
 ON_TOP = {GL_DEPTH_TEST: False, GL_BLEND: True, GL_CULL_FACE: False,
           "glBlendFunc": (GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA)}
@@ -115,6 +123,11 @@ class View3D(gl.GLViewWidget):
         self._recull_timer.setSingleShot(True)
         self._recull_timer.setInterval(120)
         self._recull_timer.timeout.connect(self._upload_overlay)
+        self._last_camera = None
+        self._rest_timer = QTimer(self)
+        self._rest_timer.setSingleShot(True)
+        self._rest_timer.setInterval(CAMERA_REST_MS)
+        self._rest_timer.timeout.connect(self._on_camera_rest)
 
         self.grid_item = gl.GLGridItem(color=(255, 255, 255, 40))
         self.grid_item.setGLOptions("translucent")
@@ -435,8 +448,24 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     # ------------------------------------------------------------------ rendering
+    def _on_camera_rest(self) -> None:
+        if self.faces.skipped:
+            self.faces.skipped = False
+            self.update()
+
+    def _motion_level_of_detail(self, camera) -> None:
+        """Leave the brush faces out of frames drawn while the camera moves, on big levels."""
+        moved = self._last_camera is not None and camera != self._last_camera
+        self._last_camera = camera
+        faces = self.faces.vertexes
+        if moved and faces is not None and len(faces) > MOTION_LOD_VERTICES:
+            self.faces.skipped = True
+            self._rest_timer.start()
+
     def paintGL(self, *args, **kwargs) -> None:
-        if self._culled_for is not None and self._culled_for != self._camera_key():
+        camera = self._camera_key()
+        self._motion_level_of_detail(camera[:7])  # a resize is not a camera motion
+        if self._culled_for is not None and self._culled_for != camera:
             self._recull_timer.start()  # the camera moved: re-cull once it rests
         start = time.perf_counter()
         super().paintGL(*args, **kwargs)
