@@ -203,3 +203,33 @@ def test_a_chunk_that_outgrows_twice_its_size_splits():
     assert max(len(c.ids) for c in outlines.chunks) <= 2 * CHUNK_SIZE + 1
     assert len(outlines) == len(scene.brush_ids())
     assert set(outlines.outline_segments()) == set(scene.brush_ids())
+
+
+def test_a_simulation_step_does_not_redraw_the_2d_axes(window, qtbot, monkeypatch):
+    """Moving bodies repaint large parts of each 2D view; the axes beside them are blitted
+    from their caches, not drawn again (tick labels cost more than the bodies)."""
+    import pyqtgraph as pg
+    drawn = []
+    original = pg.AxisItem.paint
+
+    def counting_paint(axis, *args):
+        drawn.append(axis)
+        return original(axis, *args)
+
+    monkeypatch.setattr(pg.AxisItem, "paint", counting_paint)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    if not window.act_animate.isChecked():
+        window.act_animate.trigger()
+    for _ in range(2):  # Simulation → Step: builds the simulation, shows its docks
+        qtbot.keyClick(window, Qt.Key_F10)
+        qtbot.wait(400)
+    ranges = [view.vb.viewRect() for view in window.views2d.values()]
+    axes = {view.getAxis(side) for view in window.views2d.values() for side in ("bottom", "left")}
+    drawn.clear()
+    for _ in range(3):
+        qtbot.keyClick(window, Qt.Key_F10)
+        qtbot.wait(150)
+    assert window.live_view.bodies_drawn > 0
+    assert ranges == [view.vb.viewRect() for view in window.views2d.values()]
+    assert not axes & set(drawn), f"{len(axes & set(drawn))} 2D axes drawn again"

@@ -107,6 +107,10 @@ class View2D(pg.PlotWidget):
         self.setLabel("left", AXIS_NAMES[self.axes[1]])
         for ax in ("bottom", "left"):
             self.getAxis(ax).setTextPen((170, 175, 185))
+            # an axis replays its ticks and labels whenever a repaint touches it (bodies moving
+            # during playback, a tree node reaching the view's edge): blit it from a pixmap
+            # instead; it renders again when the range changes
+            self.getAxis(ax).setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
         self.vb: EditorViewBox = self.plotItem.getViewBox()
         self.title = pg.TextItem(name, color=(200, 205, 215), anchor=(0, 0))
         self.title.setParentItem(self.vb)
