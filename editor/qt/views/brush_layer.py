@@ -14,12 +14,16 @@ from PySide6.QtWidgets import QGraphicsItem
 from .brush_outlines import BrushOutlines, OutlineChunk
 from .items2d import PathsItem
 
-#: stacking order of the brush items in the view (under walls, entities and the overlay)
-BRUSH_Z = 0.0
+#: stacking order of the brush items in the view (under walls, entities and the overlay):
+#: every chunk's fill under every chunk's edges, as when one item drew them all, so a
+#: neighbour's translucent fill never dims an edge
+FILL_Z = 0.0
+EDGE_Z = 0.05
 
 
 class BrushLayer:
-    """Keeps one cached :class:`~.items2d.PathsItem` per chunk of ``outlines`` in ``view_box``.
+    """Keeps two cached :class:`~.items2d.PathsItem` per chunk of ``outlines`` in
+    ``view_box``: its hull fills and its edges.
 
     Parameters
     ----------
@@ -37,30 +41,35 @@ class BrushLayer:
         self.outlines = outlines
         self.fill_brush = fill_brush
         self.edge_pen = edge_pen
-        self._items: dict[int, PathsItem] = {}
+        self._items: dict[int, tuple[PathsItem, PathsItem]] = {}
 
     def items(self) -> list[PathsItem]:
-        """The chunk items, in chunk order."""
-        return [self._items[id(c)] for c in self.outlines.chunks if id(c) in self._items]
+        """The chunk items (fill and edges of each chunk), in chunk order."""
+        return [item for c in self.outlines.chunks for item in self._items.get(id(c), ())]
 
-    def item_of(self, chunk: OutlineChunk) -> PathsItem | None:
-        return self._items.get(id(chunk))
+    def items_of(self, chunk: OutlineChunk) -> tuple[PathsItem, ...]:
+        """The fill and edge items of ``chunk`` (none while it never held a brush)."""
+        return self._items.get(id(chunk), ())
 
     def sync(self) -> None:
         """Bring the items in line with the outlines' last update: new items for a new chunk
         list, new paths for the dirty chunks only."""
         outlines = self.outlines
         if outlines.rebuilt_all:
-            for item in self._items.values():
-                self.view_box.removeItem(item)
+            for pair in self._items.values():
+                for item in pair:
+                    self.view_box.removeItem(item)
             self._items = {}
         for chunk in outlines.dirty:
-            item = self._items.get(id(chunk))
-            if item is None and not chunk.ids:
-                continue  # an empty tile needs no item until a brush moves in
-            if item is None:
-                item = PathsItem(z=BRUSH_Z)
-                item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-                self._items[id(chunk)] = item
-                self.view_box.addItem(item, ignoreBounds=True)
-            item.set_layers(chunk.layers(self.fill_brush, self.edge_pen))
+            pair = self._items.get(id(chunk))
+            if pair is None and not chunk.ids:
+                continue  # an empty tile needs no items until a brush moves in
+            if pair is None:
+                pair = (PathsItem(z=FILL_Z), PathsItem(z=EDGE_Z))
+                for item in pair:
+                    item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+                    self.view_box.addItem(item, ignoreBounds=True)
+                self._items[id(chunk)] = pair
+            fill, edges = chunk.layers(self.fill_brush, self.edge_pen)
+            pair[0].set_layers([fill])
+            pair[1].set_layers([edges])
