@@ -1,8 +1,8 @@
-"""The brushes of a 2D view as one cached graphics item per outline chunk.
+"""The brushes of a 2D view as cached graphics items per outline chunk (its fills, its edges).
 
 A single item for the whole level meant every edit re-rasterised every brush outline of the
 view into its pixmap cache (on e3m4, 3,441 hulls and their edges, three views per edit) and
-repainted the whole viewport. With an item per chunk of neighbouring brushes
+repainted the whole viewport. With items per chunk of neighbouring brushes
 (:class:`~.brush_outlines.BrushOutlines`), an edit re-rasterises the chunks it touched and
 Qt repaints only their patches of the viewport; the other chunks are blitted from their caches
 when a repaint crosses them.

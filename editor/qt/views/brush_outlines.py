@@ -4,8 +4,8 @@ Every brush is drawn as its projected hull (a faint fill) and its projected edge
 grouped in chunks of neighbours: the square tiles of a quadtree over the view's plane, split
 until a tile holds at most :data:`CHUNK_SIZE` brush centres, so a chunk covers a compact patch
 of the view. A tile is a run of Z-order (Morton) codes of the quantised centres, which makes
-finding a brush's tile one binary search. Each chunk is one pair of painter paths, drawn by an
-item of its own with its own pixmap cache (:class:`~.brush_layer.BrushLayer`): an edit rebuilds
+finding a brush's tile one binary search. Each chunk is one pair of painter paths, drawn by items of
+its own with their own pixmap caches (:class:`~.brush_layer.BrushLayer`): an edit rebuilds
 and re-rasterises only the chunks holding the brushes it changed, and the window repaints only
 their patches.
 

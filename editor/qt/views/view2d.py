@@ -3,7 +3,7 @@
 Left-button gestures go to the active tool (select, brush, entity, ray, frustum, inspect);
 the middle or right button pans, the wheel zooms. Everything is drawn by a few
 :class:`~.items2d.PathsItem` layers rebuilt from the shared arrays when they change; the
-brushes by one cached item per chunk of neighbouring brushes (:mod:`.brush_layer`).
+brushes by cached items per chunk of neighbouring brushes (:mod:`.brush_layer`).
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ class View2D(pg.PlotWidget):
         self.handles.setZValue(12)
         # the level and the tree change rarely and in small parts: paint them from cached
         # pixmaps, so repainting the patch an edit touched blits them instead of stroking
-        # every path again (brushes: one cached item per chunk, see BrushLayer)
+        # every path again (brushes: cached items per chunk, see BrushLayer)
         for item in (self.grid, self.mesh, self.walls, self.entities, self.overlay):
             item.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
         for item in (self.grid, self.mesh, self.walls, self.entities, self.overlay,
