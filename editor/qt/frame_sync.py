@@ -11,6 +11,11 @@ under a software OpenGL, so playback stalled at 6–10 frames per second.
 composites it) and, just before the window handles it, delivers the scenes' pending queued
 calls: their viewports join the frame that is about to be painted instead of asking for one
 more.
+
+It first lets the editor state recompute what an edit left dirty (its posted flush): an edit
+that also repaints a panel (the undo history, the status bar) posts that repaint before the
+flush, and the window would otherwise paint and composite a frame without the edit and then a
+second one with it — on e3m4 under a software OpenGL, 20–40 ms of an arrow-key nudge.
 """
 from __future__ import annotations
 
@@ -58,6 +63,9 @@ class FrameSync(CompositeCounter):
         super().__init__(window, parent=window)
 
     def before_composite(self) -> None:
+        state = getattr(self.window, "state", None)
+        if state is not None and state.flush_pending():
+            state.flush()
         for view in self.window.findChildren(QGraphicsView):
             scene = view.scene()
             if scene is not None and view.isVisible():

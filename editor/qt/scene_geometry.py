@@ -70,10 +70,14 @@ class SceneArrays:
     changed: frozenset | None = None
     entities_changed: bool = True
     level_changed: bool = True
+    rows: dict | None = None           # cache of brush_rows(), kept while the order is
 
     def brush_rows(self) -> dict:
-        """Brush id -> its position in ``brush_ids``."""
-        return {int(oid): k for k, oid in enumerate(self.brush_ids)}
+        """Brush id -> its position in ``brush_ids`` (computed once per order of brushes: an
+        edit patched in place shares it)."""
+        if self.rows is None:
+            self.rows = {int(oid): k for k, oid in enumerate(self.brush_ids.tolist())}
+        return self.rows
 
 
 class SceneGeometry:
@@ -217,6 +221,8 @@ class SceneGeometry:
             and old.edge_offsets[rows[oid] + 1] - old.edge_offsets[rows[oid]] == len(parts[oid][0].edges)
             for oid in touched)
         arrays = SceneArrays(**old.__dict__)
+        if not same_shape:
+            arrays.rows = None  # brushes are dropped and appended: the order changes
         if same_shape:
             # every touched brush keeps its counts: rewrite its ranges in place
             for oid in touched:

@@ -70,6 +70,7 @@ def _send(view, kind, pos, button, buttons, modifiers):
 def drag(view, start, end, modifiers=None, steps: int = 6):
     """Press at world ``start``, move in steps, release at world ``end`` (left button)."""
     from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
     mods = modifiers if modifiers is not None else Qt.NoModifier
     p0 = view_pos(view, *start)
@@ -78,6 +79,9 @@ def drag(view, start, end, modifiers=None, steps: int = 6):
     for k in range(1, steps + 1):
         f = k / steps
         p = p0 + (p1 - p0) * f
+        # pyqtgraph drops mouse moves closer than 10 ms apart (its 'mouseRateLimit', 100 per
+        # second): a drag whose moves arrive faster than that is not seen as a drag at all
+        QTest.qWait(11)
         _send(view, QEvent.MouseMove, p, Qt.NoButton, Qt.LeftButton, mods)
         QApplication.processEvents()
     _send(view, QEvent.MouseButtonRelease, p1, Qt.LeftButton, Qt.NoButton, mods)

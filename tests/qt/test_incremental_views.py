@@ -94,7 +94,8 @@ def test_random_edits_patch_the_arrays_to_a_from_scratch_build():
                                       np.sort(SceneGeometry().build(scene).edge_ids))
         for o in outlines.values():
             o.update(arrays)
-            assert o.rebuilt_chunks <= max(1, len(arrays.changed))
+            # a moved brush may change chunk: its old one and its new one
+            assert o.rebuilt_chunks <= 2 * max(1, len(arrays.changed))
     fresh = SceneGeometry().build(scene)
     for axes, o in outlines.items():
         scratch = BrushOutlines(axes)

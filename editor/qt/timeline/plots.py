@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QBoxLayout
+from PySide6.QtWidgets import QBoxLayout, QGraphicsItem
 
 from ..panels.base import Panel, PlaybackRefresh
 
@@ -37,6 +37,10 @@ class LivePlots(PlaybackRefresh, Panel):
             plot.setMenuEnabled(False)
             plot.hideButtons()
             plot.showGrid(x=True, y=True, alpha=0.2)
+            # with the grid on, each axis covers the whole plot: the moving cursor and every
+            # new point would replay its ticks, labels and grid lines; blit them from a pixmap
+            for side in ("bottom", "left"):
+                plot.getAxis(side).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
             plot.addLegend(offset=(4, 2), labelTextSize="7pt", verSpacing=-6)
             if first is None:
                 first = plot

@@ -34,34 +34,97 @@ def segments_path(points: np.ndarray) -> QPainterPath:
 
 
 def polygons_path(polys) -> QPainterPath:
-    """One path holding every polygon (closed)."""
-    path = QPainterPath()
-    from PySide6.QtCore import QPointF
-    from PySide6.QtGui import QPolygonF
-    for poly in polys:
-        if len(poly) >= 3:
-            path.addPolygon(QPolygonF([QPointF(float(x), float(y)) for x, y in poly]))
-            path.closeSubpath()
-    return path
+    """One path holding every polygon (closed; those under three points are left out).
+
+    Built in one go from a flat array (each polygon followed by its first point, and not
+    joined to the next one): a chunk of brushes is one numpy pass, not a Qt call per point.
+    """
+    polys = [np.asarray(poly, dtype=np.float64).reshape(-1, 2) for poly in polys]
+    polys = [poly for poly in polys if len(poly) >= 3]
+    if not polys:
+        return QPainterPath()
+    closed = np.concatenate([np.vstack([poly, poly[:1]]) for poly in polys])
+    connect = np.ones(len(closed), dtype=np.int32)
+    connect[np.cumsum([len(poly) + 1 for poly in polys]) - 1] = 0
+    return pg.arrayToQPath(np.ascontiguousarray(closed[:, 0]), np.ascontiguousarray(closed[:, 1]),
+                           connect=connect)
+
+
+#: fixed weights folding a row of numbers into one key (see :func:`changed_rows`)
+_ROW_WEIGHTS = np.random.default_rng(20261125).uniform(1.0, 2.0, size=16)
+
+
+def _row_keys(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float64)
+    return rows @ _ROW_WEIGHTS[:rows.shape[1]]
+
+
+def changed_rows(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Rows of ``old`` or ``new`` (``(N, K)`` arrays, K <= 16) that are not in the other one.
+
+    Rows are compared by one float key each (a fixed random weighting of their values): a
+    one-dimensional set test, several times faster than comparing whole rows, and two
+    different rows of drawing coordinates sharing a key would need an exact coincidence.
+    """
+    old, new = np.asarray(old, dtype=np.float64), np.asarray(new, dtype=np.float64)
+    if not len(old) or not len(new):
+        return new if len(new) else old
+    a, b = _row_keys(old), _row_keys(new)
+    return np.concatenate([old[~np.isin(a, b)], new[~np.isin(b, a)]])
+
+
+def rects_bounds(rects: np.ndarray, margin: tuple[float, float] = (0.0, 0.0)) -> QRectF | None:
+    """The rectangle around ``(N, 4+)`` rows ``u0, v0, u1, v1`` grown by ``margin`` (None: none)."""
+    if not len(rects):
+        return None
+    u0, v0 = np.minimum(rects[:, 0], rects[:, 2]).min(), np.minimum(rects[:, 1], rects[:, 3]).min()
+    u1, v1 = np.maximum(rects[:, 0], rects[:, 2]).max(), np.maximum(rects[:, 1], rects[:, 3]).max()
+    mu, mv = margin
+    return QRectF(float(u0 - mu), float(v0 - mv), float(u1 - u0 + 2 * mu), float(v1 - v0 + 2 * mv))
 
 
 class PathsItem(pg.GraphicsObject):
-    """Draws a list of ``(path, pen, brush)`` layers; replaced wholesale by :meth:`set_layers`."""
+    """Draws a list of ``(path, pen, brush)`` layers; replaced wholesale by :meth:`set_layers`.
+
+    :attr:`paints` counts the calls of :meth:`paint`: with a pixmap cache, the times the item
+    was rasterised again.
+    """
 
     def __init__(self, z: float = 0.0) -> None:
         super().__init__()
         self._layers: list[tuple[QPainterPath, QPen, QBrush | None]] = []
         self._rect = QRectF()
+        self.paints = 0
         self.setZValue(z)
 
-    def set_layers(self, layers) -> None:
-        self.prepareGeometryChange()
-        self._layers = [layer for layer in layers if not layer[0].isEmpty()]
+    def set_layers(self, layers, dirty: QRectF | None = None) -> None:
+        """Draw ``layers`` from now on. ``dirty``: the only part of the item that looks
+        different (in item coordinates), so the view repaints just that part; by default,
+        all of it."""
+        layers = [layer for layer in layers if not layer[0].isEmpty()]
         rect = QRectF()
-        for path, _, _ in self._layers:
+        for path, _, _ in layers:
             rect = rect.united(path.boundingRect())
-        self._rect = rect
-        self.update()
+        if dirty is None or rect != self._rect:
+            self.prepareGeometryChange()
+            if rect != self._rect:
+                self._drop_cache()
+            self._layers, self._rect = layers, rect
+            self.update()
+            return
+        self._layers = layers
+        if not dirty.isEmpty():
+            self.update(dirty)
+
+    def _drop_cache(self) -> None:
+        """Throw the pixmap cache away. Qt keeps a device-coordinate cache across a change of
+        bounding rectangle and, when the rectangle grows to the left or top, blits the old
+        pixels at the wrong offset (part of a brush went missing after a neighbour moved into
+        its chunk); a fresh cache is rendered whole."""
+        mode = self.cacheMode()
+        if mode != self.CacheMode.NoCache:
+            self.setCacheMode(self.CacheMode.NoCache)
+            self.setCacheMode(mode)
 
     def clear(self) -> None:
         self.set_layers([])
@@ -73,6 +136,7 @@ class PathsItem(pg.GraphicsObject):
         return self._rect
 
     def paint(self, painter, *args) -> None:
+        self.paints += 1
         for path, pen, brush in self._layers:
             painter.setPen(pen if pen is not None else Qt.NoPen)
             painter.setBrush(brush if brush is not None else Qt.NoBrush)
@@ -147,10 +211,24 @@ class LabelsItem(pg.GraphicsObject):
         self._points = np.empty((0, 2))
         self._texts: list[str] = []
 
+    #: labels changed at once above which the whole item repaints rather than each label
+    PARTIAL_MAX = 64
+
     def set_labels(self, points: np.ndarray, texts: list[str]) -> None:
-        self._points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-        self._texts = list(texts)
-        self.update()
+        """Show ``texts`` centred on ``points``; only the labels that differ are repainted."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        texts = list(texts)
+        old = dict(zip(map(tuple, self._points.tolist()), self._texts))
+        new = dict(zip(map(tuple, points.tolist()), texts))
+        changed = [p for p in old.keys() | new.keys() if old.get(p) != new.get(p)]
+        self._points, self._texts = points, texts
+        vb = self.getViewBox()
+        if len(changed) > self.PARTIAL_MAX or vb is None:
+            self.update()
+            return
+        px, py = vb.viewPixelSize()
+        for u, v in changed:  # a label spans 80 x 18 pixels around its point, plus its shadow
+            self.update(QRectF(u - 42 * px, v - 11 * py, 84 * px, 22 * py))
 
     def count(self) -> int:
         return len(self._texts)

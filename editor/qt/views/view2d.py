@@ -2,7 +2,8 @@
 
 Left-button gestures go to the active tool (select, brush, entity, ray, frustum, inspect);
 the middle or right button pans, the wheel zooms. Everything is drawn by a few
-:class:`~.items2d.PathsItem` layers rebuilt from the shared arrays when they change.
+:class:`~.items2d.PathsItem` layers rebuilt from the shared arrays when they change; the
+brushes by cached items per chunk of neighbouring brushes (:mod:`.brush_layer`).
 """
 from __future__ import annotations
 
@@ -27,9 +28,19 @@ from ..colors import (
 from ..level_arrays import MESH_FACE, ONE_SIDED_WALL, TWO_SIDED_WALL
 from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
+from .brush_layer import BrushLayer
 from .brush_outlines import BrushOutlines
 from .follow_state import follow_state
-from .items2d import GridItem, LabelsItem, PathsItem, cosmetic_pen, qcolor, segments_path
+from .items2d import (
+    GridItem,
+    LabelsItem,
+    PathsItem,
+    changed_rows,
+    cosmetic_pen,
+    qcolor,
+    rects_bounds,
+    segments_path,
+)
 
 AXIS_NAMES = "xyz"
 #: the three standard views: name -> (horizontal axis, vertical axis)
@@ -96,6 +107,10 @@ class View2D(pg.PlotWidget):
         self.setLabel("left", AXIS_NAMES[self.axes[1]])
         for ax in ("bottom", "left"):
             self.getAxis(ax).setTextPen((170, 175, 185))
+            # an axis replays its ticks and labels whenever a repaint touches it (bodies moving
+            # during playback, a tree node reaching the view's edge): blit it from a pixmap
+            # instead; it renders again when the range changes
+            self.getAxis(ax).setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
         self.vb: EditorViewBox = self.plotItem.getViewBox()
         self.title = pg.TextItem(name, color=(200, 205, 215), anchor=(0, 0))
         self.title.setParentItem(self.vb)
@@ -103,7 +118,6 @@ class View2D(pg.PlotWidget):
 
         self.outlines = BrushOutlines(self.axes)
         self.grid = GridItem()
-        self.brushes = PathsItem(z=0)
         self.mesh = PathsItem(z=0.5)     # mesh triangles' edges
         self.walls = PathsItem(z=1)      # Doom walls: one-sided solid, two-sided dashed amber
         self.entities = PathsItem(z=2)
@@ -114,24 +128,28 @@ class View2D(pg.PlotWidget):
         self.handles = pg.ScatterPlotItem(size=8, symbol="s", pen=pg.mkPen((255, 80, 60)),
                                           brush=pg.mkBrush(255, 255, 255, 200))
         self.handles.setZValue(12)
-        # the level itself changes rarely: paint it from a cached pixmap while the overlay
-        # and the tools redraw on top
-        for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities):
+        # the level and the tree change rarely and in small parts: paint them from cached
+        # pixmaps, so repainting the patch an edit touched blits them instead of stroking
+        # every path again (brushes: cached items per chunk, see BrushLayer)
+        for item in (self.grid, self.mesh, self.walls, self.entities, self.overlay):
             item.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
-        for item in (self.grid, self.brushes, self.mesh, self.walls, self.entities, self.overlay,
+        for item in (self.grid, self.mesh, self.walls, self.entities, self.overlay,
                      self.query, self.selection, self.preview, self.handles):
-            self.vb.addItem(item, ignoreBounds=item not in (self.brushes, self.mesh, self.walls))
+            self.vb.addItem(item, ignoreBounds=item not in (self.mesh, self.walls))
         self._brush_fill = QBrush(qcolor(BRUSH_FACE, 0.10))
         self._brush_pen = cosmetic_pen(BRUSH_EDGE, 0.55)
+        self.brushes = BrushLayer(self.vb, self.outlines, self._brush_fill, self._brush_pen)
         self._label_font = QFont()
         self._label_font.setPointSize(8)
         self.labels = LabelsItem(self._label_font)
+        self.labels.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
         self.vb.addItem(self.labels, ignoreBounds=True)
         self._rects = None       # projected overlay rectangles (unique), for labels
         self._rect_counts = None
         self._rect_bins = None
         self._core_rects = None
         self._plane_segments = None
+        self._drawn_overlay = np.empty((0, 5))   # what the overlay item shows: u0 v0 u1 v1 bin
         self.drawn_rects = 0
         self.drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
         self.handle_points = np.empty((0, 2))
@@ -230,9 +248,9 @@ class View2D(pg.PlotWidget):
         self.grid.setVisible(self.state.show_grid)
 
     def _on_scene_arrays_changed(self, arrays) -> None:
-        # only the chunks holding the edited brushes are rebuilt (see BrushOutlines)
+        # only the chunks holding the edited brushes are rebuilt and re-rasterised
         self.outlines.update(arrays)
-        self.brushes.set_layers(self.outlines.layers(self._brush_fill, self._brush_pen))
+        self.brushes.sync()
         everything = arrays.changed is None
         if everything or arrays.level_changed:
             self._draw_level(arrays.level)
@@ -328,17 +346,24 @@ class View2D(pg.PlotWidget):
         return keep
 
     def _redraw_overlay(self) -> None:
-        """Rebuild the overlay paths for the visible range (level of detail), then the labels."""
+        """Rebuild the overlay paths for the visible range (level of detail), then the labels.
+
+        Only the rectangles that appeared or went away are repainted: after a small edit the
+        tree mostly keeps its nodes, and repainting the whole overlay would repaint the whole
+        viewport with it."""
         rects = self._rects
         if rects is None:
             self.overlay.clear()
+            self._drawn_overlay = np.empty((0, 5))
             self._update_labels()
             return
         layers = []
+        drawn = []
         if self._core_rects is not None:
             core = self._core_rects[self._visible_rects(self._core_rects)]
             layers.append((segments_path(rect_segments(core)),
                            cosmetic_pen((0.55, 0.55, 0.6), 0.35, 1.0, Qt.DotLine), None))
+            drawn.append(np.column_stack([core, np.full(len(core), -1.0)]))
         keep = self._visible_rects(rects)
         self.drawn_rects = int(keep.sum())
         bins = np.where(keep, self._rect_bins, -1)
@@ -347,9 +372,16 @@ class View2D(pg.PlotWidget):
             if len(mine):
                 pen = cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6)
                 layers.append((segments_path(rect_segments(mine)), pen, None))
+                drawn.append(np.column_stack([mine, np.full(len(mine), float(b))]))
         if self._plane_segments is not None:  # BSP split lines over the node boxes
             layers.append((segments_path(self._plane_segments), cosmetic_pen(SPLIT_LINE, 0.55, 1.0), None))
-        self.overlay.set_layers(layers)
+            planes = self._plane_segments.reshape(-1, 4)
+            drawn.append(np.column_stack([planes, np.full(len(planes), -2.0)]))
+        drawn = np.concatenate(drawn) if drawn else np.empty((0, 5))
+        px, py = self.vb.viewPixelSize()
+        dirty = rects_bounds(changed_rows(self._drawn_overlay, drawn), (3 * px, 3 * py))
+        self._drawn_overlay = drawn
+        self.overlay.set_layers(layers, dirty=dirty if dirty is not None else QRectF())
         self._update_labels()
 
     def _update_labels(self) -> None:

@@ -24,11 +24,20 @@ from ..overlay import box_lines
 from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
 from .follow_state import follow_state
+from .gl_ranges import RangeLinesItem, RangeTrianglesItem
 
 _EMPTY = np.zeros((0, 3), dtype=np.float32)
 
 #: overlays with more boxes than this are culled to the camera's view before upload
 CULL_OVERLAY_ABOVE = 4000
+
+#: a level with more brush face vertices than this draws its brushes as edges only while the
+#: camera moves (level of detail): under a software OpenGL every vertex is processed on the
+#: window's thread, and the translucent faces of 20,000 brushes (720,000 vertices) cost
+#: about half of each orbit frame. Faces come back once the camera rests.
+MOTION_LOD_VERTICES = 400_000
+#: the camera counts as resting after this long without a change
+CAMERA_REST_MS = 150
 
 #: GL state of the query layer: blended, without a depth test, so it draws over the tree
 ON_TOP = {GL_DEPTH_TEST: False, GL_BLEND: True, GL_CULL_FACE: False,
@@ -55,6 +64,32 @@ def _set_mesh(item, vertices, colours) -> None:
         item.setMeshData(vertexes=vertices, faces=np.arange(len(vertices), dtype=np.uint32).reshape(-1, 3),
                          vertexColors=colours)
     item.setVisible(bool(len(vertices)))
+
+
+def brush_row_ranges(old, new) -> tuple[list | None, list | None]:
+    """Rows of the brush face and edge arrays that differ between two
+    :class:`~editor.qt.scene_geometry.SceneArrays` (``None``: all of them).
+
+    ``new`` was patched from ``old`` in place when it holds the same arrays (each touched
+    brush rewrote its own range), or appended to when it starts with the same brushes and none
+    of them was touched; anything else (a brush deleted, one whose vertex count changed) is
+    sent whole.
+    """
+    if old is None or new.changed is None or old.mesh_offsets is None:
+        return None, None
+    touched = [oid for oid in new.changed]
+    if new.mesh_vertices is old.mesh_vertices and new.edge_lines is old.edge_lines:
+        rows = new.brush_rows()
+        ks = [rows[oid] for oid in touched if oid in rows]
+        mesh = [(new.mesh_offsets[k], new.mesh_offsets[k + 1]) for k in ks]
+        edges = [(2 * new.edge_offsets[k], 2 * new.edge_offsets[k + 1]) for k in ks]
+        return mesh, edges
+    n = len(old.brush_ids)
+    if len(new.brush_ids) >= n and np.array_equal(new.brush_ids[:n], old.brush_ids) and \
+            not np.isin(np.fromiter(touched, dtype=np.int64, count=len(touched)), old.brush_ids).any():
+        return ([(len(old.mesh_vertices), len(new.mesh_vertices))],
+                [(len(old.edge_lines), len(new.edge_lines))])
+    return None, None
 
 
 class View3D(gl.GLViewWidget):
@@ -88,11 +123,19 @@ class View3D(gl.GLViewWidget):
         self._recull_timer.setSingleShot(True)
         self._recull_timer.setInterval(120)
         self._recull_timer.timeout.connect(self._upload_overlay)
+        self._last_camera = None
+        self._rest_timer = QTimer(self)
+        self._rest_timer.setSingleShot(True)
+        self._rest_timer.setInterval(CAMERA_REST_MS)
+        self._rest_timer.timeout.connect(self._on_camera_rest)
 
         self.grid_item = gl.GLGridItem(color=(255, 255, 255, 40))
         self.grid_item.setGLOptions("translucent")
-        self.faces = _mesh()
-        self.edges = _lines(_EMPTY, (0.8, 0.85, 0.95, 0.9), opts="translucent")
+        # the brushes: one face and one edge item over the scene's big arrays, updated by the
+        # ranges of the brushes an edit touched (see gl_ranges)
+        self.faces = RangeTrianglesItem()
+        self.edges = RangeLinesItem((0.8, 0.85, 0.95, 0.9))
+        self._shown_arrays = None
         # the level's own geometry when it is not brushes: Doom walls, mesh triangles
         self.wall_faces = _mesh()
         self.wall_edges = _lines(_EMPTY, (1, 1, 1, 1), opts="translucent")
@@ -151,10 +194,12 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     def _on_scene_arrays_changed(self, arrays) -> None:
-        _set_mesh(self.faces, arrays.mesh_vertices, arrays.mesh_colours)
+        mesh_ranges, edge_ranges = brush_row_ranges(self._shown_arrays, arrays)
+        self._shown_arrays = arrays
+        self.faces.set_triangles(arrays.mesh_vertices, arrays.mesh_colours, mesh_ranges)
         self._has_faces = bool(len(arrays.mesh_vertices))
         self.faces.setVisible(self._has_faces and self.faces_wanted)
-        self.edges.setData(pos=arrays.edge_lines if len(arrays.edge_lines) else _EMPTY)
+        self.edges.set_lines(arrays.edge_lines, edge_ranges)
         everything = arrays.changed is None
         if everything or arrays.entities_changed:
             if len(arrays.entity_lines):
@@ -403,8 +448,24 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     # ------------------------------------------------------------------ rendering
+    def _on_camera_rest(self) -> None:
+        if self.faces.skipped:
+            self.faces.skipped = False
+            self.update()
+
+    def _motion_level_of_detail(self, camera) -> None:
+        """Leave the brush faces out of frames drawn while the camera moves, on big levels."""
+        moved = self._last_camera is not None and camera != self._last_camera
+        self._last_camera = camera
+        faces = self.faces.vertexes
+        if moved and faces is not None and len(faces) > MOTION_LOD_VERTICES:
+            self.faces.skipped = True
+            self._rest_timer.start()
+
     def paintGL(self, *args, **kwargs) -> None:
-        if self._culled_for is not None and self._culled_for != self._camera_key():
+        camera = self._camera_key()
+        self._motion_level_of_detail(camera[:7])  # a resize is not a camera motion
+        if self._culled_for is not None and self._culled_for != camera:
             self._recull_timer.start()  # the camera moved: re-cull once it rests
         start = time.perf_counter()
         super().paintGL(*args, **kwargs)

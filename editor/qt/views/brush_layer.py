@@ -1,0 +1,75 @@
+"""The brushes of a 2D view as cached graphics items per outline chunk (its fills, its edges).
+
+A single item for the whole level meant every edit re-rasterised every brush outline of the
+view into its pixmap cache (on e3m4, 3,441 hulls and their edges, three views per edit) and
+repainted the whole viewport. With items per chunk of neighbouring brushes
+(:class:`~.brush_outlines.BrushOutlines`), an edit re-rasterises the chunks it touched and
+Qt repaints only their patches of the viewport; the other chunks are blitted from their caches
+when a repaint crosses them.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QGraphicsItem
+
+from .brush_outlines import BrushOutlines, OutlineChunk
+from .items2d import PathsItem
+
+#: stacking order of the brush items in the view (under walls, entities and the overlay):
+#: every chunk's fill under every chunk's edges, as when one item drew them all, so a
+#: neighbour's translucent fill never dims an edge
+FILL_Z = 0.0
+EDGE_Z = 0.05
+
+
+class BrushLayer:
+    """Keeps two cached :class:`~.items2d.PathsItem` per chunk of ``outlines`` in
+    ``view_box``: its hull fills and its edges.
+
+    Parameters
+    ----------
+    view_box : pyqtgraph.ViewBox
+        Where the items live. They do not count for its auto-range: the views frame the
+        level from the scene's bounds, and an item added for a new chunk would otherwise
+        move the view under the cursor in the middle of an edit.
+    outlines : BrushOutlines
+    fill_brush, edge_pen
+        How hulls are filled and edges stroked.
+    """
+
+    def __init__(self, view_box, outlines: BrushOutlines, fill_brush, edge_pen) -> None:
+        self.view_box = view_box
+        self.outlines = outlines
+        self.fill_brush = fill_brush
+        self.edge_pen = edge_pen
+        self._items: dict[int, tuple[PathsItem, PathsItem]] = {}
+
+    def items(self) -> list[PathsItem]:
+        """The chunk items (fill and edges of each chunk), in chunk order."""
+        return [item for c in self.outlines.chunks for item in self._items.get(id(c), ())]
+
+    def items_of(self, chunk: OutlineChunk) -> tuple[PathsItem, ...]:
+        """The fill and edge items of ``chunk`` (none while it never held a brush)."""
+        return self._items.get(id(chunk), ())
+
+    def sync(self) -> None:
+        """Bring the items in line with the outlines' last update: new items for a new chunk
+        list, new paths for the dirty chunks only."""
+        outlines = self.outlines
+        if outlines.rebuilt_all:
+            for pair in self._items.values():
+                for item in pair:
+                    self.view_box.removeItem(item)
+            self._items = {}
+        for chunk in outlines.dirty:
+            pair = self._items.get(id(chunk))
+            if pair is None and not chunk.ids:
+                continue  # an empty tile needs no items until a brush moves in
+            if pair is None:
+                pair = (PathsItem(z=FILL_Z), PathsItem(z=EDGE_Z))
+                for item in pair:
+                    item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+                    self.view_box.addItem(item, ignoreBounds=True)
+                self._items[id(chunk)] = pair
+            fill, edges = chunk.layers(self.fill_brush, self.edge_pen)
+            pair[0].set_layers([fill])
+            pair[1].set_layers([edges])
