@@ -151,6 +151,9 @@ class Simulation:
         World bounds; default: the bounds of the scene's indexed objects.
     """
 
+    #: the statistics of the frame last stepped or recorded (set from construction on)
+    last_stats: FrameStats
+
     def __init__(self, scene: Scene, backend: str | SpatialIndex | None = None,
                  params: Mapping[str, Any] | None = None, seed: int = 0,
                  config: SimulationConfig | None = None, registry=None, world=None) -> None:
@@ -199,7 +202,7 @@ class Simulation:
         return cls(parse_params(cls.Params, dict(params or {})))
 
     def _make_bodies(self, scene: Scene):
-        entities = [(oid, scene[oid]) for oid in scene.point_entity_ids()]
+        entities = [(oid, scene.entity(oid)) for oid in scene.point_entity_ids()]
         corners = path_corners(scene) if self.config.class_motion else {}
         bodies = Bodies(len(entities))
         rows = bodies.allocate(len(entities))
@@ -294,7 +297,7 @@ class Simulation:
             self.hotspots.clear()
         while self.frame < frame:
             self._step_once()
-        if not hasattr(self, "last_stats") or self.last_stats.frame != self.frame:
+        if self.last_stats.frame != self.frame:
             self.last_stats = self._current_stats()
         self.changed.emit(self)
         return self.last_stats
@@ -350,13 +353,15 @@ class Simulation:
         self.frame = frame
         self.last_pairs = result
 
+        node_count = -1
         if cfg.inspect_nodes:
-            self.last_nodes = self.index.nodes()
-            self.hotspots.push(frame, self.last_nodes, result.node_tests)
+            self.last_nodes = nodes = self.index.nodes()
+            self.hotspots.push(frame, nodes, result.node_tests)
+            node_count = len(nodes)
         rows_now = b.alive_rows()
         stats = FrameStats(frame, moved=len(moved), spawned=len(spawned), despawned=len(gone),
                            awake=int(b.awake[rows_now].sum()), dynamic=len(rows_now),
-                           nodes=len(self.last_nodes) if cfg.inspect_nodes else -1,
+                           nodes=node_count,
                            candidates=result.tests, overlapping=len(result.pairs),
                            update_ms=edit_ms + settle_ms, pairs_ms=pairs_ms,
                            frame_ms=edit_ms + wake_ms + settle_ms + pairs_ms)
