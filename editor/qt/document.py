@@ -78,7 +78,7 @@ class Document(QObject):
         self._warm_rest = None  # the thread loading a first-used backend's other kernels
         # status lines come from worker threads: re-emitted on the GUI thread
         self._status_relay = _StatusRelay(self)
-        self._status_relay.text.connect(self._on_preparing_status)
+        self._status_relay.text.connect(self.preparing_status)
         self._status_relay.fraction.connect(self._on_preparing_progress)
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)
@@ -207,9 +207,6 @@ class Document(QObject):
         self._worker = worker
         worker.start()
         self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
-
-    def _on_preparing_status(self, text: str) -> None:
-        self.preparing_status.emit(text)
 
     def _on_preparing_progress(self, fraction: float) -> None:
         if self.preparing_backend is not None:  # not a late one from a cancelled preparation

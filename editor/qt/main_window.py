@@ -239,8 +239,7 @@ class MainWindow(QMainWindow):
         self.docks["stats"].raise_()
         self.tabifyDockWidget(self.docks["palette"], self.docks["history"])
         self.docks["palette"].raise_()
-        self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
-                         [285, 250, 300], Qt.Vertical)
+        # their heights are set on the first show (dock_fit), or by the layout the user saved
 
     def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""
