@@ -63,8 +63,6 @@ class KdParams:
                           help="Candidate planes per axis the SAH evaluates in each node.")
 
 
-
-
 _CHECK_MESSAGES = {
     1: "inner node {} stores objects",
     2: "node {} has a broken parent link or comes before its parent",

@@ -24,6 +24,15 @@ class HistogramPlot(pg.PlotWidget):
 
     PREFERRED_HEIGHT = 130
 
+    def __init__(self, title: str, bottom_label: str) -> None:
+        super().__init__(background=(30, 32, 38))
+        self.setTitle(title, size="9pt")
+        self.setLabel("bottom", bottom_label)
+        self.setLabel("left", "leaves")
+        self.setMinimumSize(140, self.PREFERRED_HEIGHT)
+        self.setMouseEnabled(False, False)
+        self.hideButtons()
+
     def sizeHint(self):
         hint = super().sizeHint()
         hint.setHeight(self.PREFERRED_HEIGHT)
@@ -50,23 +59,13 @@ class StatsPanel(StatePanel):
             self.values[key] = value
         grid.setColumnStretch(1, 1)
         layout.addLayout(grid)
-        self.per_leaf = HistogramPlot(background=(30, 32, 38))
-        self.per_leaf.setTitle("Objects per leaf", size="9pt")
-        self.per_leaf.setLabel("bottom", "objects")
-        self.per_leaf.setLabel("left", "leaves")
-        self.per_depth = HistogramPlot(background=(30, 32, 38))
-        self.per_depth.setTitle("Leaves per depth", size="9pt")
-        self.per_depth.setLabel("bottom", "depth")
-        self.per_depth.setLabel("left", "leaves")
+        self.per_leaf = HistogramPlot("Objects per leaf", "objects")
+        self.per_depth = HistogramPlot("Leaves per depth", "depth")
         # side by side: the Statistics dock shares its column with two others, and stacked
         # plots left each histogram's lower half scrolled out of sight at 1600x1000
         plots = QHBoxLayout()
         plots.setSpacing(4)
         for plot in (self.per_leaf, self.per_depth):
-            plot.setMinimumHeight(HistogramPlot.PREFERRED_HEIGHT)
-            plot.setMinimumWidth(140)
-            plot.setMouseEnabled(False, False)
-            plot.hideButtons()
             plots.addWidget(plot, 1)
         layout.addLayout(plots, 1)
         self.stats: dict = {}
