@@ -1,14 +1,12 @@
-"""Backend classes by name, checked to be what they are declared as: :class:`~spatial.contract.SpatialIndex`
-subclasses.
+"""Backend classes by name from the default registry (or a given one).
 
-``Registry.backends`` is a plain dictionary a plugin can write into; code that reads ``Params``,
-``name`` or ``check_memory_budget`` from a backend class looks it up here, so a wrong entry is a
-clear :class:`~spatial.errors.PluginError` instead of an ``AttributeError`` later.
+A shorthand for ``(registry or default_registry()).backend(name)``: :meth:`Registry.backend
+<spatial.registry.Registry.backend>` returns the class typed ``type[SpatialIndex]`` and refuses
+an entry that is not one with a clear :class:`~spatial.errors.PluginError`.
 """
 from __future__ import annotations
 
 from .contract import SpatialIndex
-from .errors import PluginError
 from .registry import Registry, default_registry
 
 
@@ -29,7 +27,4 @@ def backend_class(name: str, registry: Registry | None = None) -> type[SpatialIn
         holds something else than a backend class under it (``Registry.add_backend`` checks
         what it adds, but ``Registry.backends`` is a plain dictionary).
     """
-    cls = (default_registry() if registry is None else registry).backend(name)
-    if not (isinstance(cls, type) and issubclass(cls, SpatialIndex)):
-        raise PluginError(f"backend '{name}' is registered as {cls!r}, not a SpatialIndex subclass")
-    return cls
+    return (default_registry() if registry is None else registry).backend(name)

@@ -201,12 +201,18 @@ class Registry:
 
     # ------------------------------------------------------------------ look-ups
     def backend(self, name: str) -> type[SpatialIndex]:
-        """The backend class called ``name``; the error lists the known names."""
+        """The backend class called ``name``; the error lists the known names, or names an
+        entry that is not a backend class (``backends`` is a plain dictionary a plugin can
+        write into past :meth:`add_backend`'s check)."""
+        from .contract import SpatialIndex  # local: the contract imports numba
         try:
-            return self.backends[name]
+            cls = self.backends[name]
         except KeyError:
             known = ", ".join(sorted(self.backends)) or "none"
             raise PluginError(f"unknown backend '{name}' (known: {known})") from None
+        if not (isinstance(cls, type) and issubclass(cls, SpatialIndex)):
+            raise PluginError(f"backend '{name}' is registered as {cls!r}, not a SpatialIndex subclass")
+        return cls
 
     def importer_for(self, path: str | os.PathLike) -> Importer | None:
         """The first importer whose pattern matches the file name (case-insensitive)."""
