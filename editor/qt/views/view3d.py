@@ -77,7 +77,7 @@ def brush_row_ranges(old, new) -> tuple[list | None, list | None]:
     """
     if old is None or new.changed is None or old.mesh_offsets is None:
         return None, None
-    touched = [oid for oid in new.changed]
+    touched = list(new.changed)
     if new.mesh_vertices is old.mesh_vertices and new.edge_lines is old.edge_lines:
         rows = new.brush_rows()
         ks = [rows[oid] for oid in touched if oid in rows]
