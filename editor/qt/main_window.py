@@ -239,7 +239,10 @@ class MainWindow(QMainWindow):
         self.docks["stats"].raise_()
         self.tabifyDockWidget(self.docks["palette"], self.docks["history"])
         self.docks["palette"].raise_()
-        # their heights are set on the first show (dock_fit), or by the layout the user saved
+        # a first layout (its settling also fixes the column's width); the first show then fits
+        # the heights to the contents (dock_fit), unless the user saved a layout of their own
+        self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
+                         [285, 250, 300], Qt.Vertical)
 
     def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""
