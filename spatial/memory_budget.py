@@ -11,7 +11,7 @@ split, reference budgets, leaf capacities, depth and cell-size limits, and the c
 meet at the finest level the parameters allow.
 
 The budget is ``$PARTITION_STUDIO_MEMORY_BUDGET_MB`` (default 4096, ``0`` for none), the same
-number the command line uses as its process-wide cap (``editor/cli_limits.py``).
+number the command line uses as its process-wide cap (``editor/cli/limits.py``).
 """
 from __future__ import annotations
 

@@ -17,9 +17,8 @@ QT_MODULES = ("PySide6", "shiboken6", "pyqtgraph", "OpenGL", "PyQt5", "PyQt6", "
 FORBIDDEN = {
     "spatial": QT_MODULES + ("editor", "plugins", "app"),
     "plugins": QT_MODULES + ("editor.qt", "app"),
-    "editor/model": QT_MODULES + ("editor.qt", "app", "editor.cli", "editor.cli_convert",
-                                  "editor.cli_simulate", "editor.cli_tune"),
-    "editor/cli.py": QT_MODULES + ("editor.qt",),
+    "editor/model": QT_MODULES + ("editor.qt", "app", "editor.cli"),
+    "editor/cli": QT_MODULES + ("editor.qt",),
     # the editor reaches plugin code through the registry (spatial.registry) only
     "editor": ("plugins",),
 }

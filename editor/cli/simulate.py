@@ -36,7 +36,7 @@ from editor.model.simulation import SimulationConfig
 from spatial.atomic import check_output_path
 from spatial.params import params_to_dict
 
-from .cli import CliError, _add_backend_args, load_recording_file, make_backend, subcommand
+from . import CliError, _add_backend_args, load_recording_file, make_backend, subcommand
 
 DEFAULT_FRAMES = 300
 
@@ -67,7 +67,7 @@ def _configure(p) -> None:
 
 def _load_scene(path: str):
     """A scene from a native ``.json`` file or any registered importer."""
-    from .cli import open_document
+    from . import open_document
 
     return open_document(path)
 

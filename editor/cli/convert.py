@@ -16,7 +16,7 @@ from pathlib import Path
 from spatial.atomic import check_output_path
 from spatial.errors import PluginError, UnsupportedContentError
 
-from .cli import CliError, open_document, subcommand
+from . import CliError, open_document, subcommand
 
 
 def _configure(p) -> None:

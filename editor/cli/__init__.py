@@ -281,15 +281,18 @@ subcommand("plugins", "list plugins, backends, importers and exporters",
 
 
 def _load_extra_subcommands() -> None:
-    """Subcommands living in their own modules register themselves on import."""
+    """Every other module of this package is a subcommand that registers itself on import, so a
+    new subcommand is one new module here and nothing else."""
     import importlib
+    import pkgutil
 
-    for module in ("editor.cli_convert", "editor.cli_simulate", "editor.cli_tune"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    for info in pkgutil.iter_modules(__path__):
+        if info.name not in _NOT_SUBCOMMANDS:
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+#: modules of this package that hold shared helpers rather than a subcommand
+_NOT_SUBCOMMANDS = frozenset({"limits"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -342,7 +345,7 @@ def describe_failure(exc: BaseException, command: str = "") -> str:
     from pathlib import Path
 
     if isinstance(exc, MemoryError):
-        from .cli_limits import MEMORY_BUDGET_ENV, memory_budget_mb
+        from .limits import MEMORY_BUDGET_ENV, memory_budget_mb
 
         budget = memory_budget_mb()
         limit = (f"over the memory budget of {budget} MB (${MEMORY_BUDGET_ENV})" if budget
@@ -388,7 +391,7 @@ def run_cli(argv: list[str], memory_budget: bool = False) -> int:
     Errors are one line on stderr: exit 2 for bad input, 1 for a failure of the product or of a
     plugin (set ``PARTITION_STUDIO_TRACEBACK=1`` to see the traceback of the latter), 130 when
     interrupted. ``memory_budget`` caps the whole process's memory (see
-    :mod:`editor.cli_limits`): the entry point asks for it, a caller embedding the CLI need not.
+    :mod:`editor.cli.limits`): the entry point asks for it, a caller embedding the CLI need not.
     """
     command = ""
     try:
@@ -396,7 +399,7 @@ def run_cli(argv: list[str], memory_budget: bool = False) -> int:
         args = parser.parse_args(argv)  # --help prints on stdout and exits, as usual
         command = args.command
         if memory_budget:
-            from .cli_limits import apply_memory_budget
+            from .limits import apply_memory_budget
 
             apply_memory_budget()
         with contextlib.redirect_stdout(sys.stderr):

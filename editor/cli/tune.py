@@ -26,7 +26,7 @@ import sys
 from spatial.atomic import check_output_path
 from spatial.params import split_assignments
 
-from .cli import CliError, subcommand
+from . import CliError, subcommand
 
 DEFAULT_BUDGET_S = 30.0
 
@@ -107,13 +107,13 @@ def cmd_tune(args) -> dict:
     weights = _weights(args.weight)
     registry = default_registry()
 
-    from .cli import open_document
+    from . import open_document
 
     scene = open_document(None if args.demo else args.path)
     source = "demo" if args.demo else args.path
     recording = None
     if args.recording:
-        from .cli import load_recording_file
+        from . import load_recording_file
         recording = load_recording_file(args.recording)
     workload = scene_workload(scene, args.seed, recording=recording, source=source)
 
