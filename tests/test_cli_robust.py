@@ -237,7 +237,7 @@ def test_parameters_that_outgrow_the_memory_budget_end_in_one_line():
     ('{"params": {"min_size": 1' + "0" * 400 + ".5}}", [":1:25:", "longer than the limit of 100"]),
     ('{"params": {"max_depth": 1e400}}', ["'max_depth'", "finite"]),
     ('{"params": {"max_depth": 1e300}}', ["'max_depth'", "above the maximum"]),
-])
+], ids=["long-integer", "deep-nesting", "long-decimal", "overflow", "above-maximum"])
 def test_absurd_numbers_in_a_params_file_name_the_file_and_field(tmp_path, text, needles):
     params = tmp_path / "params.json"
     params.write_text(text)
