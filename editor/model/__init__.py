@@ -49,7 +49,10 @@ Around it:
   ``offer_split_planes()`` (with ``eager_planes=False`` a geometry-driven backend gets new
   planes only when asked, e.g. at the end of a drag); ``sync.changed`` fires after the index
   caught up (views querying the index listen there). It follows ``scene.settings`` (change
-  those with SetSettings, which checks backend and parameters against the registry).
+  those with SetSettings, which checks backend and parameters against the registry) and owns
+  the rebuild policy: in place or from the scene, through an injected ``runner`` above
+  ``background_above`` objects, a ``warm_up`` hook for cold kernels, stale results dropped,
+  ``cancel()``; ``rebuild_started``/``rebuild_finished`` around it.
 * :mod:`.native` — ``save_scene(scene, path)`` (atomic) and ``load_scene(path)`` (validated;
   ``NativeFormatError`` names the JSON field), ``dumps_scene``/``loads_scene``.
 * :mod:`.loading` — ``open_level(path)``, the one path from a file to a document (native JSON
@@ -79,8 +82,9 @@ from .entities import BRUSH, POINT, Entity, brush_entity, point_entity
 from .entity_classes import class_box
 from .events import ChangeKind, Signal
 from .faces import Face
-from .index_sync import IndexSync, scene_split_planes
+from .index_sync import IndexSync
 from .scene import Edit, Scene, SceneEditError, Settings
+from .split_planes import scene_split_planes
 from .stats import scene_counts
 from .undo import UndoStack
 

@@ -283,20 +283,20 @@ class SetSettings(EditCommand):
         else:
             params = cur.params if backend == cur.backend else {}
         metadata = cur.metadata if self.metadata is None else dict(self.metadata)
+        settings = Settings(backend, params, metadata)
         if self.backend is not None or self.params is not None:
-            _check_backend_params(backend, params, self.registry, scene)
-        return Edit(settings=Settings(backend, params, metadata))
+            _check_backend_params(settings, self.registry, scene)
+        return Edit(settings=settings)
 
 
-def _check_backend_params(backend: str, params: Mapping, registry=None,
-                          scene: Scene | None = None) -> None:
+def _check_backend_params(settings: Settings, registry=None, scene: Scene | None = None) -> None:
     """Reject an unknown backend, a bad parameter, or parameters whose worst-case memory on
-    the scene's objects exceeds the budget, before the document records them."""
+    the scene's objects exceeds the budget, before the document records them. The parameters
+    are parsed here, once: the settings keep the parsed value (:meth:`Settings.parsed`)."""
     from spatial.backend_lookup import backend_class
-    from spatial.params import parse_params
 
-    cls = backend_class(backend, registry)
-    parsed = parse_params(cls.Params, dict(params))
+    cls = backend_class(settings.backend, registry)
+    parsed = settings.parsed(cls)
     if scene is not None:
         cls.check_memory_budget(parsed, *scene.bounds_of(scene.indexed_ids()))
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .scene import Scene
+from .split_planes import scene_split_planes
 
 
 @dataclass
@@ -151,7 +152,6 @@ def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> Inde
     counts : bool
         Also count what the scene holds (the ``scene`` part of a ``stats`` report).
     """
-    from .index_sync import scene_split_planes
     from .stats import scene_counts
 
     ids = scene.indexed_ids()

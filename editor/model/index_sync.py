@@ -1,17 +1,25 @@
-"""Keeps a spatial index in step with a scene, incrementally.
+"""Keeps a spatial index in step with a scene: the one owner of the live index.
 
 :class:`IndexSync` subscribes to :attr:`Scene.did_change` and, for the ids an edit touched
 only, removes, inserts or updates objects of the index, under the scene's own ids: each point
 entity is a *dynamic* (awake) object, each brush (and anything else the scene indexes) a
 *static* one. Brush face planes are offered to the backend with ``set_split_planes``
-(geometry-driven backends such as a BSP use them). The backend can be switched or re-parametrised
-at any time; that rebuilds from the
-scene. By default the sync follows the backend and parameters stored in the scene's settings.
+(geometry-driven backends such as a BSP use them; see :mod:`.split_planes`).
+
+It also holds the whole rebuild policy, for the command line and the editor alike: when the
+document's settings (backend, parameters) change it rebuilds — in place for new parameters of
+the same backend, else from the scene's :func:`~.index_input.index_input` record — and above
+:attr:`IndexSync.background_above` objects, or when the backend's kernels must first be
+prepared (the warm-up hook), it hands the build to its *runner*. The default runner builds at
+once, in the caller's thread; the editor passes one that builds on a worker thread. A result
+that arrives after the document moved on is dropped and the build starts again; a new rebuild
+or :meth:`IndexSync.cancel` forgets the one in flight.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,66 +28,104 @@ from spatial.errors import PluginError
 from spatial.memory_budget import MemoryBudgetError
 from spatial.params import parse_params
 
-from .brushes import Brush
 from .entities import Entity
 from .events import ChangeKind, Signal
-from .index_input import index_input
+from .index_input import IndexInput, index_input
 from .scene import Scene
+from .split_planes import scene_split_planes
 
-#: planes closer than this (in normal components and distance) are offered once
-_PLANE_DECIMALS = 9
+#: scenes with more indexed objects than this rebuild through the runner (a worker thread in
+#: the editor) rather than at once
+BACKGROUND_ABOVE = 20_000
+
+#: ``done(index, build_ms)``: what a runner calls with the finished index
+Done = Callable[[SpatialIndex, float], None]
 
 
-def brush_split_rows(brush: Brush) -> np.ndarray:
-    """A brush's face planes as canonical ``(F, 4)`` rows (see :func:`scene_split_planes`).
+class Cancellable(Protocol):
+    """What a runner returns for a build in flight."""
 
-    Cached on the brush value, so an edit only computes the rows of the brushes it touched.
+    def cancel(self) -> None:
+        """Forget the build: its result must not be delivered (or is dropped if it is)."""
+
+
+class Runner(Protocol):
+    """Runs a build away from the caller (or at once) and delivers its result.
+
+    ``runner(build, prepare, done)`` runs ``prepare()`` when given (a backend's kernels; its
+    failure is ignored, the build compiles what it needs itself), then ``build()``, and calls
+    ``done(index, build_ms)`` on the thread that owns the document, unless cancelled;
+    ``build_ms`` excludes ``prepare``.
     """
-    rows = brush._cache.get("split_rows")
-    if rows is None:
-        rows = _canonical_rows(*brush.planes())
-        brush._cache["split_rows"] = rows
-    return rows
+
+    def __call__(self, build: Callable[[], SpatialIndex], prepare: Callable[[], None] | None,
+                 done: Done) -> Cancellable: ...
 
 
-def _canonical_rows(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
-    rows = np.round(np.column_stack([normals, -dists]), _PLANE_DECIMALS) + 0.0  # no -0.0
-    first = np.argmax(rows[:, :3] != 0, axis=1)
-    flip = rows[np.arange(len(rows)), first] < 0
-    rows[flip] = -rows[flip] + 0.0
-    return rows
+class Preparation(Protocol):
+    """A backend's first use with a cold kernel cache, prepared before its build."""
+
+    def run(self) -> None:
+        """Compile (or load) the kernels the first frame needs; on the runner's thread."""
+
+    def cancel(self) -> None:
+        """Stop preparing (a newer rebuild replaced this one)."""
 
 
-def _cache_split_rows(brushes: list[Brush]) -> None:
-    """Compute and cache the split rows of many brushes in one vectorised pass (a loaded level)."""
-    if not brushes:
-        return
-    planes = [b.planes() for b in brushes]
-    counts = [len(d) for _, d in planes]
-    rows = _canonical_rows(np.concatenate([n for n, _ in planes]),
-                           np.concatenate([d for _, d in planes]))
-    for brush, part in zip(brushes, np.split(rows, np.cumsum(counts)[:-1])):
-        brush._cache["split_rows"] = part
+class WarmUp(Protocol):
+    """The warm-up hook: which backends need preparing, and how."""
+
+    def needed(self, backend: str) -> bool:
+        """Whether building ``backend`` here would compile its kernels from scratch."""
+
+    def preparation(self, backend: str, current: str) -> Preparation:
+        """A preparation of ``backend`` while ``current`` is the tree on screen."""
 
 
-def scene_split_planes(scene: Scene) -> np.ndarray:
-    """Unique face planes of every brush as ``(K, 4)`` rows ``(nx, ny, nz, d)``, ``n.p + d = 0``.
+class _Inline:
+    """Does nothing to cancel: an inline build has already finished."""
 
-    A plane and its flip split space the same way, so each is offered once, oriented with the
-    first non-zero normal component positive (two brushes sharing a wall give one candidate).
-    Rows are sorted, so the same scene always offers the same planes in the same order.
-    """
-    brushes = [scene.brush(oid) for oid in scene.brush_ids()]
-    _cache_split_rows([b for b in brushes if "split_rows" not in b._cache])
-    rows = [b._cache["split_rows"] for b in brushes]
-    if not rows:
-        return np.empty((0, 4))
-    planes = np.concatenate(rows)
-    order = np.lexsort(planes.T[::-1])  # sort by nx, then ny, nz, d
-    planes = planes[order]
-    keep = np.ones(len(planes), dtype=bool)
-    keep[1:] = np.any(planes[1:] != planes[:-1], axis=1)
-    return planes[keep]
+    def cancel(self) -> None:
+        pass
+
+
+def run_inline(build: Callable[[], SpatialIndex], prepare: Callable[[], None] | None,
+               done: Done) -> Cancellable:
+    """The default :class:`Runner`: prepare and build now, in the caller's thread."""
+    if prepare is not None:
+        try:
+            prepare()
+        except Exception:  # the build below compiles what it needs itself
+            pass
+    start = time.perf_counter()
+    index = build()
+    done(index, (time.perf_counter() - start) * 1e3)
+    return _Inline()
+
+
+def build_index(cls: type[SpatialIndex], params: Any, record: IndexInput) -> SpatialIndex:
+    """A new ``cls(params)`` index built from ``record``, its lazy work flushed (so a worker
+    thread, when there is one, does it all)."""
+    index = cls(params)
+    record.build(index)
+    index.nodes()
+    return index
+
+
+class _Job:
+    """A build in flight: the runner's handle and the preparation before it."""
+
+    def __init__(self, preparation: Preparation | None) -> None:
+        self.preparation = preparation
+        self.handle: Cancellable | None = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.handle is not None:
+            self.handle.cancel()
+        if self.preparation is not None:
+            self.preparation.cancel()
 
 
 class IndexSync:
@@ -96,8 +142,15 @@ class IndexSync:
         scene's).
     registry : Registry, optional
         Where backends are looked up; default :func:`spatial.registry.default_registry`.
-    follow_settings : bool
-        Switch backend/parameters when the scene's settings change (an undoable command).
+    eager_planes : bool
+        Offer brush planes to a geometry-driven backend after every brush edit (else only
+        when :meth:`offer_split_planes` is called).
+    runner : Runner, optional
+        Runs rebuilds for the settings in the background; default :func:`run_inline`.
+    warm_up : WarmUp, optional
+        Prepares a backend's kernels before its first build; default none.
+    background_above : int
+        Rebuilds of an index holding more objects than this go through ``runner``.
 
     Attributes
     ----------
@@ -105,9 +158,17 @@ class IndexSync:
         The live index. Replaced (not mutated) when the backend changes.
     changed : Signal
         ``callback(ids: frozenset[int], kind: ChangeKind)`` after the index has caught up with
-        an edit (views that query the index subscribe here, not to the scene).
+        an edit or a rebuild (views that query the index subscribe here, not to the scene).
+    rebuild_started, rebuild_finished : Signal
+        ``callback()`` when a rebuild for the settings starts (:attr:`rebuilding` and
+        :attr:`preparing_backend` then say how it runs) and ``callback(build_ms)`` once its
+        index is live (after ``changed``).
     fallback : str or None
         Why the requested backend could not be used (unknown name), when it fell back.
+    preparing_backend : str or None
+        The backend whose kernels the rebuild in flight prepares first.
+    last_rebuild_ms : float
+        How long the last rebuild for the settings took (preparation excluded).
     split_planes_stale : bool
         Brush planes changed since they were last offered. Backends that choose splits from
         geometry get fresh planes after every brush edit (``eager_planes=True``, the default)
@@ -117,17 +178,26 @@ class IndexSync:
     """
 
     def __init__(self, scene: Scene, backend: str | None = None, params: Mapping | None = None,
-                 registry=None, follow_settings: bool = True, eager_planes: bool = True) -> None:
+                 registry=None, eager_planes: bool = True, *, runner: Runner | None = None,
+                 warm_up: WarmUp | None = None, background_above: int = BACKGROUND_ABOVE) -> None:
         if registry is None:
             from spatial.registry import default_registry
             registry = default_registry()
         self.scene = scene
         self.registry = registry
-        self.follow_settings = follow_settings
         self.eager_planes = eager_planes
+        self.runner: Runner = runner or run_inline
+        self.warm_up = warm_up
+        self.background_above = background_above
         self.split_planes_stale = False
         self.changed = Signal()
+        self.rebuild_started = Signal()
+        self.rebuild_finished = Signal()
         self.fallback: str | None = None
+        self.preparing_backend: str | None = None
+        self.last_rebuild_ms = 0.0
+        self._job: _Job | None = None
+        self._edit_version = 0
         self.index: SpatialIndex = self._make(backend, params)
         try:
             self.rebuild()
@@ -142,11 +212,10 @@ class IndexSync:
         scene.did_change.connect(self._on_scene_did_change)
 
     # ------------------------------------------------------------------ backend choice
-    def _make(self, backend: str | None, params: Mapping | None) -> SpatialIndex:
+    def _resolve(self, backend: str | None, params: Mapping | None) -> tuple[type[SpatialIndex], Any]:
+        """The backend class and parsed parameters for a choice (None: the document's)."""
         settings = self.scene.settings
         name = backend or settings.backend
-        if params is None and name == settings.backend:
-            params = settings.params
         try:
             cls = self.registry.backend(name)
         except PluginError as exc:
@@ -154,10 +223,15 @@ class IndexSync:
                 raise
             # A document saved with a backend this installation lacks still opens.
             self.fallback = str(exc)
-            cls, params = self.registry.backend("brute"), None
-        else:
-            self.fallback = None
-        return cls(parse_params(cls.Params, dict(params or {})))
+            return self.registry.backend("brute"), None
+        self.fallback = None
+        if params is None and name == settings.backend:
+            return cls, settings.parsed(cls)  # parsed where the settings entered
+        return cls, parse_params(cls.Params, dict(params or {}))
+
+    def _make(self, backend: str | None, params: Mapping | None) -> SpatialIndex:
+        cls, parsed = self._resolve(backend, params)
+        return cls(parsed) if parsed is not None else cls()
 
     @property
     def backend_name(self) -> str:
@@ -172,6 +246,7 @@ class IndexSync:
         This changes the live index only; to record the choice in the document (saved, undoable)
         push :class:`~.commands.SetSettings` instead, which this sync follows.
         """
+        self.cancel()
         self.index = self._make(name, params)
         self.rebuild()
 
@@ -182,7 +257,7 @@ class IndexSync:
         self.changed.emit(frozenset(), ChangeKind.SETTINGS)
 
     def rebuild(self) -> None:
-        """Rebuild the index from scratch from the scene."""
+        """Rebuild the current index from scratch from the scene, now."""
         # the one record every index builder uses: boxes, flags, split planes and the exact
         # wall segments and triangles the Doom-style BSP and the triangle octree partition
         record = index_input(self.scene)
@@ -191,16 +266,107 @@ class IndexSync:
         self.changed.emit(frozenset(record.ids.tolist()), ChangeKind.ADDED)
 
     def close(self) -> None:
-        """Stop following the scene."""
+        """Stop following the scene (and forget a rebuild in flight)."""
+        self.cancel()
         if self._on_scene_did_change in self.scene.did_change._slots:
             self.scene.did_change.disconnect(self._on_scene_did_change)
 
+    # ------------------------------------------------------------------ the rebuild policy
+    def _settings_differ(self) -> bool:
+        """Whether the document's backend or parameters differ from the live index's."""
+        settings = self.scene.settings
+        cls = self.registry.backends.get(settings.backend)
+        if cls is None:  # unknown here: fall back once, then stay there
+            return self.fallback is None
+        if self.fallback:
+            return True
+        return cls is not type(self.index) or settings.parsed(cls) != self.index.params
+
+    def rebuild_for_settings(self, background: bool | None = None) -> None:
+        """Rebuild the index for the document's backend and parameters.
+
+        New parameters of the same backend rebuild in place, from the objects, planes,
+        segments and triangles the index already holds; another backend builds from
+        :func:`~.index_input.index_input`, the record ``stats`` builds from too, so a switch
+        gives the very tree ``stats`` reports. ``background`` None chooses: through the runner
+        above :attr:`background_above` objects or when the backend needs preparing.
+        """
+        cls, params = self._resolve(None, None)
+        old = self.index
+        self.cancel()
+        warm = self.warm_up is not None and self.warm_up.needed(cls.name)
+        self.preparing_backend = cls.name if warm else None
+        if background is None:
+            background = old.objects.count > self.background_above or warm
+        if not background and type(old) is cls and params is not None:
+            self.rebuild_started.emit()
+            start = time.perf_counter()
+            old.set_params(params)
+            old.nodes()
+            self._finish(old, (time.perf_counter() - start) * 1e3)
+            return
+        record = index_input(self.scene)  # a snapshot: the scene moves on while a worker builds
+        parsed = params if params is not None else cls.Params()
+
+        def build() -> SpatialIndex:
+            return build_index(cls, parsed, record)
+
+        if not background:
+            self.rebuild_started.emit()
+            start = time.perf_counter()
+            self._finish(build(), (time.perf_counter() - start) * 1e3)
+            return
+        self._start(build)
+
+    def _start(self, build: Callable[[], SpatialIndex]) -> None:
+        preparation = None
+        if self.preparing_backend is not None and self.warm_up is not None:
+            preparation = self.warm_up.preparation(self.preparing_backend, self.index.name)
+        job = self._job = _Job(preparation)
+        version = self._edit_version
+        self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
+        handle = self.runner(build, preparation.run if preparation else None,
+                             lambda index, ms: self._adopt(job, version, index, ms))
+        job.handle = handle
+        if job.cancelled:
+            handle.cancel()
+
+    def _adopt(self, job: _Job, version: int, index: SpatialIndex, ms: float) -> None:
+        if self._job is not job:
+            return  # cancelled, or replaced by a newer rebuild: its result is dropped
+        self._job = None
+        if version != self._edit_version:
+            self.rebuild_for_settings(background=True)  # the scene moved on while we built: again
+            return
+        self._finish(index, ms)
+
+    def _finish(self, index: SpatialIndex, ms: float) -> None:
+        if index is not self.index:
+            self.index = index
+            self.split_planes_stale = False
+        self.preparing_backend = None
+        self.last_rebuild_ms = ms
+        self.changed.emit(frozenset(), ChangeKind.SETTINGS)
+        self.rebuild_finished.emit(ms)
+
+    def cancel(self) -> None:
+        """Forget a rebuild in flight (its result is dropped when it arrives)."""
+        job, self._job = self._job, None
+        self.preparing_backend = None
+        if job is not None:
+            job.cancel()
+
+    @property
+    def rebuilding(self) -> bool:
+        """A rebuild runs through the runner (its index is not live yet)."""
+        return self._job is not None
+
     # ------------------------------------------------------------------ incremental sync
     def _on_scene_did_change(self, ids: frozenset, kind: ChangeKind) -> None:
-        if kind & ChangeKind.SETTINGS and self.follow_settings:
-            if self._settings_differ():
-                self.index = self._make(None, None)
-                self.rebuild()
+        if kind != ChangeKind.SELECTION:
+            self._edit_version += 1
+        if kind & ChangeKind.SETTINGS and self._settings_differ():
+            self.rebuild_for_settings()
         if not ids or kind == ChangeKind.SELECTION:
             return
         try:
@@ -239,16 +405,6 @@ class IndexSync:
                       & np.all(index.objects.hi[slots] == hi, axis=1))
             if moved.any():
                 index.update(kept[moved], lo[moved], hi[moved])
-
-    def _settings_differ(self) -> bool:
-        settings = self.scene.settings
-        cls = self.registry.backends.get(settings.backend)
-        if cls is None:  # unknown here: fall back once, then stay there
-            return self.fallback is None
-        if self.fallback:
-            return True
-        return cls is not type(self.index) or \
-            parse_params(cls.Params, dict(settings.params)) != self.index.params
 
     def _touches_brushes(self, ids) -> bool:
         # Removed brushes are gone from the scene; their ids are no longer point entities

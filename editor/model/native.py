@@ -340,15 +340,18 @@ def _read_settings(r: _Reader, raw, registry) -> Settings:
     metadata = r.obj(raw["metadata"], "settings.metadata", (),
                      tuple(raw["metadata"]) if isinstance(raw["metadata"], dict) else ())
     r.json_data(metadata, "settings.metadata")
-    _check_params(r, backend, params, registry)
-    return Settings(backend, params, metadata)
+    settings = Settings(backend, params, metadata)
+    _check_params(r, settings, registry)
+    return settings
 
 
-def _check_params(r: _Reader, backend: str, params: dict, registry) -> None:
-    """Parameters of a backend this installation knows must be valid for it."""
+def _check_params(r: _Reader, settings: Settings, registry) -> None:
+    """Parameters of a backend this installation knows must be valid for it (parsed here,
+    once: the settings keep the parsed value)."""
     from spatial.errors import ParamError
-    from spatial.params import parse_params
     from spatial.registry import default_registry
+
+    backend = settings.backend
 
     if registry is None:
         registry = default_registry()
@@ -360,7 +363,7 @@ def _check_params(r: _Reader, backend: str, params: dict, registry) -> None:
         r.fail("settings.backend", f"unknown backend '{backend}' (known: {known}); install the "
                                    "plugin that provides it or change the backend in the file")
     try:
-        parse_params(cls.Params, params)
+        settings.parsed(cls)
     except ParamError as exc:
         r.fail(f"settings.params.{exc.field}", str(exc))
 

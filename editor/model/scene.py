@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -59,6 +59,8 @@ class Settings:
     backend: str = DEFAULT_BACKEND
     params: dict = field(default_factory=dict, hash=False)
     metadata: dict = field(default_factory=dict, hash=False)
+    #: backend class -> its ``Params`` parsed from :attr:`params` (see :meth:`parsed`)
+    _parsed: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backend", str(self.backend))
@@ -68,6 +70,26 @@ class Settings:
                 object.__setattr__(self, name, json.loads(json.dumps(dict(value), allow_nan=False)))
             except (TypeError, ValueError) as exc:
                 raise SceneEditError(f"settings {name} must be JSON data: {exc}") from None
+
+    def parsed(self, cls: type) -> Any:
+        """:attr:`params` as backend ``cls``'s ``Params`` (raises ``ParamError`` when invalid).
+
+        Parsed once, where the settings enter (a reader, the settings command), and kept: the
+        live index, its rebuild policy and the panels read this cached value. Settings are
+        immutable, so the cache never goes stale.
+        """
+        found = self._parsed.get(cls)
+        if found is None:
+            from spatial.params import parse_params
+
+            found = self._parsed[cls] = parse_params(getattr(cls, "Params"), dict(self.params))
+        return found
+
+    def adopt_parsed(self, cls: type, parsed: Any) -> Settings:
+        """Record ``parsed`` as :meth:`parsed` of ``cls`` (a reader that parsed the values while
+        checking them: they are not parsed again); returns ``self``."""
+        self._parsed[cls] = parsed
+        return self
 
 
 @dataclass

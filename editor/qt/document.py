@@ -4,25 +4,22 @@ The model is Qt-free and notifies through plain callbacks; :class:`Document` re-
 Qt signals so widgets connect the usual way. Widgets never edit the scene: they call
 :meth:`Document.push` with a command of :mod:`editor.model.commands`.
 
-Backend changes are recorded in the document with the undoable ``SetSettings`` command. The
-sync does not follow them by itself (``follow_settings=False``): :class:`Document` rebuilds the
-index either at once (small scenes) or on a worker thread (see :mod:`.workers`), so a big
-rebuild never freezes the window.
+Backend changes are recorded in the document with the undoable ``SetSettings`` command, and
+the model's :class:`~editor.model.IndexSync` follows them with its own rebuild policy: the
+document only gives it a thread to build on (:mod:`.thread_runner`) and a kernel warm-up, and
+relays what it reports as signals, so a big rebuild never freezes the window.
 """
 from __future__ import annotations
 
-import time
+import threading
 
 from PySide6.QtCore import QObject, Signal
 
 from editor.model import ChangeKind, IndexSync, SetSettings, UndoStack
-from editor.model.index_input import index_input
 from editor.model.loading import stores_settings
 from editor.model.scene import Edit
-from spatial.params import parse_params
 
-#: scenes with more indexed objects than this rebuild on a worker thread
-ASYNC_REBUILD_OBJECTS = 20_000
+from .thread_runner import run_on_thread
 
 
 class Document(QObject):
@@ -67,21 +64,18 @@ class Document(QObject):
         self.path = path
         self.warnings = list(warnings)
         self.stack = UndoStack(scene)
-        self.sync = IndexSync(scene, follow_settings=False)
-        self.last_rebuild_ms = 0.0
-        self.index_version = 0
-        self._edit_version = 0
-        self._worker = None
-        #: the backend whose kernels a background rebuild compiles first (None: none)
-        self.preparing_backend: str | None = None
-        self._preparation = None  # the editor.warmup.BackendPreparation of that rebuild
-        self._warm_rest = None  # the thread loading a first-used backend's other kernels
         # status lines come from worker threads: re-emitted on the GUI thread
         self._status_relay = _StatusRelay(self)
         self._status_relay.text.connect(self.preparing_status)
         self._status_relay.fraction.connect(self._on_preparing_progress)
+        # the model owns the rebuild policy; the editor gives it a thread and a warm-up
+        self.sync = IndexSync(scene, runner=run_on_thread,
+                              warm_up=_KernelWarmUp(self._status_relay))
+        self.index_version = 0
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)
+        self.sync.rebuild_started.connect(self.rebuild_started.emit)
+        self.sync.rebuild_finished.connect(self.rebuild_finished.emit)
         self.stack.changed.connect(lambda stack: self.stack_changed.emit())
 
     # ------------------------------------------------------------------ reading
@@ -119,12 +113,8 @@ class Document(QObject):
         except ValueError:
             pass
 
-    # ------------------------------------------------------------------ index rebuilds
+    # ------------------------------------------------------------------ relays
     def _on_scene_did_change(self, ids, kind) -> None:
-        if kind != ChangeKind.SELECTION:
-            self._edit_version += 1
-        if kind & ChangeKind.SETTINGS and self._settings_differ():
-            self.rebuild_index()
         self.scene_changed.emit(ids, kind)
 
     def _on_index_did_change(self, ids, kind) -> None:
@@ -133,113 +123,67 @@ class Document(QObject):
         self.index_version += 1
         self.index_changed.emit()
 
-    def _settings_differ(self) -> bool:
-        settings = self.scene.settings
-        cls = self.sync.registry.backends.get(settings.backend)
-        if cls is None:
-            return False
-        try:
-            params = parse_params(cls.Params, dict(settings.params))
-        except Exception:
-            return False
-        return cls is not type(self.index) or params != self.index.params
-
-    def rebuild_index(self, background: bool | None = None) -> None:
-        """Rebuild the index for the scene's backend and parameters.
-
-        The objects come from :func:`editor.model.index_input.index_input`, the record the
-        command line's ``stats`` builds from too, so a backend switch here gives the very tree
-        ``stats`` reports (wall segments and mesh triangles included). ``background`` None
-        chooses by size (see :data:`ASYNC_REBUILD_OBJECTS`).
-        """
-        from editor.warmup import needs_warm_up
-
-        settings = self.scene.settings
-        cls = self.sync.registry.backend(settings.backend)
-        params = parse_params(cls.Params, dict(settings.params))
-        old = self.index
-        # a backend used for the first time with a cold kernel cache compiles for seconds:
-        # on a worker thread, before its real build (whose time then excludes the compiler)
-        self.preparing_backend = cls.name if needs_warm_up(cls.name) else None
-        if background is None:
-            background = old.objects.count > ASYNC_REBUILD_OBJECTS or self.preparing_backend is not None
-        self.cancel_rebuild()
-        if not background and type(old) is cls:
-            self.rebuild_started.emit()
-            # new parameters for the same backend: it rebuilds from the objects, planes,
-            # segments and triangles it already holds (kept in step by the sync), without a
-            # walk over the scene
-            start = time.perf_counter()
-            old.set_params(params)
-            old.nodes()
-            self.index_version += 1
-            self.index_changed.emit()
-            self._finish_rebuild((time.perf_counter() - start) * 1e3)
-            return
-        record = index_input(self.scene)
-        if not background:
-            self.rebuild_started.emit()
-            start = time.perf_counter()
-            self.sync.index = _build_index(cls, params, record)
-            self.sync.split_planes_stale = False
-            self.index_version += 1
-            self.index_changed.emit()
-            self._finish_rebuild((time.perf_counter() - start) * 1e3)
-            return
-        from .workers import RebuildWorker
-        version = self._edit_version
-        prepare = None
-        if self.preparing_backend:
-            # the first frame's kernels before the build, compiled by a child process and
-            # loaded here from the disk cache; the rest (queries, edits) the same way on a
-            # thread of its own, while the new tree is already on screen
-            from editor.warmup import BackendPreparation
-            preparation = BackendPreparation(cls.name, current=old.name,
-                                             note=self._status_relay.text.emit,
-                                             progress=self._status_relay.fraction.emit)
-            self._preparation = preparation
-
-            def prepare():
-                preparation.first_frame()
-                self._warm_rest = _start_warm_rest(preparation)
-        worker = RebuildWorker(lambda: _build_index(cls, params, record), prepare=prepare)
-        worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
-        self._worker = worker
-        worker.start()
-        self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
-
     def _on_preparing_progress(self, fraction: float) -> None:
-        if self.preparing_backend is not None:  # not a late one from a cancelled preparation
+        if self.sync.preparing_backend is not None:  # not a late one from a cancelled preparation
             self.preparing_progress.emit(fraction)
-
-    def _adopt(self, index, ms: float, version: int) -> None:
-        self._worker = None
-        self._preparation = None
-        if version != self._edit_version:
-            self.rebuild_index(background=True)  # the scene moved on while we built: again
-            return
-        self.sync.index = index
-        self.index_version += 1
-        self.index_changed.emit()
-        self._finish_rebuild(ms)
-
-    def _finish_rebuild(self, ms: float) -> None:
-        self.preparing_backend = None
-        self.last_rebuild_ms = ms
-        self.rebuild_finished.emit(ms)
 
     def cancel_rebuild(self) -> None:
         """Forget a rebuild in progress (its result is dropped when it arrives)."""
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker = None
-        if self._preparation is not None:
-            self._preparation.cancel()  # ends its compile process
-            self._preparation = None
+        self.sync.cancel()
 
     @property
     def rebuilding(self) -> bool:
-        return self._worker is not None
+        """A rebuild runs on a worker thread (see :attr:`IndexSync.rebuilding`)."""
+        return self.sync.rebuilding
+
+    @property
+    def preparing_backend(self) -> str | None:
+        """The backend whose kernels the rebuild in flight prepares first (None: none)."""
+        return self.sync.preparing_backend
+
+    @property
+    def last_rebuild_ms(self) -> float:
+        return self.sync.last_rebuild_ms
+
+
+class _KernelWarmUp:
+    """The sync's warm-up hook in the editor: a backend used for the first time with a cold
+    kernel cache is compiled by a child process (:class:`editor.warmup.BackendPreparation`)
+    before its build, its status and progress relayed to the GUI thread."""
+
+    def __init__(self, relay: _StatusRelay) -> None:
+        self._relay = relay
+
+    def needed(self, backend: str) -> bool:
+        from editor.warmup import needs_warm_up
+
+        return needs_warm_up(backend)
+
+    def preparation(self, backend: str, current: str) -> _Preparation:
+        from editor.warmup import BackendPreparation
+
+        return _Preparation(BackendPreparation(backend, current=current,
+                                               note=self._relay.text.emit,
+                                               progress=self._relay.fraction.emit))
+
+
+class _Preparation:
+    """The first frame's kernels before the build, compiled by a child process and loaded here
+    from the disk cache; the rest (queries, edits) the same way on a thread of its own, while
+    the new tree is already on screen."""
+
+    def __init__(self, preparation) -> None:
+        self._preparation = preparation
+        self.rest: threading.Thread | None = None
+
+    def run(self) -> None:
+        self._preparation.first_frame()
+        self.rest = threading.Thread(target=self._preparation.rest, daemon=True,
+                                     name=f"warm-{self._preparation.backend}")
+        self.rest.start()
+
+    def cancel(self) -> None:
+        self._preparation.cancel()  # ends its compile process
 
 
 class _StatusRelay(QObject):
@@ -248,22 +192,3 @@ class _StatusRelay(QObject):
 
     text = Signal(str)
     fraction = Signal(float)
-
-
-def _start_warm_rest(preparation):
-    """Load (or compile) the remaining kernels of a first-used backend on a thread of their
-    own (:meth:`editor.warmup.BackendPreparation.rest`)."""
-    import threading
-
-    thread = threading.Thread(target=preparation.rest, name=f"warm-{preparation.backend}",
-                              daemon=True)
-    thread.start()
-    return thread
-
-
-def _build_index(cls, params, record):
-    """A new ``cls(params)`` index built from an :class:`~editor.model.index_input.IndexInput`."""
-    index = cls(params)
-    record.build(index)
-    index.nodes()  # flush lazy work now (on the worker thread when there is one)
-    return index

@@ -472,7 +472,6 @@ class MainWindow(QMainWindow):
         parameters: a WAD, a mesh, a .map without ``_ps_`` keys) the choice it had before a
         reload (``keep_settings``), else the user's last choice. Not an edit: nothing to save."""
         from editor.model.scene import DEFAULT_BACKEND, Edit, Settings
-        from spatial.params import parse_params
         from spatial.registry import default_registry
 
         current = scene.settings
@@ -482,11 +481,12 @@ class MainWindow(QMainWindow):
         if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
             return
         cls = default_registry().backends.get(choice[0])
+        settings = Settings(choice[0], dict(choice[1]), current.metadata)
         try:
-            parse_params(cls.Params, dict(choice[1]))
+            settings.parsed(cls)  # parsed once, here: the index reads the cached value
         except Exception:  # a plugin gone or a parameter changed since: keep the default
             return
-        scene.apply(Edit(settings=Settings(choice[0], dict(choice[1]), current.metadata)))
+        scene.apply(Edit(settings=settings))
 
     def _remember_backend(self, doc, kind) -> None:
         from editor.model import ChangeKind

@@ -51,7 +51,7 @@ def _is_settings_key(key: str) -> bool:
     return key == BACKEND_KEY or key.startswith(PARAM_KEY_PREFIX)
 
 
-def _settings_of(entity: MapEntity, path: str) -> tuple[str | None, dict]:
+def _settings_of(entity: MapEntity, path: str) -> tuple[str | None, dict, tuple | None]:
     """The backend and parameters a worldspawn's ``_ps_`` keys hold (strings checked and typed
     when the backend is registered; an error names the entity's line)."""
     backend = entity.get(BACKEND_KEY)
@@ -60,19 +60,19 @@ def _settings_of(entity: MapEntity, path: str) -> tuple[str | None, dict]:
         if raw:
             raise ParseError(path, entity.line, entity.column,
                              f"worldspawn: {PARAM_KEY_PREFIX}* keys without a {BACKEND_KEY} key")
-        return None, {}
+        return None, {}, None
     from spatial.errors import PartitionStudioError
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
     cls = default_registry().backends.get(backend)
     if cls is None:  # a backend this installation lacks: kept as written (the index falls back)
-        return backend, raw
+        return backend, raw, None
     try:
         parsed = parse_params(cls.Params, raw)
     except PartitionStudioError as exc:
         raise ParseError(path, entity.line, entity.column, f"worldspawn: {exc}") from None
-    return backend, {name: getattr(parsed, name) for name in raw}
+    return backend, {name: getattr(parsed, name) for name in raw}, (cls, parsed)
 
 
 def _settings_keys(settings: Settings) -> list[tuple[str, str]]:
@@ -125,12 +125,12 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None)
     kept: list[tuple[int, int, MapBrush]] = []  # brush id, owner id, map brush
     # file order: each entity, then its brushes (one id each, kept even by a skipped brush)
     ids = iter(scene.allocate_ids(sum(1 + len(e.brushes) for e in mapfile.entities)))
-    backend, params = None, {}
+    backend, params, parsed = None, {}, None
     for entity in mapfile.entities:
         kind = BRUSH if _is_brush_entity(entity) else POINT
         eid = next(ids)
         if entity.classname == "worldspawn" and backend is None:
-            backend, params = _settings_of(entity, path)
+            backend, params, parsed = _settings_of(entity, path)
             if backend is not None:  # the keys become the document's settings
                 entity = MapEntity([(k, v) for k, v in entity.properties if not _is_settings_key(k)],
                                    entity.brushes, entity.line, entity.column)
@@ -167,8 +167,11 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None)
         _bad(path, map_brush, reason, on_bad_brush, warn)
         del objects[bid]
     chosen = {} if backend is None else {"backend": backend, "params": params}
-    scene.apply(Edit(objects, settings=Settings(**chosen, metadata={
-        "map_format": mapfile.format, "map_header": list(mapfile.header)})))
+    settings = Settings(**chosen, metadata={"map_format": mapfile.format,
+                                            "map_header": list(mapfile.header)})
+    if parsed is not None:  # checked while reading the keys: not parsed a second time
+        settings.adopt_parsed(*parsed)
+    scene.apply(Edit(objects, settings=settings))
     return scene
 
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.model import ChangeKind
-from spatial.params import param_specs, parse_params
+from spatial.params import param_specs
 
 from .base import form_host
 
@@ -201,8 +201,7 @@ class ParamsPanel(QWidget):
         doc = self.state.document
         values = dict(doc.scene.settings.params) if doc.scene.settings.backend == self._backend else {}
         values[name] = value
-        try:
-            parse_params(self.registry.backend(self._backend).Params, values)
+        try:  # the command parses and checks them, once, and the document keeps the result
             doc.push(doc.settings_command(backend=self._backend, params=values, text=f"Set {name} = {value}",
                                           merge_id=("param", self._backend, name)))
         except Exception as exc:
