@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from .brushes import Brush, build_solids
 from .entities import BRUSH, Entity
 from .events import ChangeKind, Signal, report_listener_error
 from .level_geometry import LEVEL_GEOMETRY, Segment, Triangle, TriangleMesh, triangle_corners
+
+if TYPE_CHECKING:
+    from spatial.contract import SpatialIndex
 
 SceneObject = Brush | Entity | Segment | Triangle
 _Kind = TypeVar("_Kind", Brush, Entity, Segment, Triangle)
@@ -71,7 +74,7 @@ class Settings:
             except (TypeError, ValueError) as exc:
                 raise SceneEditError(f"settings {name} must be JSON data: {exc}") from None
 
-    def parsed(self, cls: type) -> Any:
+    def parsed(self, cls: type[SpatialIndex]) -> Any:
         """:attr:`params` as backend ``cls``'s ``Params`` (raises ``ParamError`` when invalid).
 
         Parsed once, where the settings enter (a reader, the settings command), and kept: the
@@ -82,10 +85,10 @@ class Settings:
         if found is None:
             from spatial.params import parse_params
 
-            found = self._parsed[cls] = parse_params(getattr(cls, "Params"), dict(self.params))
+            found = self._parsed[cls] = parse_params(cls.Params, dict(self.params))
         return found
 
-    def adopt_parsed(self, cls: type, parsed: Any) -> Settings:
+    def adopt_parsed(self, cls: type[SpatialIndex], parsed: Any) -> Settings:
         """Record ``parsed`` as :meth:`parsed` of ``cls`` (a reader that parsed the values while
         checking them: they are not parsed again); returns ``self``."""
         self._parsed[cls] = parsed
