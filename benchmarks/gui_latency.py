@@ -491,7 +491,7 @@ def main(argv=None) -> int:
             bg.measure_tuner(window, app, beat, rows, args.tune_budget)
     if "generated" in groups and args.brushes:
         scene = make_scene(args.brushes, seed=1)
-        window._adopt_loaded(LoadResult(scene, None))
+        window.files.adopt_loaded(LoadResult(scene, None))
         settle(10)
         measure_level(window, app, watch, beat, f"generated {args.brushes:,} brushes", args.repeats,
                       rows, backends)

@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     window = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat), use_gl=use_gl)
     window.ask_save = lambda: "discard"
     window.resize(1600, 1000)
-    window._adopt_loaded(LoadResult(scene, None))
+    window.files.adopt_loaded(LoadResult(scene, None))
     window.show()
     settle(10)
     doc, state = window.document, window.state

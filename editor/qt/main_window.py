@@ -1,4 +1,4 @@
-"""The main window: four views, docked panels, menus, toolbar, status bar, files.
+"""The main window: four views, docked panels, menus, toolbar, status bar (files: .file_controller).
 
 Layout: the 3D view and the top, front and side views in a 2x2 splitter; panels docked right
 (partition: backend, parameters, overlay and legend; statistics; node inspector; queries) and
@@ -7,10 +7,7 @@ timeline (:meth:`MainWindow.add_bottom_dock`).
 """
 from __future__ import annotations
 
-import os
-import time
-
-from PySide6.QtCore import QFileSystemWatcher, QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -20,25 +17,15 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QProgressBar,
-    QPushButton,
     QScrollArea,
     QSplitter,
     QToolBar,
 )
 
-from editor.model.loading import (
-    level_file_types,
-    level_parts,
-    open_level,
-    save_level,
-    split_member,
-)
-from spatial.errors import PartitionStudioError
-
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
+from .file_controller import FileController
 from .first_frame import FirstPaint
 from .frame_sync import FrameSync
 from .glcheck import gl_status
@@ -51,15 +38,14 @@ from .panels.params_panel import ParamsPanel
 from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
-from .prompts import Prompts, file_filters
+from .prompts import Prompts
 from .quiet import set_checked_quietly
-from .scene_geometry import prepare_geometry
-from .settings import add_recent_file, default_settings, last_backend, recent_files, set_last_backend
+from .settings import default_settings
+from .status_bar import ProgressStatus, StatusLabels
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
 from .views.view2d import View2D
-from .workers import LoadWorker
 
 #: files larger than this open on a worker thread with a progress bar
 BACKGROUND_OPEN_BYTES = 256 * 1024
@@ -73,18 +59,6 @@ def _scrolled(widget) -> QScrollArea:
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QScrollArea.NoFrame)
     return scroll
-
-
-def _after_warm_up(warmup, prepare):
-    """``prepare(scene)`` on the loading thread, once the warm-up process has cached the
-    first frame's index kernels and this process has loaded them, so that the GUI thread
-    neither waits for that process nor compiles (see :mod:`editor.warmup`)."""
-    def run(scene):
-        from editor.warmup import warm_first_frame
-        if warmup.wait_ready():
-            warm_first_frame(warmup.backend)
-        return prepare(scene)
-    return run
 
 
 class MainWindow(QMainWindow):
@@ -110,15 +84,14 @@ class MainWindow(QMainWindow):
         self.prompts = Prompts(self)  # every dialog goes through it (tests replace it)
         self.ask_save = lambda: self.prompts.ask_save(self.document.display_name())
         self.ask_reload = lambda: self.prompts.ask_reload(self.document.display_name())
-        self._load_worker = None
-        self._progress_prefix = ""  # what the status bar says before the loader's progress
-        self._ignore_watch_until = 0.0
-        self._cursor = None
+        self.kernel_warmup = None  # an editor.warmup.KernelWarmup on a first start
+        self.files = FileController(self)  # open, save, reload, watch, recent files
 
         if use_gl is None:
             use_gl, self.gl_reason = gl_status()
         else:
             self.gl_reason = "" if use_gl else "OpenGL disabled"
+        self.status_labels = StatusLabels(self.statusBar(), self.state)
         self._build_views(use_gl)
         self._build_docks()
         self._build_actions()
@@ -127,20 +100,8 @@ class MainWindow(QMainWindow):
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
-        self.watcher = QFileSystemWatcher(self)
-        self.watcher.fileChanged.connect(self._on_file_changed)
-        self._reload_timer = QTimer(self)
-        self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(250)
-        self._reload_timer.timeout.connect(self._reload_from_watch)
-        self._hover_timer = QTimer(self)
-        self._hover_timer.setInterval(16)  # hover work at most once a frame
-        self._hover_timer.setSingleShot(True)
-        self._hover_timer.timeout.connect(self._update_cursor_status)
-
         self.state.document_replaced.connect(self._on_document_replaced)
-        self.state.selection_changed.connect(lambda ids: self._update_status())
-        self.state.overlay_changed.connect(lambda geom: self._update_status())
+        self.status_labels.follow_state()
         self.state.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.state.tool_changed.connect(self._on_tool_changed)
         self.resize(1500, 950)
@@ -152,7 +113,6 @@ class MainWindow(QMainWindow):
         self.stats_panel.hold()
         self.first_paint = FirstPaint(self.central_views(), self)
         self.first_paint.painted.connect(self._release_stats_when_compiled)
-        self.kernel_warmup = None  # an editor.warmup.KernelWarmup on a first start
 
     def _release_stats_when_compiled(self) -> None:
         """Let the statistics find pairs once the first frame is shown and, on a first start,
@@ -170,7 +130,7 @@ class MainWindow(QMainWindow):
             from .views.view3d import View3D
             self.view3d = View3D(self.state)
             self.view3d.pick_requested.connect(self.tools.pick3d)
-            self.view3d.frame_rendered.connect(lambda ms: self._frame_label.setText(f"frame {ms:.1f} ms"))
+            self.view3d.frame_rendered.connect(self.status_labels.frame_time)
             self.tools.tools["frustum"].camera_source = self.view3d.camera_shot
             left_top = self.view3d
         else:
@@ -180,7 +140,7 @@ class MainWindow(QMainWindow):
             left_top.setWordWrap(True)
         self.views2d = {name: View2D(self.state, self.tools, name) for name in ("Top", "Front", "Side")}
         for view in self.views2d.values():
-            view.cursor_moved.connect(self._on_cursor_moved)
+            view.cursor_moved.connect(self.status_labels.cursor_moved)
         top = QSplitter(Qt.Horizontal)
         top.addWidget(left_top)
         top.addWidget(self.views2d["Top"])
@@ -268,29 +228,21 @@ class MainWindow(QMainWindow):
         return act
 
     def _build_actions(self) -> None:
-        st = self.state
         mb = self.menuBar()
-        # File
         m = mb.addMenu("&File")
-        self.act_open = self._action("&Open…", self.open_dialog, QKeySequence.Open)
-        m.addAction(self.act_open)
-        m.addAction(self._action("Open &demo level", lambda: self.open_file(None)))
-        self.recent_menu = m.addMenu("Open &recent")
-        self.act_save = self._action("&Save", self._doc(lambda *a: self.save()), QKeySequence.Save)
-        self.act_save_as = self._action("Save &as…", self._doc(lambda *a: self.save_as()), QKeySequence.SaveAs)
-        self.act_reload = self._action("Re&load from disk", self.reload, "F5")
-        self.act_watch = self._action("&Watch file for changes", None, checkable=True,
-                                      tip="Reload when the file changes on disk, keeping camera and selection")
-        self.act_watch.setChecked(True)
-        self.act_watch.toggled.connect(lambda on: self._update_watch())
+        self.files.build_menu(m)
         self.act_shot = self._action("Save screens&hot…", self.screenshot_dialog)
-        for a in (self.act_save, self.act_save_as, self.act_reload, self.act_watch, self.act_shot):
-            m.addAction(a)
+        m.addAction(self.act_shot)
         m.addSeparator()
         m.addAction(self._action("&Quit", self.close, QKeySequence.Quit))
-        # Edit
-        m = mb.addMenu("&Edit")
-        d = self._doc
+        self._build_edit_menu(mb.addMenu("&Edit"))
+        self._build_view_menu(mb.addMenu("&View"))
+        self._build_tools_menu(mb.addMenu("&Tools"))
+        mb.addMenu("&Help").addAction(self._action("&About", self._about))
+        self._build_toolbar()
+
+    def _build_edit_menu(self, m) -> None:
+        st, d = self.state, self._doc
         self.act_undo = self._action("&Undo", d(lambda *a: st.document.stack.undo()), QKeySequence.Undo)
         self.act_redo = self._action("&Redo", d(lambda *a: st.document.stack.redo()), QKeySequence.Redo)
         self.act_delete = self._action("&Delete", d(lambda *a: delete_selection(st.document)),
@@ -303,8 +255,9 @@ class MainWindow(QMainWindow):
         for a in (self.act_undo, self.act_redo, None, self.act_delete, self.act_duplicate, None,
                   self.act_select_all, self.act_select_none):
             m.addSeparator() if a is None else m.addAction(a)
-        # View
-        m = mb.addMenu("&View")
+
+    def _build_view_menu(self, m) -> None:
+        st = self.state
         self.act_grid = self._action("Show &grid", st.set_show_grid, "G", checkable=True)
         self.act_grid.setChecked(True)
         self.act_snap = self._action("&Snap to grid", st.set_snap, "Shift+G", checkable=True)
@@ -336,8 +289,9 @@ class MainWindow(QMainWindow):
         panels = m.addMenu("&Panels")
         for dock in self.docks.values():
             panels.addAction(dock.toggleViewAction())
-        # Tools
-        m = mb.addMenu("&Tools")
+
+    def _build_tools_menu(self, m) -> None:
+        st = self.state
         self.tool_actions: dict[str, QAction] = {}
         group = QActionGroup(self)
         for name, (label, key, tip) in TOOL_NAMES.items():
@@ -346,9 +300,9 @@ class MainWindow(QMainWindow):
             self.tool_actions[name] = act
             m.addAction(act)
         self.tool_actions[st.tool].setChecked(True)
-        m = mb.addMenu("&Help")
-        m.addAction(self._action("&About", self._about))
-        # toolbar
+
+    def _build_toolbar(self) -> None:
+        st = self.state
         tb = QToolBar("Main")
         tb.setObjectName("toolbar_main")
         self.addToolBar(tb)
@@ -375,26 +329,10 @@ class MainWindow(QMainWindow):
         tb.addWidget(self.snap_box)
         tb.addAction(self.act_overlay)
         st.grid_changed.connect(self._on_grid_changed)
-        self._refresh_recent_menu()
 
     def _build_status_bar(self) -> None:
-        sb = self.statusBar()
-        self._pos_label = QLabel("")
-        self._sel_label = QLabel("")
-        self._nodes_label = QLabel("")
-        self._frame_label = QLabel("")
-        self._pos_label.setMinimumWidth(180)
-        for w in (self._pos_label, self._sel_label, self._nodes_label, self._frame_label):
-            sb.addPermanentWidget(w)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(200)
-        self.progress.setRange(0, 100)
-        self.progress.hide()
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.hide()
-        self.cancel_button.clicked.connect(self.cancel_background_work)
-        sb.addPermanentWidget(self.progress)
-        sb.addPermanentWidget(self.cancel_button)
+        self.progress_status = ProgressStatus(self.statusBar(), self.cancel_background_work)
+        self.progress = self.progress_status.progress
 
     # ------------------------------------------------------------------ documents
     @property
@@ -402,103 +340,8 @@ class MainWindow(QMainWindow):
         return self.state.document
 
     def open_file(self, path: str | None, background: bool | None = None) -> bool:
-        """Open ``path`` (``None``: the demo level; ``FILE.wad:MAP`` one map of a WAD).
-
-        A file holding several levels (a bare ``.wad``) asks which one through
-        :meth:`Prompts.choose_part`. On failure the current document stays untouched and the
-        error is shown as one line in a dialog. Returns True when opened (or started, in the
-        background).
-        """
-        if path is not None:
-            try:
-                parts = level_parts(path)
-            except PartitionStudioError as exc:
-                self.report_error(str(exc))
-                return False
-            if parts:
-                name = parts[0]["name"] if len(parts) == 1 else \
-                    self.prompts.choose_part(os.path.basename(path), parts)
-                if name is None:
-                    return False
-                path = f"{path}:{name}"
-        if self.document is not None and self.document.is_dirty() and not self._confirm_discard():
-            return False
-        if background is None:
-            file = split_member(path)[0] if path is not None else None
-            background = file is not None and os.path.exists(file) and \
-                os.path.getsize(file) > BACKGROUND_OPEN_BYTES
-        if background:
-            self.cancel_background_work()
-            prepare, text = prepare_geometry, f"Opening {os.path.basename(path or 'the demo level')}…"
-            warmup = self.kernel_warmup
-            if warmup is not None and not warmup.ready:
-                prepare = _after_warm_up(warmup, prepare)
-                text = f"Preparing the {warmup.backend} — first start only (compiling its kernels)…"
-                self._progress_prefix = text
-            worker = LoadWorker(path, prepare=prepare)
-            worker.progress.connect(self._on_progress)
-            worker.loaded.connect(lambda loaded: self._adopt_loaded(loaded, geometry=worker.prepared))
-            worker.failed.connect(self._on_load_failed)
-            self._load_worker = worker
-            self._show_progress(text)
-            worker.start()
-            return True
-        try:
-            loaded = open_level(path)
-        except PartitionStudioError as exc:
-            self.report_error(str(exc))
-            return False
-        self._adopt_loaded(loaded)
-        return True
-
-    def _adopt_loaded(self, loaded, selection=None, keep_settings=None, geometry=None) -> None:
-        self._hide_progress()
-        self._load_worker = None
-        if self.kernel_warmup is not None:
-            # on a first start the warm-up process compiles the index kernels meanwhile:
-            # loading them from its cache beats compiling them here a second time
-            self.kernel_warmup.wait_ready()
-        self._settle_backend(loaded.document, keep_settings)
-        doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection)
-        self.state.set_document(doc, geometry=geometry)
-        for w in loaded.warnings[:3]:
-            self.statusBar().showMessage(w, 8000)
-        if loaded.path:
-            add_recent_file(self.settings, loaded.path)
-            self._refresh_recent_menu()
-
-    def _settle_backend(self, scene, keep_settings=None) -> None:
-        """Give a level that brings no backend choice of its own (the default tree with default
-        parameters: a WAD, a mesh, a .map without ``_ps_`` keys) the choice it had before a
-        reload (``keep_settings``), else the user's last choice. Not an edit: nothing to save."""
-        from editor.model.scene import DEFAULT_BACKEND, Edit, Settings
-        from spatial.registry import default_registry
-
-        current = scene.settings
-        if current.backend != DEFAULT_BACKEND or current.params:
-            return
-        choice = keep_settings or last_backend(self.settings)
-        if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
-            return
-        cls = default_registry().backends.get(choice[0])
-        settings = Settings(choice[0], dict(choice[1]), current.metadata)
-        try:
-            settings.parsed(cls)  # parsed once, here: the index reads the cached value
-        except Exception:  # a plugin gone or a parameter changed since: keep the default
-            return
-        scene.apply(Edit(settings=settings))
-
-    def _remember_backend(self, doc, kind) -> None:
-        from editor.model import ChangeKind
-
-        if kind & ChangeKind.SETTINGS:
-            settings = doc.scene.settings
-            set_last_backend(self.settings, settings.backend, settings.params)
-
-    def _on_load_failed(self, message: str) -> None:
-        self._hide_progress()
-        self._load_worker = None
-        self.report_error(message)
+        """Open ``path`` (None: the demo level); see :meth:`FileController.open_file`."""
+        return self.files.open_file(path, background)
 
     def report_error(self, message: str) -> None:
         """Show an error without blocking (a modeless message box) and log it in the status bar."""
@@ -507,44 +350,14 @@ class MainWindow(QMainWindow):
         self._error_box = self.prompts.show_error(message)
 
     def _on_document_replaced(self, doc: Document) -> None:
-        doc.stack_changed.connect(self._update_title)
-        doc.scene_changed.connect(lambda ids, kind: self._remember_backend(doc, kind))
-        doc.rebuild_started.connect(lambda: self._on_rebuild_started(doc))
-        doc.preparing_status.connect(self._on_preparing_status)
-        doc.preparing_progress.connect(self._on_preparing_progress)
-        doc.rebuild_finished.connect(lambda ms: self._hide_progress())
-        doc.rebuild_finished.connect(lambda ms: self.statusBar().showMessage(
-            f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
-        if doc.sync.fallback:
-            self.statusBar().showMessage(doc.sync.fallback, 8000)
-        self._update_title()
-        self._update_watch()
-        self._update_status()
+        doc.stack_changed.connect(self.update_title)
+        doc.scene_changed.connect(lambda ids, kind: self.files.remember_backend(doc, kind))
+        self.progress_status.follow(doc)
+        self.update_title()
+        self.files.update_watch()
+        self.status_labels.update()
 
-    def _on_rebuild_started(self, doc: Document) -> None:
-        if doc.preparing_backend:
-            # steps, not the busy animation: under a software OpenGL (llvmpipe) every frame
-            # of that animation recomposes the whole window, half a core for the tens of
-            # seconds a compile takes, taken from the compile and from the window itself
-            self._show_progress(f"Preparing the {doc.preparing_backend} — first use only "
-                                "(compiling its kernels; the window stays usable)…")
-            self.progress.setValue(5)
-        elif doc.rebuilding:
-            self._show_progress("Rebuilding the tree…", busy=True)
-
-    def _on_preparing_status(self, text: str) -> None:
-        """A backend's kernels compile in this process after all: say so (beside the
-        progress bar while its tree is on the way, else for a while)."""
-        if self.progress.isVisible():
-            self.statusBar().showMessage(text)
-        else:
-            self.statusBar().showMessage(text, 10000)
-
-    def _on_preparing_progress(self, fraction: float) -> None:
-        if self.progress.isVisible():
-            self.progress.setValue(int(fraction * 100))
-
-    def _update_title(self) -> None:
+    def update_title(self) -> None:
         doc = self.document
         if doc is None:
             return
@@ -554,142 +367,13 @@ class MainWindow(QMainWindow):
         self.act_undo.setToolTip(f"Undo {doc.stack.undo_text()}".rstrip())
         self.act_redo.setToolTip(f"Redo {doc.stack.redo_text()}".rstrip())
 
-    def open_dialog(self) -> None:
-        start = os.path.dirname(split_member(self.document.path)[0]) \
-            if self.document is not None and self.document.path else ""
-        path = self.prompts.open_path(start, file_filters(level_file_types()) + ["All files (*)"])
-        if path:
-            self.open_file(path)
-
-    def save(self) -> bool:
-        """Save to the document's own file when its format can be written (``.json``,
-        ``.map``...), else ask for a name."""
-        doc = self.document
-        if doc.path is None or split_member(doc.path)[1] is not None or not self._can_write(doc.path):
-            return self.save_as()
-        return self._save_to(doc.path)
-
-    @staticmethod
-    def _can_write(path: str) -> bool:
-        from spatial.registry import default_registry
-        return path.lower().endswith(".json") or default_registry().exporter_for(path) is not None
-
-    def save_as(self) -> bool:
-        types = level_file_types(saving=True)
-        filters = file_filters(types)
-        doc = self.document
-        start = split_member(doc.path)[0] if doc is not None and doc.path else ""
-        start = os.path.splitext(start)[0] if start and not self._can_write(start) else start
-        answer = self.prompts.save_path(start, filters)
-        if not answer:
-            return False
-        path, chosen = answer
-        if not os.path.splitext(path)[1]:
-            patterns = types[filters.index(chosen)][1] if chosen in filters and chosen != filters[0] \
-                else ("*.json",)
-            path += patterns[0].lstrip("*")
-        return self._save_to(path)
-
-    def _save_to(self, path: str) -> bool:
-        doc = self.document
-        self._ignore_watch_until = time.monotonic() + 1.0  # our own write is not an outside change
-        try:
-            save_level(doc.scene, path)
-        except Exception as exc:  # one line in a dialog; the document stays as it is
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.report_error(message if path in message else f"{path}: could not save: {message}")
-            return False
-        doc.path = path
-        doc.stack.set_clean()
-        add_recent_file(self.settings, path)
-        self._refresh_recent_menu()
-        self._update_watch()
-        self._update_title()
-        self.statusBar().showMessage(f"Saved {path}", 4000)
-        return True
-
-    def reload(self) -> None:
-        """Re-read the file, keeping the cameras and the selection where ids survive."""
-        doc = self.document
-        if doc is None or doc.path is None:
-            return
-        try:
-            loaded = open_level(doc.path)
-        except PartitionStudioError as exc:
-            self.report_error(f"Reload failed, keeping the document: {exc}")
-            self._update_watch()
-            return
-        selection = set(doc.selection)
-        ranges = {name: v.vb.viewRange() for name, v in self.views2d.items()}
-        camera = dict(self.view3d.opts) if self.view3d is not None else None
-        settings = doc.scene.settings  # a file that holds no choice keeps the one on screen
-        self._adopt_loaded(loaded, selection=selection,
-                           keep_settings=(settings.backend, dict(settings.params)))
-        for name, (xr, yr) in ranges.items():
-            self.views2d[name].vb.setRange(xRange=xr, yRange=yr, padding=0)
-        if camera is not None:
-            for key in ("center", "distance", "elevation", "azimuth", "fov"):
-                self.view3d.opts[key] = camera[key]
-            self.view3d.update()
-        self.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
-
-    def _update_watch(self) -> None:
-        files = self.watcher.files()
-        if files:
-            self.watcher.removePaths(files)
-        doc = self.document
-        file = split_member(doc.path)[0] if doc is not None and doc.path else None
-        if self.act_watch.isChecked() and file and os.path.exists(file):
-            self.watcher.addPath(file)  # a WAD map is watched through its WAD
-
-    def _on_file_changed(self, path: str) -> None:
-        if time.monotonic() < self._ignore_watch_until:
-            self._update_watch()  # an atomic save replaced the file: watch the new one
-            return
-        self._reload_timer.start()  # editors write in bursts: reload once they are done
-
-    def _reload_from_watch(self) -> None:
-        doc = self.document
-        if doc is not None and doc.is_dirty() and not self.ask_reload():
-            self.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
-            self._update_watch()
-            return
-        self.reload()
-
-    def _refresh_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = recent_files(self.settings)
-        for path in files:
-            self.recent_menu.addAction(path, lambda p=path: self.open_file(p))
-        self.recent_menu.setEnabled(bool(files))
-
     # ------------------------------------------------------------------ background work
-    def _show_progress(self, text: str, busy: bool = False) -> None:
-        self.progress.setRange(0, 0 if busy else 100)
-        self.progress.setValue(0)
-        self.progress.show()
-        self.cancel_button.show()
-        self.statusBar().showMessage(text)
-
-    def _hide_progress(self) -> None:
-        self._progress_prefix = ""
-        if self.progress.isVisible():
-            self.statusBar().clearMessage()  # the last progress text is over, not news
-        self.progress.hide()
-        self.cancel_button.hide()
-
-    def _on_progress(self, fraction: float, text: str) -> None:
-        self.progress.setValue(int(fraction * 100))
-        # a first start keeps saying why it takes longer
-        self.statusBar().showMessage(f"{self._progress_prefix}  {text}" if self._progress_prefix else text)
-
     def cancel_background_work(self) -> None:
-        if self._load_worker is not None:
-            self._load_worker.cancel()
-            self._load_worker = None
+        """Stop reading a file and forget a rebuild in flight (the Cancel button)."""
+        self.files.cancel()
         if self.document is not None:
             self.document.cancel_rebuild()
-        self._hide_progress()
+        self.progress_status.hide()
 
     # ------------------------------------------------------------------ edits
     def duplicate(self) -> None:
@@ -725,27 +409,6 @@ class MainWindow(QMainWindow):
             w.blockSignals(False)
         self.settings.setValue("grid_size", st.grid_size)
 
-    # ------------------------------------------------------------------ status bar
-    def _on_cursor_moved(self, point3) -> None:
-        self._cursor = point3
-        if not self._hover_timer.isActive():
-            self._hover_timer.start()
-
-    def _update_cursor_status(self) -> None:
-        p = self._cursor
-        if p is not None:
-            self._pos_label.setText("x {:.0f}  y {:.0f}  z {:.0f}".format(*p))
-
-    def _update_status(self) -> None:
-        doc = self.document
-        if doc is None:
-            return
-        n = len(doc.selection)
-        self._sel_label.setText(f"{n} selected" if n else "nothing selected")
-        geom = self.state.overlay
-        if geom is not None:
-            self._nodes_label.setText(f"{doc.index.name}: {geom.total} nodes ({geom.count} drawn)")
-
     # ------------------------------------------------------------------ window
     def _restore_layout(self) -> None:
         geometry = self.settings.value("window/geometry")
@@ -763,13 +426,6 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
 
-    def _confirm_discard(self) -> bool:
-        """Ask about unsaved changes; True when it is fine to go on."""
-        answer = self.ask_save()
-        if answer == "save":
-            return self.save()
-        return answer == "discard"
-
     def showEvent(self, ev) -> None:
         super().showEvent(ev)
         if self._fit_docks_on_show:
@@ -783,7 +439,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, ev) -> None:
         doc = self.document
-        if doc is not None and doc.is_dirty() and not self._confirm_discard():
+        if doc is not None and doc.is_dirty() and not self.files.confirm_discard():
             ev.ignore()
             return
         self.cancel_background_work()
@@ -800,10 +456,8 @@ class MainWindow(QMainWindow):
             ev.acceptProposedAction()
 
     def dropEvent(self, ev) -> None:
-        urls = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()]
-        if urls:
+        if self.files.open_dropped(ev.mimeData().urls()):
             ev.acceptProposedAction()
-            self.open_file(urls[0])
 
     def screenshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "screenshot.png", "PNG (*.png)")

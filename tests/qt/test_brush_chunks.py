@@ -56,7 +56,7 @@ def _area(region: QRegion) -> int:
 
 def _open(window, qtbot, scene):
     from editor.model.loading import LoadResult
-    window._adopt_loaded(LoadResult(scene, None))
+    window.files.adopt_loaded(LoadResult(scene, None))
     window.state.set_grid_size(64)
     window.state.flush()
     window.activateWindow()

@@ -43,7 +43,7 @@ def test_malformed_file_in_the_background_keeps_the_document(window, tmp_path, q
 def test_save_then_watch_reloads_outside_changes_keeping_selection(window, tmp_path, qtbot):
     doc = window.document
     path = str(tmp_path / "level.json")
-    assert window._save_to(path)
+    assert window.files.save_to(path)
     assert not doc.is_dirty()
     keep = doc.scene.point_entity_ids()[0]
     doc.push(SetSelection([keep]))
@@ -77,7 +77,7 @@ def test_closing_with_unsaved_changes_asks(window, qtbot):
 
 def test_layout_and_recent_files_persist(window, settings, tmp_path, qtbot):
     path = str(tmp_path / "a.json")
-    window._save_to(path)
+    window.files.save_to(path)
     window.docks["stats"].hide()
     window.close()
     from editor.qt.main_window import MainWindow
@@ -89,7 +89,7 @@ def test_layout_and_recent_files_persist(window, settings, tmp_path, qtbot):
 
 def test_dropping_a_file_opens_it(window, tmp_path, qtbot):
     path = str(tmp_path / "dropped.json")
-    window._save_to(path)
+    window.files.save_to(path)
     window.open_file(None, background=False)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(path)])
@@ -112,13 +112,13 @@ def test_opening_a_quake_map(window, qtbot):
 def test_outside_change_does_not_silently_drop_unsaved_edits(window, tmp_path, qtbot):
     doc = window.document
     path = str(tmp_path / "level.json")
-    assert window._save_to(path)
+    assert window.files.save_to(path)
     from editor.model import Transform
     doc.push(Transform([doc.scene.point_entity_ids()[0]], delta=(16, 0, 0)))
     asked = []
     window.ask_reload = lambda: asked.append(1) or False
-    window._reload_from_watch()
+    window.files.reload_from_watch()
     assert asked and window.document is doc and doc.is_dirty()
     window.ask_reload = lambda: True
-    window._reload_from_watch()
+    window.files.reload_from_watch()
     assert window.document is not doc and not window.document.is_dirty()

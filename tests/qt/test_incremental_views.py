@@ -120,7 +120,7 @@ def test_a_move_rewrites_the_arrays_in_place():
 
 def test_arrow_key_nudge_redraws_one_outline_chunk(window, qtbot):
     from editor.model.loading import LoadResult
-    window._adopt_loaded(LoadResult(_box_scene(4 * CHUNK_SIZE), None))
+    window.files.adopt_loaded(LoadResult(_box_scene(4 * CHUNK_SIZE), None))
     window.state.flush()
     doc = window.document
     top = window.views2d["Top"]
@@ -145,7 +145,7 @@ def test_arrow_key_nudge_redraws_one_outline_chunk(window, qtbot):
 @pytest.mark.parametrize("n", [CHUNK_SIZE + 1])
 def test_delete_and_undo_in_the_window_match_a_fresh_build(window, qtbot, n):
     from editor.model.loading import LoadResult
-    window._adopt_loaded(LoadResult(_box_scene(n), None))
+    window.files.adopt_loaded(LoadResult(_box_scene(n), None))
     window.state.flush()
     doc = window.document
     victims = doc.scene.brush_ids()[:3]

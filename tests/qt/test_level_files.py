@@ -82,7 +82,7 @@ def _focus(window, qtbot):
 
 
 def _settled(window, qtbot, timeout=120_000):
-    qtbot.waitUntil(lambda: window._load_worker is None and window.document is not None
+    qtbot.waitUntil(lambda: window.files.load_worker is None and window.document is not None
                     and not window.document.rebuilding, timeout=timeout)
 
 

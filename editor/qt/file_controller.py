@@ -1,0 +1,352 @@
+"""Files in the editor: open, save, save as, reload, watch, recent files, drag and drop.
+
+:class:`FileController` owns the File menu's document actions and everything behind them, so
+the main window only lays out views and panels. Every level is read through
+:func:`editor.model.loading.open_level` (on a worker thread for big files) and written through
+:func:`editor.model.loading.save_level`; errors are one line in a modeless dialog and leave the
+open document as it is.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+
+from editor.model.loading import (
+    LoadResult,
+    level_file_types,
+    level_parts,
+    open_level,
+    save_level,
+    split_member,
+)
+from spatial.errors import PartitionStudioError
+
+from .document import Document
+from .prompts import file_filters
+from .scene_geometry import prepare_geometry
+from .settings import add_recent_file, last_backend, recent_files, set_last_backend
+from .workers import LoadWorker
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+#: files larger than this open on a worker thread with a progress bar
+BACKGROUND_OPEN_BYTES = 256 * 1024
+
+
+def _after_warm_up(warmup, prepare):
+    """``prepare(scene)`` on the loading thread, once the warm-up process has cached the
+    first frame's index kernels and this process has loaded them, so that the GUI thread
+    neither waits for that process nor compiles (see :mod:`editor.warmup`)."""
+    def run(scene):
+        from editor.warmup import warm_first_frame
+        if warmup.wait_ready():
+            warm_first_frame(warmup.backend)
+        return prepare(scene)
+    return run
+
+
+def _can_write(path: str) -> bool:
+    """Whether ``path``'s format can be saved (native JSON or a registered scene exporter)."""
+    from spatial.registry import default_registry
+    return path.lower().endswith(".json") or default_registry().exporter_for(path) is not None
+
+
+class FileController(QObject):
+    """The window's files: reading, writing, reloading, watching and the recent list.
+
+    It asks the user through the window (``window.ask_save()``, ``window.ask_reload()``,
+    ``window.prompts``), which tests replace, and reports through ``window.report_error``.
+    """
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.load_worker: LoadWorker | None = None
+        self._progress_prefix = ""  # what the status bar says before the loader's progress
+        self._ignore_watch_until = 0.0
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.fileChanged.connect(self._on_file_changed)
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(250)
+        self._reload_timer.timeout.connect(self.reload_from_watch)
+
+    # ------------------------------------------------------------------ menu
+    def build_menu(self, menu) -> None:
+        """The File menu's document entries: open, demo, recent, save, save as, reload, watch."""
+        w = self.window
+        w.act_open = w._action("&Open…", self.open_dialog, QKeySequence.Open)
+        menu.addAction(w.act_open)
+        menu.addAction(w._action("Open &demo level", lambda: self.open_file(None)))
+        w.recent_menu = self.recent_menu = menu.addMenu("Open &recent")
+        w.act_save = w._action("&Save", w._doc(lambda *a: self.save()), QKeySequence.Save)
+        w.act_save_as = w._action("Save &as…", w._doc(lambda *a: self.save_as()), QKeySequence.SaveAs)
+        w.act_reload = w._action("Re&load from disk", self.reload, "F5")
+        w.act_watch = self.act_watch = w._action(
+            "&Watch file for changes", None, checkable=True,
+            tip="Reload when the file changes on disk, keeping camera and selection")
+        self.act_watch.setChecked(True)
+        self.act_watch.toggled.connect(lambda on: self.update_watch())
+        for a in (w.act_save, w.act_save_as, w.act_reload, w.act_watch):
+            menu.addAction(a)
+        self.refresh_recent_menu()
+
+    def refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = recent_files(self.window.settings)
+        for path in files:
+            action: QAction = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda checked=False, p=path: self.open_file(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    # ------------------------------------------------------------------ opening
+    def _choose_part(self, path: str) -> str | None:
+        """``path`` itself, ``FILE.wad:MAP`` for a file of several levels (asked), or None."""
+        try:
+            parts = level_parts(path)
+        except PartitionStudioError as exc:
+            self.window.report_error(str(exc))
+            return None
+        if not parts:
+            return path
+        name = parts[0]["name"] if len(parts) == 1 else \
+            self.window.prompts.choose_part(os.path.basename(path), parts)
+        return None if name is None else f"{path}:{name}"
+
+    def open_file(self, path: str | None, background: bool | None = None) -> bool:
+        """Open ``path`` (``None``: the demo level; ``FILE.wad:MAP`` one map of a WAD).
+
+        A file holding several levels (a bare ``.wad``) asks which one through
+        :meth:`Prompts.choose_part`. On failure the current document stays untouched and the
+        error is shown as one line in a dialog. Returns True when opened (or started, in the
+        background).
+        """
+        if path is not None and (path := self._choose_part(path)) is None:
+            return False
+        doc = self.window.document
+        if doc is not None and doc.is_dirty() and not self.confirm_discard():
+            return False
+        if background is None:
+            file = split_member(path)[0] if path is not None else None
+            background = file is not None and os.path.exists(file) and \
+                os.path.getsize(file) > BACKGROUND_OPEN_BYTES
+        if background:
+            self._open_in_background(path)
+            return True
+        try:
+            loaded = open_level(path)
+        except PartitionStudioError as exc:
+            self.window.report_error(str(exc))
+            return False
+        self.adopt_loaded(loaded)
+        return True
+
+    def _open_in_background(self, path: str | None) -> None:
+        w = self.window
+        w.cancel_background_work()
+        prepare, text = prepare_geometry, f"Opening {os.path.basename(path or 'the demo level')}…"
+        warmup = w.kernel_warmup
+        if warmup is not None and not warmup.ready:
+            prepare = _after_warm_up(warmup, prepare)
+            text = f"Preparing the {warmup.backend} — first start only (compiling its kernels)…"
+            self._progress_prefix = text
+        worker = LoadWorker(path, prepare=prepare)
+        worker.progress.connect(self._on_progress)
+        worker.loaded.connect(lambda loaded: self.adopt_loaded(loaded, geometry=worker.prepared))
+        worker.failed.connect(self._on_load_failed)
+        self.load_worker = worker
+        w.progress_status.show(text)
+        worker.start()
+
+    def cancel(self) -> None:
+        """Forget a file being read in the background."""
+        if self.load_worker is not None:
+            self.load_worker.cancel()
+            self.load_worker = None
+        self._progress_prefix = ""
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        self.window.progress.setValue(int(fraction * 100))
+        # a first start keeps saying why it takes longer
+        prefix = self._progress_prefix
+        self.window.statusBar().showMessage(f"{prefix}  {text}" if prefix else text)
+
+    def _on_load_failed(self, message: str) -> None:
+        self.window.progress_status.hide()
+        self.load_worker = None
+        self._progress_prefix = ""
+        self.window.report_error(message)
+
+    def adopt_loaded(self, loaded: LoadResult, selection=None, keep_settings=None,
+                     geometry=None) -> None:
+        """Make a read level the window's document (keeping ``selection`` where ids survive)."""
+        w = self.window
+        w.progress_status.hide()
+        self.load_worker = None
+        self._progress_prefix = ""
+        if w.kernel_warmup is not None:
+            # on a first start the warm-up process compiles the index kernels meanwhile:
+            # loading them from its cache beats compiling them here a second time
+            w.kernel_warmup.wait_ready()
+        self._settle_backend(loaded.document, keep_settings)
+        doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection)
+        w.state.set_document(doc, geometry=geometry)
+        for warning in loaded.warnings[:3]:
+            w.statusBar().showMessage(warning, 8000)
+        if loaded.path:
+            add_recent_file(w.settings, loaded.path)
+            self.refresh_recent_menu()
+
+    def _settle_backend(self, scene, keep_settings=None) -> None:
+        """Give a level that brings no backend choice of its own (the default tree with default
+        parameters: a WAD, a mesh, a .map without ``_ps_`` keys) the choice it had before a
+        reload (``keep_settings``), else the user's last choice. Not an edit: nothing to save."""
+        from editor.model.scene import DEFAULT_BACKEND, Edit, Settings
+        from spatial.registry import default_registry
+
+        current = scene.settings
+        if current.backend != DEFAULT_BACKEND or current.params:
+            return
+        choice = keep_settings or last_backend(self.window.settings)
+        if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
+            return
+        cls = default_registry().backends.get(choice[0])
+        settings = Settings(choice[0], dict(choice[1]), current.metadata)
+        try:
+            settings.parsed(cls)  # parsed once, here: the index reads the cached value
+        except Exception:  # a plugin gone or a parameter changed since: keep the default
+            return
+        scene.apply(Edit(settings=settings))
+
+    def remember_backend(self, doc: Document, kind) -> None:
+        """After a settings change: the user's backend choice, for levels that bring none."""
+        from editor.model import ChangeKind
+
+        if kind & ChangeKind.SETTINGS:
+            settings = doc.scene.settings
+            set_last_backend(self.window.settings, settings.backend, settings.params)
+
+    def open_dialog(self) -> None:
+        doc = self.window.document
+        start = os.path.dirname(split_member(doc.path)[0]) if doc is not None and doc.path else ""
+        path = self.window.prompts.open_path(start, file_filters(level_file_types())
+                                             + ["All files (*)"])
+        if path:
+            self.open_file(path)
+
+    def open_dropped(self, urls) -> bool:
+        """Open the first local file of a drop; True when there was one."""
+        files = [u.toLocalFile() for u in urls if u.isLocalFile()]
+        if files:
+            self.open_file(files[0])
+        return bool(files)
+
+    # ------------------------------------------------------------------ saving
+    def confirm_discard(self) -> bool:
+        """Ask about unsaved changes; True when it is fine to go on."""
+        answer = self.window.ask_save()
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def save(self) -> bool:
+        """Save to the document's own file when its format can be written (``.json``,
+        ``.map``...), else ask for a name."""
+        doc = self.window.document
+        if doc.path is None or split_member(doc.path)[1] is not None or not _can_write(doc.path):
+            return self.save_as()
+        return self.save_to(doc.path)
+
+    def save_as(self) -> bool:
+        types = level_file_types(saving=True)
+        filters = file_filters(types)
+        doc = self.window.document
+        start = split_member(doc.path)[0] if doc is not None and doc.path else ""
+        start = os.path.splitext(start)[0] if start and not _can_write(start) else start
+        answer = self.window.prompts.save_path(start, filters)
+        if not answer:
+            return False
+        path, chosen = answer
+        if not os.path.splitext(path)[1]:
+            patterns = types[filters.index(chosen)][1] if chosen in filters and chosen != filters[0] \
+                else ("*.json",)
+            path += patterns[0].lstrip("*")
+        return self.save_to(path)
+
+    def save_to(self, path: str) -> bool:
+        """Write the document to ``path`` (atomic); it becomes the document's file."""
+        w = self.window
+        doc = w.document
+        self._ignore_watch_until = time.monotonic() + 1.0  # our own write is not an outside change
+        try:
+            save_level(doc.scene, path)
+        except Exception as exc:  # one line in a dialog; the document stays as it is
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            w.report_error(message if path in message else f"{path}: could not save: {message}")
+            return False
+        doc.path = path
+        doc.stack.set_clean()
+        add_recent_file(w.settings, path)
+        self.refresh_recent_menu()
+        self.update_watch()
+        w.update_title()
+        w.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    # ------------------------------------------------------------------ reloading
+    def reload(self) -> None:
+        """Re-read the file, keeping the cameras and the selection where ids survive."""
+        w = self.window
+        doc = w.document
+        if doc is None or doc.path is None:
+            return
+        try:
+            loaded = open_level(doc.path)
+        except PartitionStudioError as exc:
+            w.report_error(f"Reload failed, keeping the document: {exc}")
+            self.update_watch()
+            return
+        selection = set(doc.selection)
+        ranges = {name: v.vb.viewRange() for name, v in w.views2d.items()}
+        camera = dict(w.view3d.opts) if w.view3d is not None else None
+        settings = doc.scene.settings  # a file that holds no choice keeps the one on screen
+        self.adopt_loaded(loaded, selection=selection,
+                          keep_settings=(settings.backend, dict(settings.params)))
+        for name, (xr, yr) in ranges.items():
+            w.views2d[name].vb.setRange(xRange=xr, yRange=yr, padding=0)
+        if camera is not None and w.view3d is not None:
+            for key in ("center", "distance", "elevation", "azimuth", "fov"):
+                w.view3d.opts[key] = camera[key]
+            w.view3d.update()
+        w.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
+
+    def update_watch(self) -> None:
+        """Watch the document's file (when asked to), and nothing else."""
+        files = self.watcher.files()
+        if files:
+            self.watcher.removePaths(files)
+        doc = self.window.document
+        file = split_member(doc.path)[0] if doc is not None and doc.path else None
+        if self.act_watch.isChecked() and file and os.path.exists(file):
+            self.watcher.addPath(file)  # a WAD map is watched through its WAD
+
+    def _on_file_changed(self, path: str) -> None:
+        if time.monotonic() < self._ignore_watch_until:
+            self.update_watch()  # an atomic save replaced the file: watch the new one
+            return
+        self._reload_timer.start()  # editors write in bursts: reload once they are done
+
+    def reload_from_watch(self) -> None:
+        """The watched file changed: reload, unless that would drop unsaved edits unasked."""
+        w = self.window
+        doc = w.document
+        if doc is not None and doc.is_dirty() and not w.ask_reload():
+            w.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
+            self.update_watch()
+            return
+        self.reload()
