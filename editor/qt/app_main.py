@@ -8,7 +8,7 @@ import time
 
 
 def _parse(argv: list[str]):
-    from .overlay import METRICS
+    from editor.model.heatmap_metrics import METRICS
     p = argparse.ArgumentParser(prog="partition-studio", description="Partition Studio editor")
     p.add_argument("path", nargs="?", help="level to open (.json, .map, FILE.wad:MAP, .obj/.ply/.gltf; a bare "
                                             ".wad asks which map); default: the demo level")

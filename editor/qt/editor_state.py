@@ -19,6 +19,8 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
 from editor.model import Brush, ChangeKind
+from editor.model.heatmap_metrics import QUERIES, HeatmapMetric
+from editor.model.heatmap_metrics import metric as heatmap_metric
 from editor.model.placement import floor_below, ray_convex_entry
 
 from .overlay import OverlayGeometry, OverlaySettings, build_overlay
@@ -188,7 +190,7 @@ class EditorState(QObject):
             self.node_table = self._fetch_table()
         if "queries" in dirty:
             self._rerun_queries()
-            if self.overlay_settings.metric == "query_visits":
+            if self.metric.recomputes_on(QUERIES):
                 dirty.add("overlay")
         if "overlay" in dirty:
             self._rebuild_overlay(fetch=False)
@@ -196,6 +198,11 @@ class EditorState(QObject):
             self.selection_changed.emit(self.document.selection)
 
     # ------------------------------------------------------------------ overlay
+    @property
+    def metric(self) -> HeatmapMetric:
+        """The heatmap metric the overlay shows (:mod:`editor.model.heatmap_metrics`)."""
+        return heatmap_metric(self.overlay_settings.metric)
+
     def set_overlay_settings(self, **changes) -> None:
         """Change overlay settings (metric, min_depth, max_depth, leaves_only, max_boxes...)."""
         values = dict(self.overlay_settings.__dict__)
@@ -240,8 +247,9 @@ class EditorState(QObject):
             self.node_table_index = self.shown_index()
             return nodes
         index = self.node_table_index = self.document.index
-        if self.overlay_settings.metric == "pair_tests":
-            index.pairs("all")  # fills the per-node pair-test column
+        prepare = self.metric.prepare
+        if prepare is not None:
+            prepare(index)  # e.g. a pair search fills the per-node pair-test column
         return index.nodes()
 
     def _rebuild_overlay(self, fetch: bool = True) -> None:
@@ -301,7 +309,7 @@ class EditorState(QObject):
         self.flush()  # pending index changes first: traced rows must match the node table
         self.ray = RayQuery(np.asarray(origin, dtype=np.float64).reshape(3), d / n, float(max_t))
         self._rerun_queries()
-        if self.overlay_settings.metric == "query_visits":
+        if self.metric.recomputes_on(QUERIES):
             self._rebuild_overlay(fetch=False)
         return self.ray
 
@@ -310,7 +318,7 @@ class EditorState(QObject):
         self.flush()
         self.frustum = None if shot is None else FrustumQuery(shot)
         self._rerun_queries()
-        if self.overlay_settings.metric == "query_visits":
+        if self.metric.recomputes_on(QUERIES):
             self._rebuild_overlay(fetch=False)
         return self.frustum
 
@@ -324,7 +332,7 @@ class EditorState(QObject):
         if had and self.document is not None:
             self.ray = self.frustum = None
             self._rerun_queries()
-            if self.overlay_settings.metric == "query_visits":
+            if self.metric.recomputes_on(QUERIES):
                 self._rebuild_overlay(fetch=False)
         return had
 

@@ -13,23 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from editor.model import heatmap_metrics as heatmaps
+
 from .colors import SPLIT_LINE, colormap
-
-#: metric key -> (menu label, legend text)
-METRICS = {
-    "depth": ("Depth", "node depth (levels below the root)"),
-    "own_count": ("Objects in node", "objects stored in the node itself"),
-    "subtree_count": ("Objects in subtree", "objects in the node and below"),
-    "lifespan": ("Lifespan", "frames left before an empty node is pruned"),
-    "awake": ("Awake", "node holds an awake object (1) or not (0)"),
-    "pair_tests": ("Pair tests", "candidate pair tests made in the node"),
-    "query_visits": ("Query visits", "last ray/frustum query: 2 visited, 1 culled, 0 untouched"),
-}
-
-#: counts are heavy-tailed (an octree root can hold hundreds of straddlers while most cells
-#: hold one or two): above this range they are coloured on a log scale
-LOG_SCALE_ABOVE = 16
-_COUNT_METRICS = ("own_count", "subtree_count", "pair_tests")
 
 #: colour bins of the 2D views (one painter path each)
 COLOUR_BINS = 16
@@ -53,8 +39,7 @@ class OverlaySettings:
     show_planes: bool = False  # BSP: draw each drawn node's split plane clipped to its box
 
     def __post_init__(self) -> None:
-        if self.metric not in METRICS:
-            raise ValueError(f"unknown overlay metric {self.metric!r}; choose from {sorted(METRICS)}")
+        heatmaps.metric(self.metric)  # a registered heatmap metric, else a ValueError
 
 
 @dataclass
@@ -103,22 +88,9 @@ class OverlayGeometry:
         return len(self.rows)
 
 
-#: metrics read straight from a column of the node table
-_METRIC_COLUMNS = {"depth": "depth", "own_count": "own_count", "subtree_count": "subtree_count",
-                   "lifespan": "lifespan_left", "awake": "awake", "pair_tests": "pair_tests"}
-
-
-def metric_values(table, metric: str, visits: np.ndarray | None = None) -> np.ndarray:
-    """The metric of every row of ``table`` as float64."""
-    n = len(table)
-    column = _METRIC_COLUMNS.get(metric)
-    if column is not None:
-        return getattr(table, column).astype(np.float64)
-    if metric == "query_visits":
-        if visits is None or len(visits) != n:
-            return np.zeros(n)
-        return visits.astype(np.float64)
-    raise ValueError(f"unknown overlay metric {metric!r}")
+def metric_values(table, key: str, visits: np.ndarray | None = None) -> np.ndarray:
+    """The metric ``key`` (see :mod:`editor.model.heatmap_metrics`) of every row of ``table``."""
+    return heatmaps.metric(key).values(table, heatmaps.MetricContext(visits=visits))
 
 
 def select_rows(table, settings: OverlaySettings) -> tuple[np.ndarray, int]:
@@ -156,17 +128,9 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
     leaves); with ``settings.show_planes`` each drawn node's plane is outlined in its box.
     """
     rows, cut = select_rows(table, settings)
-    values_all = metric_values(table, settings.metric, visits)
-    values = values_all[rows]
-    if len(values):
-        vmin, vmax = float(values.min()), float(values.max())
-    else:
-        vmin = vmax = 0.0
-    if settings.metric == "query_visits":
-        vmin, vmax = 0.0, 2.0
-    elif settings.metric == "awake":
-        vmin, vmax = 0.0, 1.0
-    log_scale = settings.metric in _COUNT_METRICS and vmax - vmin > LOG_SCALE_ABOVE and vmin >= 0
+    chosen = heatmaps.metric(settings.metric)
+    values = chosen.values(table, heatmaps.MetricContext(visits=visits))[rows]
+    vmin, vmax, log_scale = chosen.colour_range(values)
     if log_scale:
         lv, lmin, lmax = np.log1p(values), np.log1p(vmin), np.log1p(vmax)
         norm = (lv - lmin) / (lmax - lmin)

@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from editor.model.heatmap_metrics import METRICS
+from editor.model.heatmap_metrics import metric as heatmap_metric
+
 from ..colors import SPLIT_LINE, colormap
-from ..overlay import METRICS
 from ..quiet import set_checked_quietly
 from .base import StatePanel
 
@@ -66,9 +68,18 @@ class LegendBar(QWidget):
 
 
 class OverlayPanel(StatePanel):
+    """The overlay's switch, metric (from :data:`editor.model.heatmap_metrics.METRICS`),
+    legend and filters."""
+
     def __init__(self, state, parent=None) -> None:
         super().__init__(state, "overlay_panel", parent)
-        layout = self.body
+        self._build_metric_row(state)
+        self._build_legend()
+        self._build_filters(state)
+        self.body.addStretch(1)
+        state.overlay_changed.connect(self._on_overlay_changed)
+
+    def _build_metric_row(self, state) -> None:
         form = QFormLayout()
         # the switch and the metric share a row: the dock shares its column with two others
         self.visible = QCheckBox("Show, colour by")
@@ -79,13 +90,16 @@ class OverlayPanel(StatePanel):
         state.overlay_visible_changed.connect(lambda on: set_checked_quietly(self.visible, on))
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("metric_combo")
-        for key, (label, help_text) in METRICS.items():
-            self.metric_combo.addItem(label, key)
-            self.metric_combo.setItemData(self.metric_combo.count() - 1, help_text, Qt.ToolTipRole)
+        for metric in METRICS.values():  # every registered heatmap metric, in the table's order
+            self.metric_combo.addItem(metric.label, metric.key)
+            self.metric_combo.setItemData(self.metric_combo.count() - 1, metric.legend, Qt.ToolTipRole)
         self.metric_combo.currentIndexChanged.connect(
             lambda i: state.set_overlay_settings(metric=self.metric_combo.itemData(i)))
         form.addRow(self.visible, self.metric_combo)
-        layout.addLayout(form)
+        self.body.addLayout(form)
+
+    def _build_legend(self) -> None:
+        layout = self.body
         self.legend_title = QLabel()
         self.legend_title.setObjectName("legend_title")
         self.legend_title.setWordWrap(True)
@@ -102,6 +116,8 @@ class OverlayPanel(StatePanel):
         self.planes_key.setWordWrap(True)
         self.planes_key.setVisible(False)
         layout.addWidget(self.planes_key)
+
+    def _build_filters(self, state) -> None:
         form = QFormLayout()
         depth_row = QHBoxLayout()
         self.min_depth = QSpinBox()
@@ -140,20 +156,18 @@ class OverlayPanel(StatePanel):
         self.cap.setToolTip("Most boxes drawn; beyond it the shallowest levels win")
         self.cap.valueChanged.connect(lambda v: state.set_overlay_settings(max_boxes=v))
         form.addRow("Box cap", self.cap)
-        layout.addLayout(form)
-        layout.addStretch(1)
-        state.overlay_changed.connect(self._on_overlay_changed)
+        self.body.addLayout(form)
 
     def set_metric(self, key: str) -> None:
         self.metric_combo.setCurrentIndex(self.metric_combo.findData(key))
 
     def _on_overlay_changed(self, geom) -> None:
-        label, help_text = METRICS[geom.metric]
+        metric = heatmap_metric(geom.metric)
         self.metric_combo.blockSignals(True)
         self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
         self.metric_combo.blockSignals(False)
-        self.legend_title.setText(f"<b>{label}</b>: {help_text}")
-        self.legend.set_range(geom.vmin, geom.vmax, integer=True, value_at=geom.value_at,
+        self.legend_title.setText(f"<b>{metric.label}</b>: {metric.legend}")
+        self.legend.set_range(geom.vmin, geom.vmax, integer=metric.integer, value_at=geom.value_at,
                               log_scale=geom.log_scale)
         cut = f"; {geom.truncated} over the cap not drawn" if geom.truncated else ""
         loose = "; loose bounds (core cells dimmer)" if geom.has_loose else ""

@@ -21,6 +21,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QToolBar
 
+from editor.model.heatmap_metrics import METRICS
+
 from .controller import TimelineController
 from .hotspot_panel import HotspotPanel
 from .live_view import LiveView
@@ -122,10 +124,9 @@ def _add_menu(window, controller, docks) -> None:
     menu.addAction(record)
     menu.addSeparator()
     heat = menu.addMenu("&Heatmap")
-    for metric, label in (("lifespan", "&Lifespan"), ("awake", "&Awake"), ("pair_tests", "&Pair tests"),
-                          ("depth", "&Depth")):
-        heat.addAction(_action(window, label, lambda checked=False, m=metric:
-                               window.state.set_overlay_settings(metric=m)))
+    for metric in METRICS.values():  # every registered heatmap metric, in the table's order
+        heat.addAction(_action(window, metric.label, lambda checked=False, m=metric.key:
+                               window.state.set_overlay_settings(metric=m), tip=metric.legend))
     menu.addSeparator()
     menu.addAction(_action(window, "&Open recording…", lambda: _open_recording(window, controller),
                            tip="A .npz recording or a JSON frame-lines file written by a game"))
