@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
 
 from editor.model.loading import (
     LoadResult,
@@ -77,24 +78,27 @@ class FileController(QObject):
         self._reload_timer.timeout.connect(self.reload_from_watch)
 
     # ------------------------------------------------------------------ menu
-    def build_menu(self, menu) -> None:
-        """The File menu's document entries: open, demo, recent, save, save as, reload, watch."""
+    def build_menu(self, menu: QMenu) -> tuple[QAction, QAction, QAction, QAction, QAction]:
+        """Fill the File menu's document entries: open, demo, recent, save, save as, reload,
+        watch. Returns the actions ``(open, save, save_as, reload, watch)``."""
         w = self.window
-        w.act_open = w._action("&Open…", self.open_dialog, QKeySequence.Open)
-        menu.addAction(w.act_open)
+        self.act_open = w._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        menu.addAction(self.act_open)
         menu.addAction(w._action("Open &demo level", lambda: self.open_file(None)))
-        w.recent_menu = self.recent_menu = menu.addMenu("Open &recent")
-        w.act_save = w._action("&Save", w._doc(lambda *a: self.save()), QKeySequence.Save)
-        w.act_save_as = w._action("Save &as…", w._doc(lambda *a: self.save_as()), QKeySequence.SaveAs)
-        w.act_reload = w._action("Re&load from disk", self.reload, "F5")
-        w.act_watch = self.act_watch = w._action(
-            "&Watch file for changes", None, checkable=True,
-            tip="Reload when the file changes on disk, keeping camera and selection")
+        self.recent_menu = menu.addMenu("Open &recent")
+        self.act_save = w._action("&Save", w._doc(lambda *a: self.save()), QKeySequence.StandardKey.Save)
+        self.act_save_as = w._action("Save &as…", w._doc(lambda *a: self.save_as()),
+                                     QKeySequence.StandardKey.SaveAs)
+        self.act_reload = w._action("Re&load from disk", self.reload, "F5")
+        self.act_watch = w._action("&Watch file for changes", None, checkable=True,
+                                   tip="Reload when the file changes on disk, keeping camera and "
+                                       "selection")
         self.act_watch.setChecked(True)
         self.act_watch.toggled.connect(lambda on: self.update_watch())
-        for a in (w.act_save, w.act_save_as, w.act_reload, w.act_watch):
+        for a in (self.act_save, self.act_save_as, self.act_reload, self.act_watch):
             menu.addAction(a)
         self.refresh_recent_menu()
+        return self.act_open, self.act_save, self.act_save_as, self.act_reload, self.act_watch
 
     def refresh_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -216,10 +220,12 @@ class FileController(QObject):
         if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
             return
         cls = default_registry().backends.get(choice[0])
+        if cls is None:  # a plugin gone since: keep the default
+            return
         settings = Settings(choice[0], dict(choice[1]), current.metadata)
         try:
             settings.parsed(cls)  # parsed once, here: the index reads the cached value
-        except Exception:  # a plugin gone or a parameter changed since: keep the default
+        except Exception:  # a parameter changed since: keep the default
             return
         scene.apply(Edit(settings=settings))
 
@@ -258,6 +264,7 @@ class FileController(QObject):
         """Save to the document's own file when its format can be written (``.json``,
         ``.map``...), else ask for a name."""
         doc = self.window.document
+        assert doc is not None, "the Save action runs only with a document open"
         if doc.path is None or split_member(doc.path)[1] is not None or not _can_write(doc.path):
             return self.save_as()
         return self.save_to(doc.path)
@@ -282,6 +289,7 @@ class FileController(QObject):
         """Write the document to ``path`` (atomic); it becomes the document's file."""
         w = self.window
         doc = w.document
+        assert doc is not None, "saving needs a document"
         self._ignore_watch_until = time.monotonic() + 1.0  # our own write is not an outside change
         try:
             save_level(doc.scene, path)

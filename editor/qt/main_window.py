@@ -230,7 +230,9 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         mb = self.menuBar()
         m = mb.addMenu("&File")
-        self.files.build_menu(m)
+        self.act_open, self.act_save, self.act_save_as, self.act_reload, self.act_watch = \
+            self.files.build_menu(m)
+        self.recent_menu = self.files.recent_menu
         self.act_shot = self._action("Save screens&hot…", self.screenshot_dialog)
         m.addAction(self.act_shot)
         m.addSeparator()
