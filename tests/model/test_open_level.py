@@ -141,3 +141,23 @@ def test_a_params_file_selects_its_backend(tmp_path, capsys):
     assert run_cli(["stats", "--random", "300", "--params", str(params), "--backend", "octree"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "parameters are for backend 'kdtree', not 'octree'" in err
+
+
+@pytest.mark.parametrize("suffix", [".map", ".json"])
+def test_parameters_are_parsed_once_from_the_file_to_the_live_index(tmp_path, monkeypatch, suffix):
+    import spatial.params
+    from editor.model import IndexSync
+
+    path = tmp_path / "level.map"
+    path.write_text(_map_text('"_ps_backend" "kdtree"\n"_ps_param_leaf_size" "3"\n'))
+    if suffix == ".json":
+        save_level(open_level(path).document, tmp_path / "level.json")
+        path = tmp_path / "level.json"
+    calls = []
+    real = spatial.params.parse_params
+    monkeypatch.setattr(spatial.params, "parse_params",
+                        lambda *a, **k: calls.append(a[0].__name__) or real(*a, **k))
+    doc = open_level(path).document
+    sync = IndexSync(doc)
+    assert sync.index.name == "kdtree" and sync.index.params.leaf_size == 3
+    assert len(calls) == 1, f"parsed by the reader only, not again on the way: {calls}"
