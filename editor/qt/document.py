@@ -6,12 +6,11 @@ Qt signals so widgets connect the usual way. Widgets never edit the scene: they 
 
 Backend changes are recorded in the document with the undoable ``SetSettings`` command, and
 the model's :class:`~editor.model.IndexSync` follows them with its own rebuild policy: the
-document only gives it a thread to build on (:mod:`.thread_runner`) and a kernel warm-up, and
+document only gives it a thread to build on (:mod:`.thread_runner`) and a kernel warm-up
+(:mod:`.backend_warmup`), and
 relays what it reports as signals, so a big rebuild never freezes the window.
 """
 from __future__ import annotations
-
-import threading
 
 from PySide6.QtCore import QObject, Signal
 
@@ -19,6 +18,7 @@ from editor.model import ChangeKind, IndexSync, SetSettings, UndoStack
 from editor.model.loading import stores_settings
 from editor.model.scene import Edit
 
+from .backend_warmup import KernelWarmUpHook
 from .thread_runner import run_on_thread
 
 
@@ -70,7 +70,8 @@ class Document(QObject):
         self._status_relay.fraction.connect(self._on_preparing_progress)
         # the model owns the rebuild policy; the editor gives it a thread and a warm-up
         self.sync = IndexSync(scene, runner=run_on_thread,
-                              warm_up=_KernelWarmUp(self._status_relay))
+                              warm_up=KernelWarmUpHook(self._status_relay.text.emit,
+                                                       self._status_relay.fraction.emit))
         self.index_version = 0
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)
@@ -144,46 +145,6 @@ class Document(QObject):
     @property
     def last_rebuild_ms(self) -> float:
         return self.sync.last_rebuild_ms
-
-
-class _KernelWarmUp:
-    """The sync's warm-up hook in the editor: a backend used for the first time with a cold
-    kernel cache is compiled by a child process (:class:`editor.warmup.BackendPreparation`)
-    before its build, its status and progress relayed to the GUI thread."""
-
-    def __init__(self, relay: _StatusRelay) -> None:
-        self._relay = relay
-
-    def needed(self, backend: str) -> bool:
-        from editor.warmup import needs_warm_up
-
-        return needs_warm_up(backend)
-
-    def preparation(self, backend: str, current: str) -> _Preparation:
-        from editor.warmup import BackendPreparation
-
-        return _Preparation(BackendPreparation(backend, current=current,
-                                               note=self._relay.text.emit,
-                                               progress=self._relay.fraction.emit))
-
-
-class _Preparation:
-    """The first frame's kernels before the build, compiled by a child process and loaded here
-    from the disk cache; the rest (queries, edits) the same way on a thread of its own, while
-    the new tree is already on screen."""
-
-    def __init__(self, preparation) -> None:
-        self._preparation = preparation
-        self.rest: threading.Thread | None = None
-
-    def run(self) -> None:
-        self._preparation.first_frame()
-        self.rest = threading.Thread(target=self._preparation.rest, daemon=True,
-                                     name=f"warm-{self._preparation.backend}")
-        self.rest.start()
-
-    def cancel(self) -> None:
-        self._preparation.cancel()  # ends its compile process
 
 
 class _StatusRelay(QObject):
