@@ -7,8 +7,8 @@ Qt signals so widgets connect the usual way. Widgets never edit the scene: they 
 Backend changes are recorded in the document with the undoable ``SetSettings`` command, and
 the model's :class:`~editor.model.IndexSync` follows them with its own rebuild policy: the
 document only gives it a thread to build on (:mod:`.thread_runner`) and a kernel warm-up
-(:mod:`.backend_warmup`), and
-relays what it reports as signals, so a big rebuild never freezes the window.
+(:mod:`.backend_warmup`), and relays what it reports as signals, so a big rebuild never
+freezes the window.
 """
 from __future__ import annotations
 
