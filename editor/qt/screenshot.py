@@ -53,6 +53,8 @@ def render_report(window) -> dict:
             "nodes": int(geom.total) if geom is not None else 0,
             "nodes_drawn": int(geom.count) if overlay_on else 0,
             "overlay": state.overlay_settings.metric if overlay_on else "none",
+            # what the colours mean, from the metric table (editor/model/heatmap_metrics.py)
+            "overlay_legend": state.metric.legend if overlay_on else "",
             # a big tree is culled to the camera in 3D (level of detail): the boxes it kept
             "boxes_drawn_3d": int(window.view3d.drawn_boxes) if window.view3d is not None
             and overlay_on else 0,

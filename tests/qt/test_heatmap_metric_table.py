@@ -64,7 +64,8 @@ def test_a_registered_metric_reaches_menu_panel_overlay_and_report(leaf_metric, 
     args = _parse(["--overlay", "is_leaf"])
     _apply_view_args(window, args)
     window.state.flush()
-    assert render_report(window)["overlay"] == "is_leaf"
+    report = render_report(window)
+    assert report["overlay"] == "is_leaf" and report["overlay_legend"] == "leaf (1) or inner node (0)"
 
 
 def test_an_unknown_metric_is_refused_on_the_command_line(capsys):
