@@ -16,7 +16,8 @@ parts and :class:`~editor.model.recording.FrameRecord` values (ids ascending, sp
 despawns filled in). Its buffer is bounded: a line or a binary frame larger than
 ``max_frame_bytes`` is an error, never an allocation. The first fault raises
 :class:`StreamError`, one line naming the byte offset, the line and the frame; the parser
-then refuses more input, and everything it returned before stays valid.
+then refuses more input; everything it returned before stays valid, and what the failing call
+completed before the fault is on the error (``StreamError.items``).
 """
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ class StreamError(PartitionStudioError):
                  frame: int | None = None) -> None:
         self.source, self.offset, self.line, self.frame = source, offset, line, frame
         self.detail = message
+        #: header parts and frames the failing ``feed`` call completed before the fault
+        self.items: list = []
         where = f"byte {offset}, line {line}" + (f", frame {frame}" if frame is not None else "")
         super().__init__(f"{source}: {where}: {message}")
 
@@ -111,6 +114,7 @@ class FrameStreamParser:
             while self._next(out):
                 pass
         except StreamError as exc:
+            exc.items = out  # what this call completed before the fault stays usable
             self.error = exc
             raise
         return out

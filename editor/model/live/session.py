@@ -42,14 +42,17 @@ class LiveSession:
         Frames the hotspot sums cover.
     on_frame : callable, optional
         ``on_frame(record, stats)`` after each frame is processed.
+    limit : int, optional
+        Frames processed at most; later frames are parsed (checked) but not processed.
     """
 
     def __init__(self, index: SpatialIndex, source: str = "stream",
                  capacity: int = DEFAULT_LIVE_CAPACITY, hotspot_window: int = 60,
                  on_frame: Callable[[FrameRecord, FrameStats], None] | None = None,
                  max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 max_bytes: int = DEFAULT_MAX_BYTES, limit: int | None = None) -> None:
         self.index = index
+        self.limit = limit
         self.source = source
         self.parser = FrameStreamParser(source, max_frame_bytes)
         self.recording = Recording(capacity=capacity, meta={"source": source}, max_bytes=max_bytes)
@@ -74,6 +77,7 @@ class LiveSession:
             items = self.parser.feed(data)
         except StreamError as exc:
             self.error = exc
+            self._process(exc.items)  # every frame before the fault is kept
             raise
         return self._process(items)
 
@@ -90,7 +94,7 @@ class LiveSession:
         for item in items:
             if isinstance(item, StreamHeader):
                 self._add_header(item)
-            else:
+            elif self.limit is None or self.frames < self.limit:
                 out.append(self.step(item))
         return out
 
@@ -147,6 +151,11 @@ class LiveSession:
     def frames(self) -> int:
         """Frames processed."""
         return len(self.stats)
+
+    @property
+    def done(self) -> bool:
+        """True once ``limit`` frames were processed."""
+        return self.limit is not None and self.frames >= self.limit
 
 
 def _stats(record: FrameRecord, delta: FrameDelta, result: PairResult, update_ms: float,
