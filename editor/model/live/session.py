@@ -61,6 +61,7 @@ class LiveSession:
         self.stats: list[FrameStats] = []
         self.last_pairs: PairResult | None = None
         self.last_record: FrameRecord | None = None
+        self.last_nodes = None
         self.names: dict[int, str] = {}
         self.received_bytes = 0
         self.error: StreamError | None = None
@@ -119,6 +120,7 @@ class LiveSession:
             stats = _stats(record, delta, result, edit_ms + settle_ms, pairs_ms)
             self.last_pairs = result
         nodes = self.index.nodes()
+        self.last_nodes = nodes
         stats.nodes = len(nodes)
         self.hotspots.push(record.frame, nodes, self.last_pairs.node_tests if self.last_pairs else None)
         record.stats = stats
