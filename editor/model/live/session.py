@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spatial.contract import PairResult, SpatialIndex
+from spatial.contract import NodeTable, PairResult, SpatialIndex
 
 from ..frame_step import FrameDelta, FrameStats, apply_delta, settle_frame
 from ..hotspots import HotspotWindow
@@ -61,7 +61,7 @@ class LiveSession:
         self.stats: list[FrameStats] = []
         self.last_pairs: PairResult | None = None
         self.last_record: FrameRecord | None = None
-        self.last_nodes = None
+        self.last_nodes: NodeTable | None = None
         self.names: dict[int, str] = {}
         self.received_bytes = 0
         self.error: StreamError | None = None

@@ -21,8 +21,10 @@ class LiveSource:
         self.session = session
         dt = session.recording.meta.get("dt")
         # the game's own frame time paces playback when it sends one
-        usable = isinstance(dt, (int, float)) and not isinstance(dt, bool) and 0 < dt < 10
-        self.config = SimulationConfig(dt=float(dt)) if usable else SimulationConfig()
+        if isinstance(dt, (int, float)) and not isinstance(dt, bool) and 0 < dt < 10:
+            self.config = SimulationConfig(dt=float(dt))
+        else:
+            self.config = SimulationConfig()
         self._shown = -1  # the last frame handed to the display
         self._processed = 0  # frames the session had processed then
         self.display_skipped = 0
