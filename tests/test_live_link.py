@@ -56,6 +56,9 @@ def check_live_report(capsys, tmp_path, out, frames, saved):
     assert [f["frame"] for f in report["frames"]] == list(range(1, frames + 1))
     assert report["link"]["error"] is None and report["link"]["names"] == 100
     assert max(f["overlapping"] for f in report["frames"]) > 0
+    top = next(h for h in report["hotspots"] if h["row"] >= 0)  # a cell of the last frame's tree
+    assert top["stored_count"] > 0 and top["stored"][0]["tests"] >= top["stored"][-1]["tests"]
+    assert all(0 <= s["id"] for s in top["stored"])
     again = replayed(capsys, saved, report["backend"])
     live = {f["frame"]: f["overlapping"] for f in report["frames"]}
     assert again and all(live[k] == v for k, v in again.items())

@@ -5,7 +5,9 @@
 (``docs/live-link.md``: frame lines and binary frames), steps the chosen backend through every
 frame it sends and, after ``N`` frames or when the game disconnects, prints the document
 ``simulate --json`` prints, with ``mode`` ``live`` and one entry per frame under ``frames``,
-plus ``link`` (address, bytes received, frames, the stream fault if any).
+plus ``link`` (address, bytes received, frames, the stream fault if any). Each hotspot also
+lists the objects its cell stores (``stored``: id, the game's name, tests it causes a frame)
+and the overlapping pairs found there (``pairs``), ten of each, with their counts.
 
 It binds ``127.0.0.1`` unless ``--host`` names another address; ``--port 0`` picks a free port.
 The address is announced on stderr (``listening on HOST:PORT``) before the first connection.
@@ -108,10 +110,32 @@ def cmd_listen(args) -> dict:
         "params": params_to_dict(index.params), "seed": None,
         "dt": session.recording.meta.get("dt"), "animate": None, "frames": frames,
         "summary": _summary(frames), "lifespans": lifespan_histogram(index),
-        "hotspots": [h.as_dict() for h in session.hotspots.ranking(args.top)],
+        "hotspots": [_hotspot(h, session) for h in session.hotspots.ranking(args.top)],
         "link": {"address": address, "peer": peer, "received_bytes": session.received_bytes,
                  "frames": session.frames, "names": len(session.names), "error": error},
     }
+
+
+#: objects and pairs listed under each hotspot
+LISTED = 10
+
+
+def _hotspot(spot, session) -> dict:
+    """A hotspot of the JSON report with the objects its cell stores and the pairs found there
+    (see :mod:`editor.model.hotspot_pairs`), named by the game's ``meta.names``."""
+    from editor.model.hotspot_pairs import cell_objects
+
+    out = spot.as_dict()
+    if spot.row < 0 or session.last_nodes is None:
+        return out
+    pairs = session.last_pairs.pairs if session.last_pairs is not None else None
+    cell = cell_objects(session.index, session.last_nodes, spot.row, pairs)
+    out["stored_count"] = len(cell.held)
+    out["stored"] = [{"id": int(oid), "name": session.names.get(int(oid)), "tests": int(tests)}
+                     for oid, tests in zip(cell.held[:LISTED], cell.tests[:LISTED])]
+    out["pairs_count"] = len(cell.pairs)
+    out["pairs"] = cell.pairs[:LISTED].tolist()
+    return out
 
 
 subcommand("listen", "take a running game's frames over TCP and report them per frame",
