@@ -69,7 +69,7 @@ def check_live_report(capsys, tmp_path, out, frames, saved):
 @pytest.mark.parametrize("text", [False, True])
 def test_the_python_example_game_streams_to_listen_and_the_recording_replays_alike(capsys, tmp_path, text):
     saved = tmp_path / "s.jsonl"
-    listener = Listener("--frames", "40", "--backend", "brute", "--save-recording", str(saved), "--json")
+    listener = Listener("--frames", "40", "--backend", "octree", "--save-recording", str(saved), "--json")
     game = subprocess.run([sys.executable, str(CLIENTS / "python" / "example_game.py"), "--port",
                            str(listener.port), "--frames", "40", "--movers", "300", "--seed", "2"]
                           + (["--text"] if text else []), capture_output=True, text=True, timeout=120)
@@ -96,7 +96,7 @@ def compile_c_example(tmp_path) -> Path:
 def test_the_c_example_game_streams_to_listen_and_saves_the_same_stream(capsys, tmp_path):
     exe = compile_c_example(tmp_path)
     saved = tmp_path / "s.npz"
-    listener = Listener("--frames", "30", "--backend", "brute", "--save-recording", str(saved), "--json")
+    listener = Listener("--frames", "30", "--backend", "octree", "--save-recording", str(saved), "--json")
     game = subprocess.run([str(exe), "--port", str(listener.port), "--frames", "30", "--movers", "300"],
                           capture_output=True, text=True, timeout=120)
     assert game.returncode == 0, game.stderr
@@ -109,7 +109,7 @@ def test_the_c_example_game_streams_to_listen_and_saves_the_same_stream(capsys, 
         done = subprocess.run([str(exe), "--save", str(file), "--frames", "30", "--movers", "300", *extra],
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        from_file = replayed(capsys, file, "brute")
+        from_file = replayed(capsys, file, "octree")
         assert from_file == {f["frame"]: f["overlapping"] for f in report["frames"][1:]}
 
 
