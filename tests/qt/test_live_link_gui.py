@@ -37,8 +37,8 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
         qtbot.waitUntil(lambda: c.frame >= 15, timeout=30_000)
         assert c.live and c.play_state == "playing" and not w.document.is_dirty()
         assert link.static_view.count == 100  # the game's static boxes are drawn
-        first = c.shown_bodies()[1].copy()
-        qtbot.waitUntil(lambda: c.frame >= 25, timeout=30_000)
+        first, at = c.shown_bodies()[1].copy(), c.frame
+        qtbot.waitUntil(lambda: c.frame >= at + 5, timeout=30_000)
         assert not np.array_equal(first, c.shown_bodies()[1])  # the movers moved, frame to frame
         qtbot.waitUntil(lambda: w.live_view.bodies_drawn == 150, timeout=10_000)
         assert c.shown_nodes() is link.session.last_nodes  # the overlay reads the live tree
@@ -73,6 +73,25 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
         qtbot.waitUntil(lambda: link.session is not None and link.session.frames == 30, timeout=30_000)
     finally:
         game.kill()
+
+
+def test_other_games_connecting_meanwhile_are_refused_and_the_first_goes_on(live_window, qtbot):
+    import socket
+
+    link = live_window.live_link
+    port = int(link.address.rsplit(":", 1)[1])
+    first = socket.create_connection(("127.0.0.1", port))
+    first.sendall(b'{"frame": 1, "objects": [[1, 0, 0, 0, 1, 1, 1]]}\n')
+    qtbot.waitUntil(lambda: link.session is not None and link.session.frames == 1, timeout=10_000)
+    others = [socket.create_connection(("127.0.0.1", port)) for _ in range(50)]
+    qtbot.waitUntil(lambda: link.refused == 50, timeout=20_000)
+    for other in others:
+        other.settimeout(5)
+        assert other.recv(1) == b""  # closed by the editor
+        other.close()
+    first.sendall(b'{"frame": 2, "objects": [[1, 0, 0, 0, 1, 1, 1]]}\n')
+    qtbot.waitUntil(lambda: link.session.frames == 2, timeout=10_000)
+    first.close()
 
 
 def test_a_port_in_use_and_a_bad_address_are_one_line_each(window):

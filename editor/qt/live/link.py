@@ -45,6 +45,7 @@ class LiveLink(QObject):
         self.source: LiveSource | None = None
         self.connection = "not listening"
         self.peer = ""
+        self.refused = 0  # games refused while another was connected
         self.static_view = StaticBoxes(window)
         self._pending: deque[bytes] = deque()
         self._arrivals: deque[float] = deque(maxlen=120)
@@ -105,6 +106,10 @@ class LiveLink(QObject):
                 self._start_session(value)
             elif kind == "closed":
                 self._finish(value)
+            elif kind == "refused":
+                self.refused += 1
+                self.window.statusBar().showMessage(
+                    f"Live link: refused a second game from {value} (one game at a time)", 5000)
             elif self.session is not None and self.session.error is None:
                 if len(value) > PIECE_BYTES:  # leave the rest for the next turn of the budget
                     self._pending.appendleft((kind, value[PIECE_BYTES:]))

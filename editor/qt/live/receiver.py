@@ -78,6 +78,20 @@ class Receiver:
             self._push("connected", f"{peer[0]}:{peer[1]}")
             self._push("closed", self._serve(conn))
 
+    def _refuse_others(self) -> None:
+        """Close every other game that connected meanwhile: one game at a time, each told by
+        a closed socket and named in one ``("refused", peer)`` event."""
+        self.server.settimeout(0)
+        try:
+            while True:
+                other, peer = self.server.accept()
+                other.close()
+                self._push("refused", f"{peer[0]}:{peer[1]}")
+        except OSError:  # nothing more waiting (BlockingIOError) or the server closed
+            pass
+        finally:
+            self.server.settimeout(0.2)
+
     def _serve(self, conn: socket.socket) -> str:
         conn.settimeout(0.2)
         with conn:
@@ -85,6 +99,7 @@ class Receiver:
                 if self.queued_bytes > MAX_QUEUED_BYTES:  # the editor is behind: let TCP push back
                     self._stop.wait(0.01)
                     continue
+                self._refuse_others()
                 try:
                     data = conn.recv(READ_BYTES)
                 except TimeoutError:
