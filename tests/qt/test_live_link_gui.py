@@ -56,7 +56,12 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
         w.act_go_live.trigger()
         assert c.live and c.frame > held and c.play_state == "playing"
         w.hotspot_panel.refresh()
-        assert w.hotspot_panel.tree.topLevelItemCount() > 0
+        tree = w.hotspot_panel.tree
+        assert tree.topLevelItemCount() > 0
+        rows = [tree.topLevelItem(r).child(k).text(0) for r in range(tree.topLevelItemCount())
+                for k in range(tree.topLevelItem(r).childCount())]
+        assert any(text.startswith("mover ") and "tests a frame" in text for text in rows)  # the game's names
+        assert any(text.startswith("pair ") for text in rows)  # the pairs found in a hot cell
         from PySide6.QtWidgets import QLabel
 
         status = w.findChild(QLabel, "live_link_status")
