@@ -47,7 +47,7 @@ def _feed_in_chunks(parser, data, size):
     out = []
     for at in range(0, len(data), size):
         out += parser.feed(data[at:at + size])
-    parser.finish()
+    out += parser.finish()
     return out
 
 
@@ -147,3 +147,19 @@ def test_a_stream_cut_inside_a_frame_is_reported_at_the_end():
         parser.finish()
     with pytest.raises(StreamError, match="no frames found"):
         read_stream(b'{"static": []}\n', "s")
+
+
+def test_line_numbers_and_the_last_line_do_not_depend_on_chunking():
+    binary = encode_binary_frame(1, [1], [[0, 0, 0]], [[1, 1, 1]], [1])
+    data = binary + b"\n" + b'{"frame": 2, "objects": []}\n{"frame": 3, "objects": [[1, 0, 0, 0, 1, 1]]}'
+    messages = set()
+    for size in (1, 3, len(binary), len(binary) + 1, len(data)):
+        parser = FrameStreamParser("s")
+        with pytest.raises(StreamError) as err:
+            _feed_in_chunks(parser, data, size)
+        messages.add(str(err.value))
+        assert parser.frames == 2
+    assert len(messages) == 1 and "line 3, frame 3: column 26" in messages.pop()
+    parser = FrameStreamParser("s")
+    frames = _feed_in_chunks(parser, binary + b'{"frame": 2, "objects": []}', 7)
+    assert [f.frame for f in frames] == [1, 2]  # a last line without a newline still counts

@@ -102,6 +102,7 @@ class FrameStreamParser:
         self._static_ids = np.empty(0, dtype=np.int64)
         self._previous = np.empty(0, dtype=np.int64)
         self._scan = 0             # buffer bytes already searched for a newline
+        self._after_binary = False  # the last thing consumed was a binary frame
 
     # ------------------------------------------------------------------ input
     def feed(self, data: bytes) -> list[StreamHeader | FrameRecord]:
@@ -119,22 +120,25 @@ class FrameStreamParser:
             raise
         return out
 
-    def finish(self) -> None:
-        """The stream ended: a frame cut short is an error (whatever came before stays)."""
+    def finish(self) -> list[StreamHeader | FrameRecord]:
+        """The stream ended: returns what a last line without a newline completes; a frame cut
+        short raises :class:`StreamError` (whatever came before stays)."""
         if self.error is not None:
             raise self.error
         rest = bytes(self._buffer)
+        out: list[StreamHeader | FrameRecord] = []
         if rest[:1] == b"\x00":
             self.error = self._fail("the stream ended inside a binary frame")
         elif rest.strip():
             try:
-                self._text_line(rest, [])
+                self._text_line(rest, out)
             except StreamError as exc:
                 self.error = exc
             else:
                 self._buffer.clear()
         if self.error is not None:
             raise self.error
+        return out
 
     @property
     def pending_bytes(self) -> int:
@@ -149,8 +153,13 @@ class FrameStreamParser:
         buf = self._buffer
         if not buf:
             return False
+        after_binary, self._after_binary = self._after_binary, False
         if buf[0] == 0:
             return self._binary(out)
+        if after_binary and buf[0] == 0x0A:  # the optional newline after a binary frame
+            del buf[:1]
+            self.offset += 1
+            return True
         end = buf.find(b"\n", self._scan)
         if end < 0:
             if len(buf) > self.max_frame_bytes:
@@ -187,10 +196,9 @@ class FrameStreamParser:
         del buf[:_HEAD.size + length]
         self.offset += _HEAD.size + length
         self.line += 1
-        # a newline after a binary frame is allowed, so frame lines may follow it on their own line
-        if buf[:1] == b"\n":
-            del buf[:1]
-            self.offset += 1
+        # a newline after a binary frame is allowed (skipped, whenever it arrives), so frame
+        # lines may follow it on their own line
+        self._after_binary = True
         return True
 
     # ------------------------------------------------------------------ content
@@ -336,7 +344,7 @@ def read_stream(data: bytes, source: str, capacity: int | None = None) -> Record
     """
     parser = FrameStreamParser(source, max_frame_bytes=max(len(data), DEFAULT_MAX_FRAME_BYTES))
     items = parser.feed(data)
-    parser.finish()
+    items += parser.finish()
     return recording_from(items, source, capacity)
 
 

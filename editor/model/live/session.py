@@ -82,13 +82,15 @@ class LiveSession:
             raise
         return self._process(items)
 
-    def finish(self) -> None:
-        """The game disconnected: a frame cut short raises :class:`StreamError`."""
+    def finish(self) -> list[FrameStats]:
+        """The game disconnected: a last frame line without a newline is processed; a frame
+        cut short raises :class:`StreamError`."""
         try:
-            self.parser.finish()
+            items = self.parser.finish()
         except StreamError as exc:
             self.error = exc
             raise
+        return self._process(items)
 
     def _process(self, items) -> list[FrameStats]:
         out = []
