@@ -59,3 +59,14 @@ def test_e1m1s_hottest_cell_names_the_brushes_straddling_the_root_not_the_whole_
 def test_labels_prefer_a_games_names_then_the_levels_kinds():
     assert object_label(7, None, {7: "ogre"}) == "ogre 7"
     assert object_label(8, None, {7: "ogre"}) == "object 8"
+
+
+def test_doom_walls_are_named_as_walls():
+    wad = Path("/usr/share/games/doom/freedoom1.wad")
+    if not wad.exists():
+        pytest.skip(f"{wad} is not here (the freedoom package)")
+    from editor.model.loading import open_level
+
+    scene = open_level(f"{wad}:E1M1").document
+    wall = next(oid for oid in scene.segment_ids())
+    assert object_label(wall, scene) == f"wall {wall}"
