@@ -99,6 +99,25 @@ def test_other_games_connecting_meanwhile_are_refused_and_the_first_goes_on(live
     first.close()
 
 
+def test_a_game_cut_off_mid_frame_keeps_what_came_before_in_one_line(live_window, qtbot):
+    import socket
+
+    from editor.model.live.frame_stream import encode_binary_frame
+
+    w = live_window
+    link = w.live_link
+    port = int(link.address.rsplit(":", 1)[1])
+    frames = b"".join(encode_binary_frame(f, [1, 2], [[0, 0, 0], [f, 0, 0]], [[2, 2, 2], [f + 2, 2, 2]], [1, 1])
+                      for f in range(1, 4))
+    with socket.create_connection(("127.0.0.1", port)) as game:
+        game.sendall(frames + frames[:30])  # frame 4 cut off
+    qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=10_000)
+    assert link.session.frames == 3 and w.timeline.simulation is link.source
+    message = w.errors[-1]
+    assert "ended inside a binary frame" in message and "\n" not in message
+    assert w.live_link.receiver is not None  # still listening for the next game
+
+
 def test_a_port_in_use_and_a_bad_address_are_one_line_each(window):
     import socket
 
