@@ -8,7 +8,6 @@
  * fifth mover sleeps on alternate seconds. --save FILE writes the stream to a file instead,
  * --text sends frame lines instead of binary frames.
  */
-#define _POSIX_C_SOURCE 200112L
 #define PS_LINK_IMPLEMENTATION
 #include "ps_link.h"
 

@@ -25,6 +25,12 @@
 #ifndef PS_LINK_H
 #define PS_LINK_H
 
+/* The implementation needs POSIX sockets and nanosleep: under a strict -std=c99 ask for them,
+ * before any system header is seen (define _POSIX_C_SOURCE yourself if you include others first). */
+#if defined(PS_LINK_IMPLEMENTATION) && !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200112L
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -386,6 +392,10 @@ int ps_link_close(ps_link *link, int timeout_ms) {
         size_t n = strlen(link->path) - 5;
         char *final = (char *)malloc(n + 1);
         rc = ps_link_send_header(link);
+        if (fflush(link->file) != 0) rc = -1;
+#ifndef _WIN32
+        if (!rc && fsync(fileno(link->file)) != 0) rc = -1;
+#endif
         if (fclose(link->file) != 0) rc = -1;
         if (final) {
             memcpy(final, link->path, n);
