@@ -148,6 +148,19 @@ def _object_rows(line: _Line, key: str, rows: Any, with_awake: bool):
     return ids, lo, hi, awake
 
 
+def _add_static(line: _Line, static, rows):
+    """The static objects so far with those of one more header line (an id only once)."""
+    ids, lo, hi, _ = _object_rows(line, "static", rows, with_awake=False)
+    if static is None:
+        return ids, lo, hi
+    again = np.flatnonzero(np.isin(ids, static[0]))
+    if len(again):
+        raise line.fail(line.element_column("static", int(again[0]), 0),
+                        f"static[{int(again[0])}]: id {int(ids[again[0]])} already listed")
+    return (np.concatenate([static[0], ids]), np.concatenate([static[1], lo]),
+            np.concatenate([static[2], hi]))
+
+
 def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Recording:
     """Read a frame-lines file into a :class:`Recording` (all or nothing).
 
@@ -169,6 +182,10 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         data = Path(name).read_bytes()
     except OSError as exc:
         raise ParseError(name, 0, 0, f"cannot read: {exc.strerror or exc}") from None
+    if b"\x00PSB" in data:  # binary frames too: a live-link stream saved as it came
+        from .live.frame_stream import read_stream
+
+        return read_stream(data, name, capacity)
     if data.startswith(b"\xef\xbb\xbf"):  # tolerate a byte-order mark
         data = data[3:]
     try:
@@ -202,16 +219,15 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         if unknown:
             raise line.fail(line.key_column(unknown[0]), f"unknown key '{unknown[0]}'")
         if "static" in doc or "meta" in doc:
-            if records or static is not None:
+            if records:
                 key = "static" if "static" in doc else "meta"
-                raise line.fail(line.key_column(key), f"'{key}' may only come once, before the first frame")
+                raise line.fail(line.key_column(key), f"'{key}' may only come before the first frame")
             if "meta" in doc:
                 if not isinstance(doc["meta"], dict):
                     raise line.fail(line.key_column("meta"), "'meta' must be an object")
-                meta = doc["meta"]
-            ids, lo, hi, _ = _object_rows(line, "static", doc.get("static", []), with_awake=False)
-            static = (ids, lo, hi)
-            static_ids = np.sort(ids)
+                meta = {**meta, **doc["meta"]}  # header parts may come on separate lines
+            static = _add_static(line, static, doc.get("static", []))
+            static_ids = np.sort(static[0])
         if "frame" not in doc:
             if "objects" in doc:
                 raise line.fail(line.key_column("objects"), "'objects' without 'frame'")

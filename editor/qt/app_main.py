@@ -26,6 +26,8 @@ def _parse(argv: list[str]):
     p.add_argument("--no-gl", action="store_true", help="run without the OpenGL 3D view")
     p.add_argument("--frames", metavar="N", type=int, default=0,
                    help="simulate N frames before showing the window (timeline, heatmaps, hotspots)")
+    p.add_argument("--listen", metavar="[HOST:]PORT",
+                   help="listen for a running game and show its frames live (docs/live-link.md)")
     return p.parse_args(argv)
 
 
@@ -107,6 +109,9 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     else:
         _apply_view_args_once_loaded(window, args)
     marks.mark("document_loaded")
+    if args.listen:
+        from .live import listen_at
+        listen_at(window, args.listen)
     report_to = report_path()
     if report_to:
         from .first_frame import FirstFrameReporter

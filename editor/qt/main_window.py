@@ -30,6 +30,7 @@ from .first_frame import FirstPaint
 from .frame_sync import FrameSync
 from .glcheck import gl_status
 from .gui_collector import collect_on_gui_thread
+from .live import install_live_link
 from .panels.history_panel import HistoryPanel
 from .panels.inspector_panel import InspectorPanel
 from .panels.overlay_panel import OverlayPanel
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
+        install_live_link(self)  # File > Connect to game..., the live link's status line
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 

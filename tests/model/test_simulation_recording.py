@@ -233,7 +233,7 @@ def test_frame_lines_derive_spawns_and_despawns(tmp_path):
     ('{"frame": 3, "objects": [[0, 0, 0, 0, 1, 1, 1]]}', 27, "objects[0]: id 0 is a static object"),
     ('{"frame": 3, "objects": [[8, 0, 0, 0, 1, 1, 1, "yes"]]}', 48, "objects[0]: awake must be"),
     ('{"frame": -1, "objects": []}', 2, "'frame' must be an integer >= 0"),
-    ('{"static": [[1, 0, 0, 0, 1, 1, 1]]}', 2, "'static' may only come once"),
+    ('{"static": [[1, 0, 0, 0, 1, 1, 1]]}', 2, "'static' may only come before the first frame"),
 ])
 def test_a_malformed_line_is_reported_where_it_is_and_nothing_loads(tmp_path, bad_line, column, message):
     path = tmp_path / "game.jsonl"

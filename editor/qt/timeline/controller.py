@@ -398,7 +398,8 @@ class TimelineController(QObject):
                 self.simulation.frame >= rec.last_frame:
             return self._wrap()
         stats = self.simulation.step()
-        self.history[stats.frame] = stats
+        if stats is not None:  # a live game's source has no new frame until the game sends one
+            self.history[stats.frame] = stats
         return stats
 
     def _wrap(self) -> FrameStats | None:

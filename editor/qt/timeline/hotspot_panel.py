@@ -2,16 +2,20 @@
 
 Each top-level row is a cell of the tree (keyed by its core bounds, see
 :mod:`editor.model.hotspots`) with its pair tests over the window; its children are the objects
-of the displayed frame that overlap the cell, found with a box query on that frame's index.
-Clicking a row selects the level's objects among them through the model's undoable selection
-command and frames the cell in every view; projectiles are not part of the level, so they are
-listed but cannot be selected.
+the displayed frame's tree **stores in that cell**, heaviest first, each with the tests it causes
+("brush 1234 straddles the root: up to 3,412 tests a frame", :mod:`editor.model.hotspot_pairs`),
+then the overlapping pairs found there. Clicking a cell selects its stored objects, an object
+selects it, a pair selects both — through the model's undoable selection command — and the cell
+is framed in every view. Objects the level does not hold (projectiles, a live game's movers)
+are listed, by the name a game sent when it sent one, but cannot be selected.
 """
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
+
+from editor.model.hotspot_pairs import cell_objects, describe_cell, find_cell, object_label
 
 from ..panels.base import Panel, PlaybackRefresh
 from ..tools.edit_ops import select
@@ -21,6 +25,8 @@ from .live_view import frame_box
 TOP = 10
 #: objects listed under a hotspot
 MAX_OBJECTS = 40
+#: overlapping pairs listed under a hotspot
+MAX_PAIRS = 20
 #: the ranking is recomputed at most this often while playing (ms)
 REFRESH_MS = 250
 
@@ -66,32 +72,60 @@ class HotspotPanel(PlaybackRefresh, Panel):
             self.summary.setText("Play the simulation to rank the cells where pair tests pile up.")
             return
         self.hotspots = window.ranking(TOP)
-        scene = self.state.document.scene
         self.summary.setText(f"Frame {self.controller.frame}: the {len(self.hotspots)} cells with the "
-                             f"most pair tests over the last {window.window} frames.")
+                             f"most pair tests over the last {window.window} frames, and the objects "
+                             "stored in each.")
+        nodes = self.controller.shown_nodes()
+        shown = self.controller.shown_pairs()
+        pairs = shown.pairs if shown is not None else None
+        names = getattr(self.controller.simulation, "names", None)
+        scene = self.state.document.scene
+
+        def label(oid: int) -> str:
+            return object_label(oid, scene, names)
+
         for rank, spot in enumerate(self.hotspots, 1):
-            lo, hi = np.array(spot.lo), np.array(spot.hi)
-            size = hi - lo
-            ids = index.query_box(lo, hi).ids
-            shape = f"{size[0]:.0f}³" if np.all(size == size[0]) else "×".join(f"{s:.0f}" for s in size)
-            item = QTreeWidgetItem([f"#{rank} {shape} @ {lo[0]:.0f},{lo[1]:.0f},{lo[2]:.0f}",
-                                    str(spot.pair_tests), str(spot.frames), str(spot.depth)])
-            item.setData(0, _IDS, [int(i) for i in ids])
-            item.setData(0, _BOX, (lo.tolist(), hi.tolist()))
-            item.setToolTip(0, f"cell {lo.tolist()} .. {hi.tolist()}: {len(ids)} objects overlap it now")
-            for oid in ids[:MAX_OBJECTS].tolist():
-                obj = scene.get(oid)
-                label = f"{oid}  {getattr(obj, 'classname', '') or 'brush'}" if obj is not None \
-                    else f"{oid}  projectile"
-                child = QTreeWidgetItem([label, "", "", ""])
-                child.setData(0, _IDS, [oid] if obj is not None else [])
-                child.setData(0, _BOX, (lo.tolist(), hi.tolist()))
-                if obj is None:
-                    child.setForeground(0, Qt.gray)
-                item.addChild(child)
-            if len(ids) > MAX_OBJECTS:
-                item.addChild(QTreeWidgetItem([f"… {len(ids) - MAX_OBJECTS} more", "", "", ""]))
-            self.tree.addTopLevelItem(item)
+            self.tree.addTopLevelItem(self._cell_item(rank, spot, index, nodes, pairs, label))
+
+    def _cell_item(self, rank, spot, index, nodes, pairs, label) -> QTreeWidgetItem:
+        lo, hi = np.array(spot.lo), np.array(spot.hi)
+        size = hi - lo
+        shape = f"{size[0]:.0f}³" if np.all(size == size[0]) else "×".join(f"{s:.0f}" for s in size)
+        item = QTreeWidgetItem([f"#{rank} {shape} @ {lo[0]:.0f},{lo[1]:.0f},{lo[2]:.0f}",
+                                str(spot.pair_tests), str(spot.frames), str(spot.depth)])
+        box = (lo.tolist(), hi.tolist())
+        item.setData(0, _BOX, box)
+        row = find_cell(nodes, lo, hi) if nodes is not None else -1
+        if row < 0:  # the cell is gone from the displayed frame's tree
+            item.setData(0, _IDS, [])
+            item.setToolTip(0, f"cell {box[0]} .. {box[1]}: not in the displayed frame's tree")
+            return item
+        cell = cell_objects(index, nodes, row, pairs)
+        item.setData(0, _IDS, [int(i) for i in cell.held])
+        item.setToolTip(0, f"cell {box[0]} .. {box[1]}: {len(cell.held)} objects stored in it, "
+                           f"{cell.cell_tests:,} tests this frame, {len(cell.pairs)} overlapping pairs")
+        scene = self.state.document.scene
+        lines = describe_cell(cell, label)
+        for oid, tests, line in zip(cell.held[:MAX_OBJECTS].tolist(), cell.tests.tolist(), lines):
+            item.addChild(self._leaf(line, [oid], box, str(tests), oid in scene))
+        if len(cell.held) > MAX_OBJECTS:
+            item.addChild(QTreeWidgetItem([f"… {len(cell.held) - MAX_OBJECTS} more stored here", "", "", ""]))
+        for a, b in cell.pairs[:MAX_PAIRS].tolist():
+            item.addChild(self._leaf(f"pair {label(a)} × {label(b)} (overlap)", [a, b], box, "",
+                                     a in scene or b in scene))
+        if len(cell.pairs) > MAX_PAIRS:
+            item.addChild(QTreeWidgetItem([f"… {len(cell.pairs) - MAX_PAIRS} more pairs", "", "", ""]))
+        return item
+
+    @staticmethod
+    def _leaf(text: str, ids: list[int], box, tests: str, selectable: bool) -> QTreeWidgetItem:
+        child = QTreeWidgetItem([text, tests, "", ""])
+        child.setData(0, _IDS, ids)
+        child.setData(0, _BOX, box)
+        child.setToolTip(0, text)
+        if not selectable:
+            child.setForeground(0, Qt.gray)
+        return child
 
     # ------------------------------------------------------------------ selection
     def select_row(self, row: int) -> bool:

@@ -1,0 +1,131 @@
+#!/usr/bin/env python
+"""Live link: frames a second the editor's live path parses and processes, 1k and 10k movers.
+
+A game's stream is generated up front (``--static`` static boxes, then ``--frames`` binary frames
+of ``--movers`` boxes moving 2–6 units a frame in a 1000³ world, as ``benchmarks/frame_budget.py``
+moves them), so the game's own cost is not measured. Then, per mover count, the bytes are fed
+frame by frame to
+
+* the parser alone (:class:`editor.model.live.frame_stream.FrameStreamParser`), and
+* a :class:`editor.model.live.session.LiveSession` on ``--backend``: parse, index update,
+  lifespans, active pairs, node table and hotspot window — everything the editor does with a
+  frame before it paints.
+
+After ``--warmup`` frames it reports the median milliseconds a frame and the sustained frames a
+second (frames / total time), and the share of frames within the 16 ms of a 60 Hz game. Painting
+is not measured here (``benchmarks/gui_latency.py`` measures the window). The table goes to
+``benchmarks/RESULTS.md`` between ``<!-- BEGIN generated: live-link -->`` and
+``<!-- END generated: live-link -->``. This measures; it asserts nothing.
+"""
+from __future__ import annotations
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_variable] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from benchmarks.frame_budget import WORLD, Movers  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
+from editor.model.live.frame_stream import FrameStreamParser, encode_binary_frame  # noqa: E402
+from editor.model.live.session import LiveSession  # noqa: E402
+from spatial.registry import default_registry  # noqa: E402
+from spatial.scenegen import random_boxes  # noqa: E402
+
+BUDGET_MS = 16.0
+
+
+def make_stream(statics: int, movers: int, frames: int, seed: int) -> list[bytes]:
+    """The header line and one binary frame a game frame."""
+    s_ids, s_lo, s_hi = random_boxes(statics, seed=seed, size_min=1.0, size_max=100.0, world=WORLD)
+    m_ids, m_lo, m_hi = random_boxes(movers, seed=seed + 7, size_min=1.0, size_max=16.0, world=WORLD)
+    m_ids = m_ids + statics
+    rows = [[int(i), *lo.tolist(), *hi.tolist()] for i, lo, hi in zip(s_ids, s_lo, s_hi)]
+    chunks = [(json.dumps({"static": rows}) + "\n").encode()]
+    motion = Movers(m_ids, m_lo, m_hi, seed)
+    awake = np.ones(movers, dtype=bool)
+    for frame in range(1, frames + 1):
+        lo, hi = motion.advance()
+        chunks.append(encode_binary_frame(frame, m_ids, lo, hi, awake))
+    return chunks
+
+
+def timed_feed(feed, chunks: list[bytes], warmup: int) -> list[float]:
+    feed(chunks[0])
+    times = []
+    for k, chunk in enumerate(chunks[1:]):
+        start = time.perf_counter()
+        feed(chunk)
+        if k >= warmup:
+            times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def measure(movers: int, args) -> dict:
+    chunks = make_stream(args.static, movers, args.warmup + args.frames, args.seed)
+    parse = timed_feed(FrameStreamParser("bench").feed, chunks, args.warmup)
+    cls = default_registry().backend(args.backend)
+    session = LiveSession(cls(), "bench", capacity=args.warmup + args.frames + 1)
+    full = timed_feed(session.feed, chunks, args.warmup)
+    assert session.frames == args.warmup + args.frames
+    frame_bytes = len(chunks[1])
+    return {"movers": movers, "static": args.static, "backend": args.backend, "frame_bytes": frame_bytes,
+            "parse_ms": float(np.median(parse)), "parse_fps": len(parse) / (sum(parse) / 1e3),
+            "frame_ms": float(np.median(full)), "max_ms": float(np.max(full)),
+            "fps": len(full) / (sum(full) / 1e3),
+            "within_budget": float(np.mean(np.array(full) <= BUDGET_MS)),
+            "overlapping": session.stats[-1].overlapping}
+
+
+def render(results: list[dict], args, machine: str) -> list[str]:
+    lines = [f"`python benchmarks/live_link.py --static {args.static} --frames {args.frames} "
+             f"--backend {args.backend}` — {machine}. Median of {args.frames} frames after "
+             f"{args.warmup} warm-up frames; a frame is fed as the bytes of one binary frame.", "",
+             "| movers | static | bytes/frame | parse ms | parse frames/s | parse+update+pairs ms | "
+             "max ms | sustained frames/s | frames ≤ 16 ms | overlapping |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r['movers']:,} | {r['static']:,} | {r['frame_bytes']:,} | {r['parse_ms']:.2f} | "
+                     f"{r['parse_fps']:.0f} | {r['frame_ms']:.2f} | {r['max_ms']:.1f} | {r['fps']:.0f} | "
+                     f"{100 * r['within_budget']:.0f}% | {r['overlapping']:,} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--movers", default="1000,10000", help="comma-separated mover counts")
+    parser.add_argument("--static", type=int, default=20_000)
+    parser.add_argument("--frames", type=int, default=60, help="measured frames (median over them)")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--backend", default="octree")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"))
+    parser.add_argument("--no-write", action="store_true", help="print the table, leave RESULTS.md alone")
+    args = parser.parse_args(argv)
+    from benchmarks.machine import describe_machine
+    info = describe_machine(REPO, "1")
+    machine = f"{info['cpu']}, {info['usable_cores']} usable cores, load {info['load_average']}, {info['date']}"
+    results = []
+    for movers in (int(m) for m in args.movers.split(",")):
+        print(f"{movers} movers ...", file=sys.stderr, flush=True)
+        results.append(measure(movers, args))
+    table = render(results, args, machine)
+    if not args.no_write:
+        write_section(Path(args.out), table, "live-link", heading="## Live link")
+    print("\n".join(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Hot cells name the objects stored in them and the pairs found there (e1m1 and small scenes)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from editor.model.hotspot_pairs import cell_objects, describe_cell, find_cell, object_label
+from spatial.registry import default_registry
+
+E1M1 = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "quake" / "quake_id1_e1m1.map"
+
+
+def test_a_leaf_lists_its_objects_and_each_tests_the_others_there():
+    index = default_registry().backend("octree")()
+    rng = np.random.default_rng(4)
+    lo = rng.uniform(0, 100, (300, 3))
+    index.build(np.arange(300), lo, lo + 3)
+    result = index.pairs("all")
+    nodes = index.nodes()
+    leaf = int(np.flatnonzero(nodes.is_leaf & (nodes.own_count > 1))[0])
+    cell = cell_objects(index, nodes, leaf, result.pairs)
+    assert sorted(cell.held.tolist()) == index.node_objects(leaf).tolist() and not cell.straddling
+    assert (cell.tests == nodes.own_count[leaf] - 1).all()
+    assert all(np.isin(pair, cell.held).any() for pair in cell.pairs)
+    others = result.pairs[~np.isin(result.pairs, cell.held).any(axis=1)]
+    assert len(others) + len(cell.pairs) == len(result.pairs)
+    assert find_cell(nodes, nodes.core_lo[leaf], nodes.core_hi[leaf]) == leaf
+    assert find_cell(nodes, [1e9] * 3, [2e9] * 3) == -1
+
+
+@pytest.mark.slow
+def test_e1m1s_hottest_cell_names_the_brushes_straddling_the_root_not_the_whole_level():
+    if not E1M1.exists():
+        pytest.skip(f"{E1M1} is not here")
+    from editor.model.loading import open_level
+    from editor.model.simulation import Simulation
+
+    scene = open_level(str(E1M1)).document
+    sim = Simulation(scene, "octree", seed=1)
+    for _ in range(60):
+        sim.step()
+    top = sim.hotspots.ranking(1)[0]
+    nodes = sim.index.nodes()
+    row = find_cell(nodes, top.lo, top.hi)
+    assert row == top.row
+    cell = cell_objects(sim.index, nodes, row, sim.last_pairs.pairs)
+    total = sim.index.objects.count
+    assert 0 < len(cell.held) < total // 2  # what the cell stores, not all 1,568 inside its box
+    assert sorted(cell.held.tolist()) == sim.index.node_objects(row).tolist()
+    assert (np.diff(cell.tests) <= 0).all() and cell.tests[0] <= total - 1
+    lines = describe_cell(cell, lambda oid: object_label(oid, scene))
+    if nodes.depth[row] == 0:
+        assert "straddles the root: up to" in lines[0]
+    assert lines[0].split()[0] in ("brush", "wall") or "_" in lines[0].split()[0]
+
+
+def test_labels_prefer_a_games_names_then_the_levels_kinds():
+    assert object_label(7, None, {7: "ogre"}) == "ogre 7"
+    assert object_label(8, None, {7: "ogre"}) == "object 8"
+
+
+def test_doom_walls_are_named_as_walls():
+    wad = Path("/usr/share/games/doom/freedoom1.wad")
+    if not wad.exists():
+        pytest.skip(f"{wad} is not here (the freedoom package)")
+    from editor.model.loading import open_level
+
+    scene = open_level(f"{wad}:E1M1").document
+    wall = next(oid for oid in scene.segment_ids())
+    assert object_label(wall, scene) == f"wall {wall}"

@@ -1,0 +1,131 @@
+"""The live link in the window: a game streams in, the views follow, pause, scrub, resume."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def start_game(port: int, frames: int, movers: int = 150, fps: float = 60):
+    return subprocess.Popen([sys.executable, str(REPO / "clients" / "python" / "example_game.py"),
+                             "--port", str(port), "--frames", str(frames), "--movers", str(movers),
+                             "--static", "100", "--fps", str(fps)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def live_window(window):
+    window.live_link_ask = lambda parent, default: "127.0.0.1:0"
+    window.act_connect_game.trigger()
+    assert window.live_link.receiver is not None
+    yield window
+    window.live_link.stop()
+
+
+@pytest.mark.slow
+def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_window, qtbot, tmp_path):
+    w = live_window
+    link, c = w.live_link, w.timeline
+    port = int(link.address.rsplit(":", 1)[1])
+    game = start_game(port, frames=400)
+    try:
+        qtbot.waitUntil(lambda: c.frame >= 15, timeout=30_000)
+        assert c.live and c.play_state == "playing" and not w.document.is_dirty()
+        assert link.static_view.count == 100  # the game's static boxes are drawn
+        first, at = c.shown_bodies()[1].copy(), c.frame
+        qtbot.waitUntil(lambda: c.frame >= at + 5, timeout=30_000)
+        assert not np.array_equal(first, c.shown_bodies()[1])  # the movers moved, frame to frame
+        qtbot.waitUntil(lambda: w.live_view.bodies_drawn == 150, timeout=10_000)
+        assert c.shown_nodes() is link.session.last_nodes  # the overlay reads the live tree
+        w.act_play.trigger()  # pause: frames keep arriving into the recording
+        assert c.play_state == "paused"
+        processed = link.session.frames
+        qtbot.waitUntil(lambda: link.session.frames >= processed + 5, timeout=30_000)
+        held, processed = c.frame, link.session.frames
+        assert not c.live and held < link.source.frame  # the display holds a frame, the game goes on
+        qtbot.waitUntil(lambda: link.session.frames >= processed + 10, timeout=30_000)
+        assert c.frame == held
+        w.timeline_panel.slider.setValue(w.timeline_panel.slider.value() - 10)
+        assert c.frame == held - 10 and not c.live  # scrubbed back into the recording
+        np.testing.assert_array_equal(c.shown_bodies()[0], link.session.recording.get(held - 10).ids)
+        w.act_go_live.trigger()
+        assert c.live and c.frame > held and c.play_state == "playing"
+        w.hotspot_panel.refresh()
+        tree = w.hotspot_panel.tree
+        assert tree.topLevelItemCount() > 0
+        rows = [tree.topLevelItem(r).child(k).text(0) for r in range(tree.topLevelItemCount())
+                for k in range(tree.topLevelItem(r).childCount())]
+        assert any(text.startswith("mover ") and "tests a frame" in text for text in rows)  # the game's names
+        assert any(text.startswith("pair ") for text in rows)  # the pairs found in a hot cell
+        from PySide6.QtWidgets import QLabel
+
+        status = w.findChild(QLabel, "live_link_status")
+        assert status is not None and status.isVisible()
+        assert "frames" in status.text() and "dropped by the game" in status.text()
+        game.wait(timeout=60)
+        qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=30_000)
+        assert link.session.frames == 400 and c.simulation is link.source  # the last state stays
+        saved = tmp_path / "live.npz"
+        assert c.save_recording(str(saved)) and saved.exists()
+        # a second game connects without a restart and starts a new session
+        again = start_game(port, frames=30, fps=0)
+        again.wait(timeout=60)
+        qtbot.waitUntil(lambda: link.session is not None and link.session.frames == 30, timeout=30_000)
+    finally:
+        game.kill()
+
+
+def test_other_games_connecting_meanwhile_are_refused_and_the_first_goes_on(live_window, qtbot):
+    import socket
+
+    link = live_window.live_link
+    port = int(link.address.rsplit(":", 1)[1])
+    first = socket.create_connection(("127.0.0.1", port))
+    first.sendall(b'{"frame": 1, "objects": [[1, 0, 0, 0, 1, 1, 1]]}\n')
+    qtbot.waitUntil(lambda: link.session is not None and link.session.frames == 1, timeout=10_000)
+    others = [socket.create_connection(("127.0.0.1", port)) for _ in range(50)]
+    qtbot.waitUntil(lambda: link.refused == 50, timeout=20_000)
+    for other in others:
+        other.settimeout(5)
+        assert other.recv(1) == b""  # closed by the editor
+        other.close()
+    first.sendall(b'{"frame": 2, "objects": [[1, 0, 0, 0, 1, 1, 1]]}\n')
+    qtbot.waitUntil(lambda: link.session.frames == 2, timeout=10_000)
+    first.close()
+
+
+def test_a_game_cut_off_mid_frame_keeps_what_came_before_in_one_line(live_window, qtbot):
+    import socket
+
+    from editor.model.live.frame_stream import encode_binary_frame
+
+    w = live_window
+    link = w.live_link
+    port = int(link.address.rsplit(":", 1)[1])
+    frames = b"".join(encode_binary_frame(f, [1, 2], [[0, 0, 0], [f, 0, 0]], [[2, 2, 2], [f + 2, 2, 2]], [1, 1])
+                      for f in range(1, 4))
+    with socket.create_connection(("127.0.0.1", port)) as game:
+        game.sendall(frames + frames[:30])  # frame 4 cut off
+    qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=10_000)
+    assert link.session.frames == 3 and w.timeline.simulation is link.source
+    message = w.errors[-1]
+    assert "ended inside a binary frame" in message and "\n" not in message
+    assert w.live_link.receiver is not None  # still listening for the next game
+
+
+def test_a_port_in_use_and_a_bad_address_are_one_line_each(window):
+    import socket
+
+    from editor.qt.live import listen_at
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        assert not listen_at(window, f"127.0.0.1:{port}")
+    assert not listen_at(window, "localhost:http")
+    assert any(f"127.0.0.1:{port}: cannot listen" in e for e in window.errors)
+    assert any("expected [HOST:]PORT" in e for e in window.errors)
