@@ -55,7 +55,7 @@ def _random_source(n: int, seed: int, layout: str) -> IndexInput:
     ids, lo, hi = random_boxes(n, seed=seed, layout=layout)
     bounds = [lo.min(axis=0).tolist(), hi.max(axis=0).tolist()] if n else [[0, 0, 0], [0, 0, 0]]
     counts = {"brushes": 0, "entities": 0, "brush_entities": 0, "faces": 0, "triangles": 0,
-              "segments": 0, "objects": n, "bounds": bounds}
+              "segments": 0, "objects": n, "invalid_brushes": 0, "bounds": bounds}
     return IndexInput(f"random:{n}:seed={seed}:{layout}", counts, ids, lo, hi,
                       np.ones(n, dtype=bool))
 
@@ -217,6 +217,9 @@ def _print_stats(report: dict) -> None:
     s, i, p = report["scene"], report["index"], report["pairs"]
     print(f"scene    {s['source']}: {s['objects']} objects ({s['brushes']} brushes, "
           f"{s['entities']} entities, {s['faces']} faces)")
+    if s.get("invalid_brushes"):
+        print(f"         {s['invalid_brushes']} brushes bounding no solid, kept as written, "
+              "not indexed")
     print(f"index    {i['backend']} {i['params']}")
     print(f"         {i['nodes']} nodes, {i['leaves']} leaves, depth {i['max_depth']} "
           f"(ideal {i['ideal_depth']}), {i['references']} references, built in {i['build_ms']:.1f} ms")

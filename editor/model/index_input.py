@@ -166,7 +166,8 @@ def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> Inde
                   "brush_entities": found["brush_entities"], "faces": found["faces"],
                   "triangles": 0 if triangles is None else len(triangles.ids),
                   "segments": 0 if segments is None else len(segments.ids),
-                  "objects": found["objects"], "bounds": found["bounds"]}
+                  "objects": found["objects"], "invalid_brushes": found["invalid_brushes"],
+                  "bounds": found["bounds"]}
     settings = scene.settings
     return IndexInput(str(source), report, ids, lo, hi, dynamic,
                       awake=np.ones(len(ids), dtype=bool),

@@ -22,6 +22,7 @@ from typing import Any
 from spatial.errors import PartitionStudioError, PartitionStudioWarning, PluginError
 
 from .index_input import index_input
+from .invalid_brushes import refuse_invalid_brushes
 from .scene import Scene
 
 #: how many individual warnings a result keeps before summing the rest up in one line
@@ -238,6 +239,8 @@ def save_level(document: Scene, path: str | os.PathLike, registry=None) -> None:
     exporter = _registry(registry).exporter_for(name)
     if exporter is None:
         raise PluginError(f"{name}: no exporter writes this kind of file (save as .json)")
+    if not getattr(exporter.save, "holds_invalid_brushes", False):
+        refuse_invalid_brushes(document, f"exporter '{exporter.name}'")
     exporter.save(document, name)
 
 

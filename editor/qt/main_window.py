@@ -48,6 +48,7 @@ from .panels.inspector_panel import InspectorPanel
 from .panels.overlay_panel import OverlayPanel
 from .panels.palette_panel import PalettePanel
 from .panels.params_panel import ParamsPanel
+from .panels.problems_panel import install_problems
 from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
+        install_problems(self)  # brushes kept as written, listed with their line and reason
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.watcher = QFileSystemWatcher(self)

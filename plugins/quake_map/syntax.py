@@ -114,11 +114,18 @@ class MapFace:
 
 @dataclass(slots=True)
 class MapBrush:
-    """A convex brush: the faces between its braces, in file order."""
+    """A convex brush: the faces between its braces, in file order.
+
+    ``span`` is the character range from its ``{`` to its ``}`` in the parsed text;
+    ``verbatim``, when set, is written instead of the faces (a brush that does not bound a
+    solid, kept exactly as it was read).
+    """
 
     faces: list[MapFace]
     line: int = field(default=0, compare=False)
     column: int = field(default=0, compare=False)
+    span: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
+    verbatim: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -202,6 +209,8 @@ class MapFile:
     format: str = STANDARD
     header: list[str] = field(default_factory=list)
     decoded_faces: DecodedFaces | None = field(default=None, compare=False, repr=False)
+    #: the parsed text (a brush's ``span`` indexes it); empty for a map built in code
+    source: str = field(default="", compare=False, repr=False)
 
     def counts(self) -> dict:
         """Count entities (brush entities included), brush entities, brushes and faces."""
@@ -489,7 +498,7 @@ class _Parser:
             fmt = VALVE220
         else:
             fmt = STANDARD
-        return MapFile(entities, fmt, header, self.decoded)
+        return MapFile(entities, fmt, header, self.decoded, text)
 
     def entity(self, start: int) -> tuple[MapEntity, int]:
         text, n = self.text, len(self.text)
@@ -556,7 +565,7 @@ class _Parser:
                 self.face_count += 1
                 pos = m.end()  # both expressions end with the separator after the face
             elif char == "}":
-                brush = MapBrush([])
+                brush = MapBrush([], span=(start, pos + 1))
                 self.brush_spans.append((brush, first, self.face_count))
                 self.located.append((brush, start))
                 return brush, pos + 1
@@ -894,6 +903,12 @@ def _face_text(face: MapFace, valve: bool) -> str:
     return " ".join(parts)
 
 
+def brush_text(brush: MapBrush, fmt: str) -> str:
+    """A brush as the writer writes it, from ``{`` to ``}`` (for a brush of a map built in code,
+    which has no source text to keep)."""
+    return "\n".join(["{", *(_face_text(f, fmt == VALVE220) for f in brush.faces), "}"])
+
+
 def _export_header(mapfile: MapFile) -> list[str]:
     """The header lines, with a ``// Format:`` line corrected if it contradicts the format."""
     lines = []
@@ -934,6 +949,9 @@ def write_map(mapfile: MapFile) -> str:
             out.append(f"{_quote(key, 'key')} {_quote(value, f'value of key {key!r}')}")
         for b, brush in enumerate(entity.brushes):
             out.append(f"// brush {b}")
+            if brush.verbatim is not None:  # kept as read: not a solid, never rewritten
+                out.append(brush.verbatim)
+                continue
             out.append("{")
             for f, face in enumerate(brush.faces):
                 try:
