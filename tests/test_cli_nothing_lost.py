@@ -5,11 +5,12 @@ Every case runs ``python app.py ...`` in a child process (see tests/test_cli_rob
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from tests.invalid_brush_maps import BROKEN, broken_map_text
-from tests.test_cli_robust import app
+from tests.test_cli_robust import app, assert_one_line_error
 
 pytestmark = pytest.mark.slow
 
@@ -39,3 +40,23 @@ def test_stats_counts_invalid_brushes(broken_map):
     assert code == 0, err
     scene = json.loads(out)["scene"]
     assert scene["invalid_brushes"] == len(BROKEN) and scene["objects"] == 2
+
+
+# --------------------------------------------------------------------------- special outputs
+def test_convert_writes_through_a_symlink(broken_map, tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, err = app("convert", broken_map, link, "--force")
+    assert code == 0, err
+    assert link.is_symlink() and '"invalid_brushes"' in real.read_text()
+
+
+@pytest.mark.parametrize("force", [(), ("--force",)])
+def test_convert_refuses_a_fifo_in_one_line(broken_map, tmp_path, force):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    code, out, err = app("convert", broken_map, fifo, *force, timeout=120)
+    assert_one_line_error(code, out, err, "pipe.json", "named pipe")
+    assert code == 2
