@@ -47,6 +47,9 @@ class Document(QObject):
         on the GUI thread.
     preparing_progress(fraction: float)
         How far the preparation of :attr:`preparing_backend` has come; on the GUI thread.
+    rebuild_failed(message: str)
+        A rebuild raised (or a plugin called ``sys.exit()`` in it): the previous index stays
+        and the settings are taken back to it (:mod:`.switch_failure`); one line.
     """
 
     scene_changed = Signal(object, object)
@@ -56,6 +59,7 @@ class Document(QObject):
     rebuild_finished = Signal(float)
     preparing_status = Signal(str)
     preparing_progress = Signal(float)
+    rebuild_failed = Signal(str)
 
     def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None):
         super().__init__(parent)
@@ -170,8 +174,14 @@ class Document(QObject):
             # segments and triangles it already holds (kept in step by the sync), without a
             # walk over the scene
             start = time.perf_counter()
-            old.set_params(params)
-            old.nodes()
+            previous = old.params
+            try:
+                old.set_params(params)
+                old.nodes()
+            except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
+                _quietly(lambda: old.set_params(previous))
+                self._build_failed(cls.name, exc)
+                return
             self.index_version += 1
             self.index_changed.emit()
             self._finish_rebuild((time.perf_counter() - start) * 1e3)
@@ -180,7 +190,12 @@ class Document(QObject):
         if not background:
             self.rebuild_started.emit()
             start = time.perf_counter()
-            self.sync.index = _build_index(cls, params, record)
+            try:
+                built = _build_index(cls, params, record)
+            except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
+                self._build_failed(cls.name, exc)
+                return
+            self.sync.index = built
             self.sync.split_planes_stale = False
             self.index_version += 1
             self.index_changed.emit()
@@ -204,6 +219,7 @@ class Document(QObject):
                 self._warm_rest = _start_warm_rest(preparation)
         worker = RebuildWorker(lambda: _build_index(cls, params, record), prepare=prepare)
         worker.finished_index.connect(lambda index, ms: self._adopt(index, ms, version))
+        worker.failed.connect(lambda exc: self._build_failed(cls.name, exc))
         self._worker = worker
         worker.start()
         self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
@@ -222,6 +238,17 @@ class Document(QObject):
         self.index_version += 1
         self.index_changed.emit()
         self._finish_rebuild(ms)
+
+    def _build_failed(self, backend: str, exc: BaseException) -> None:
+        """Keep the working index, take the choice back and say so in one line."""
+        from .switch_failure import describe_build_failure, take_back_choice
+
+        self._worker = None
+        self._preparation = None
+        self.preparing_backend = None
+        message = describe_build_failure(self.sync.registry, backend, exc, self.index.name)
+        take_back_choice(self)
+        self.rebuild_failed.emit(message)
 
     def _finish_rebuild(self, ms: float) -> None:
         self.preparing_backend = None
@@ -259,6 +286,13 @@ def _start_warm_rest(preparation):
                               daemon=True)
     thread.start()
     return thread
+
+
+def _quietly(call) -> None:
+    try:
+        call()
+    except Exception:  # the index keeps whatever state it could; the message is already out
+        pass
 
 
 def _build_index(cls, params, record):

@@ -515,6 +515,7 @@ class MainWindow(QMainWindow):
         doc.preparing_status.connect(self._on_preparing_status)
         doc.preparing_progress.connect(self._on_preparing_progress)
         doc.rebuild_finished.connect(lambda ms: self._hide_progress())
+        doc.rebuild_failed.connect(lambda message: (self._hide_progress(), self.report_error(message)))
         doc.rebuild_finished.connect(lambda ms: self.statusBar().showMessage(
             f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
         if doc.sync.fallback:
