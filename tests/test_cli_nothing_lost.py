@@ -60,3 +60,58 @@ def test_convert_refuses_a_fifo_in_one_line(broken_map, tmp_path, force):
     code, out, err = app("convert", broken_map, fifo, *force, timeout=120)
     assert_one_line_error(code, out, err, "pipe.json", "named pipe")
     assert code == 2
+
+
+# --------------------------------------------------------------------------- budgets
+EMITTER_LEVEL = """{
+"classname" "worldspawn"
+{
+( -512 -512 -16 ) ( -512 -511 -16 ) ( -512 -512 -15 ) rock 0 0 0 1 1
+( -512 -512 -16 ) ( -512 -512 -15 ) ( -511 -512 -16 ) rock 0 0 0 1 1
+( -512 -512 -16 ) ( -511 -512 -16 ) ( -512 -511 -16 ) rock 0 0 0 1 1
+( 512 512 0 ) ( 512 513 0 ) ( 513 512 0 ) rock 0 0 0 1 1
+( 512 512 0 ) ( 513 512 0 ) ( 512 512 1 ) rock 0 0 0 1 1
+( 512 512 0 ) ( 512 512 1 ) ( 512 513 0 ) rock 0 0 0 1 1
+}
+}
+{
+"classname" "info_null"
+"origin" "0 0 64"
+"_ps_motion" "emitter"
+"_ps_rate" "10000"
+"_ps_lifetime" "100000"
+"_ps_speed" "0"
+}
+"""
+
+
+@pytest.mark.parametrize("env", [{}, {"PARTITION_STUDIO_WORK_BUDGET_PAIRS": "100000"}])
+def test_an_emitter_at_the_highest_rate_stops_at_the_work_budget(tmp_path, env):
+    from editor.cli.outcome import EXIT_BUDGET
+    from editor.model.work_budget import MAX_FRAME_PAIRS
+
+    level = tmp_path / "emitter.map"
+    level.write_text(EMITTER_LEVEL)
+    code, out, err = app("simulate", level, "--frames", "60", "--backend", "brute", "--json",
+                         env=env, timeout=240)
+    budget = int(env.get("PARTITION_STUDIO_WORK_BUDGET_PAIRS", MAX_FRAME_PAIRS))
+    assert_one_line_error(code, out, err, f"{level}: frame ", "overlapping pairs in one frame",
+                          f"work budget of {budget:,}")
+    assert code == EXIT_BUDGET
+    frame = int(err.split(": frame ")[1].split(":")[0])
+    assert 1 < frame < 60
+
+
+def test_the_memory_budget_has_one_exit_status_estimated_or_reached():
+    from editor.cli import _failed
+    from editor.cli.outcome import EXIT_BUDGET
+    from spatial.memory_budget import MemoryBudgetError
+
+    assert _failed(MemoryBudgetError("over the memory budget"), "stats") == EXIT_BUDGET
+    assert _failed(MemoryError(), "stats") == EXIT_BUDGET  # while parsing or building
+    code, out, err = app("stats", "--random", "5000", "--backend", "quadtree", "--param",
+                         "max_depth=24", "--param", "max_objects=1", "--param",
+                         "max_duplication=4", "--json",
+                         env={"PARTITION_STUDIO_MEMORY_BUDGET_MB": "400"})
+    assert_one_line_error(code, out, err, "memory budget")
+    assert code == EXIT_BUDGET
