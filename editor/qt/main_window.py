@@ -39,6 +39,7 @@ from spatial.errors import PartitionStudioError
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
+from .file_watch import SETTLE_MS, FileSettle, watch_paths
 from .first_frame import FirstPaint
 from .frame_sync import FrameSync
 from .glcheck import gl_status
@@ -131,9 +132,11 @@ class MainWindow(QMainWindow):
 
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
+        self.watcher.directoryChanged.connect(self._on_file_changed)  # delete-and-create saves
+        self.file_settle = FileSettle()
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(250)
+        self._reload_timer.setInterval(SETTLE_MS)
         self._reload_timer.timeout.connect(self._reload_from_watch)
         self._hover_timer = QTimer(self)
         self._hover_timer.setInterval(16)  # hover work at most once a frame
@@ -619,7 +622,11 @@ class MainWindow(QMainWindow):
         try:
             loaded = open_level(doc.path)
         except PartitionStudioError as exc:
-            self.report_error(f"Reload failed, keeping the document: {exc}")
+            message = f"Reload failed, keeping the document: {exc}"
+            if self.file_settle.report_failure(doc):
+                self.report_error(message)  # once per version on disk
+            else:
+                self.statusBar().showMessage(message, 8000)
             self._update_watch()
             return
         selection = set(doc.selection)
@@ -637,21 +644,26 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
 
     def _update_watch(self) -> None:
-        files = self.watcher.files()
-        if files:
-            self.watcher.removePaths(files)
+        watch_paths(self.watcher, self.file_settle, self._watched_file(), self.act_watch.isChecked())
+
+    def _watched_file(self) -> str | None:
         doc = self.document
-        file = split_member(doc.path)[0] if doc is not None and doc.path else None
-        if self.act_watch.isChecked() and file and os.path.exists(file):
-            self.watcher.addPath(file)  # a WAD map is watched through its WAD
+        return split_member(doc.path)[0] if doc is not None and doc.path else None
 
     def _on_file_changed(self, path: str) -> None:
         if time.monotonic() < self._ignore_watch_until:
             self._update_watch()  # an atomic save replaced the file: watch the new one
             return
-        self._reload_timer.start()  # editors write in bursts: reload once they are done
+        if self.file_settle.noticed(self._watched_file()):
+            self._reload_timer.start()  # editors write in bursts: reload once they are done
 
     def _reload_from_watch(self) -> None:
+        ready = self.file_settle.ready(self._watched_file())
+        if ready is None:  # deleted: its creation (how many editors save) brings an event
+            return
+        if not ready:  # still being written
+            self._reload_timer.start()
+            return
         doc = self.document
         if doc is not None and doc.is_dirty() and not self.ask_reload():
             self.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)

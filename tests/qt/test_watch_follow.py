@@ -1,0 +1,59 @@
+"""Watch mode follows the file through delete-and-create and waits for a slow writer."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from editor.model import AddObjects, UndoStack, point_entity
+from editor.model.loading import load_document
+from editor.model.native import dumps_scene
+
+
+def _outside_version(path: str, light_z: float) -> tuple[str, int]:
+    """The text of ``path``'s level with one more light, and that light's id."""
+    scene = load_document(path)
+    new_id = scene.allocate_ids(1)[0]
+    UndoStack(scene).push(AddObjects({new_id: point_entity("light", (0, 0, light_z))}))
+    return dumps_scene(scene), new_id
+
+
+def test_watch_follows_the_file_through_delete_and_create(window, tmp_path, qtbot):
+    path = str(tmp_path / "level.json")
+    assert window._save_to(path)
+    qtbot.wait(1100)  # past the window that ignores our own save
+    for round_ in range(2):  # and keeps following it afterwards
+        doc = window.document
+        text, new_id = _outside_version(path, 100 + round_)
+        os.remove(path)
+        qtbot.wait(400)  # the deleted file alone brings no error and no reload
+        assert window.document is doc and not window.errors
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        qtbot.waitUntil(lambda doc=doc: window.document is not doc, timeout=10_000)
+        assert new_id in window.document.scene
+    assert not window.errors
+
+
+def test_a_slow_writer_is_read_once_it_settles(window, tmp_path, qtbot):
+    path = str(tmp_path / "level.json")
+    assert window._save_to(path)
+    qtbot.wait(1100)
+    doc = window.document
+    text, new_id = _outside_version(path, 200)
+    data = text.encode()
+    chunk = max(1, len(data) // 5)
+
+    def write_slowly() -> None:
+        with open(path, "wb") as fh:  # pauses longer than the settle delay: partial versions
+            for start in range(0, len(data), chunk):
+                fh.write(data[start:start + chunk])
+                fh.flush()
+                time.sleep(0.6)
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    qtbot.waitUntil(lambda: not writer.is_alive(), timeout=20_000)
+    qtbot.waitUntil(lambda: window.document is not doc, timeout=10_000)
+    assert new_id in window.document.scene
+    assert len(window.errors) <= 1, window.errors
