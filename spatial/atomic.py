@@ -112,6 +112,20 @@ def write_target(path: str | os.PathLike, label: str | None = None) -> Path:
     return target
 
 
+class WriteFailed(OutputPathError, OSError):
+    """Writing ``path`` failed (full disk, folder made read-only meanwhile...): one line naming
+    the file asked for, never the temporary file; still an ``OSError`` for callers that
+    catch those."""
+
+    def __init__(self, path: str | os.PathLike, exc: OSError) -> None:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        OSError.__init__(self, exc.errno, reason)
+        self.message = f"{os.fspath(path)}: cannot write: {reason}; any previous file is untouched"
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike, binary: bool = False,
                   encoding: str = "utf-8") -> Iterator[IO]:
@@ -136,12 +150,29 @@ def atomic_writer(path: str | os.PathLike, binary: bool = False,
     ------
     OutputPathError
         ``path`` (after symlinks) is a folder, pipe, device or socket: nothing is written.
+    WriteFailed
+        Writing failed (an ``OSError`` too); the message names ``path``, never the temporary.
 
     Notes
     -----
     An existing file's permission bits are kept; a new file gets ``0o666`` minus the umask.
     A symlink is followed: the file it names is replaced, the link stays.
     """
+    asked = path
+    try:
+        with _writing(path, binary, encoding) as handle:
+            yield handle
+    except WriteFailed:
+        raise
+    except OSError as exc:  # named after the file asked for, not a temporary one
+        if isinstance(exc, PartitionStudioError):
+            raise
+        raise WriteFailed(asked, exc) from exc
+
+
+@contextlib.contextmanager
+def _writing(path: str | os.PathLike, binary: bool, encoding: str) -> Iterator[IO]:
+    """:func:`atomic_writer` without the wrapping of its errors."""
     path = write_target(path)  # through a symlink to its file; never over a pipe or device
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp_name = _open_temporary(folder, path.name)

@@ -115,3 +115,42 @@ def test_the_memory_budget_has_one_exit_status_estimated_or_reached():
                          env={"PARTITION_STUDIO_MEMORY_BUDGET_MB": "400"})
     assert_one_line_error(code, out, err, "memory budget")
     assert code == EXIT_BUDGET
+
+
+# --------------------------------------------------------------------------- messages
+def test_an_unknown_backend_names_the_file_and_field(tmp_path):
+    level = tmp_path / "chosen.map"
+    level.write_text('{\n"classname" "worldspawn"\n"_ps_backend" "nosuch"\n}\n')
+    assert_one_line_error(*app("stats", level, "--json"),
+                          f"{level}: worldspawn key _ps_backend: unknown backend 'nosuch'")
+    params = tmp_path / "tuned.json"
+    params.write_text('{"backend": "nosuch", "params": {}}')
+    assert_one_line_error(*app("stats", "--demo", "--params", params, "--json"),
+                          f"{params}: backend: unknown backend 'nosuch'")
+
+
+def test_coordinates_out_of_range_name_the_file_and_object(tmp_path):
+    level = tmp_path / "far.map"
+    level.write_text('{\n"classname" "worldspawn"\n}\n{\n"classname" "light"\n'
+                     '"origin" "1e13 0 0"\n}\n')
+    assert_one_line_error(*app("stats", level, "--json"),
+                          f"{level}: object 1 (light): coordinates must lie within")
+
+
+def test_a_recording_without_frames_is_one_line(tmp_path):
+    import numpy as np
+
+    full = tmp_path / "full.npz"
+    code, _, err = app("simulate", "--demo", "--frames", "2", "--save-recording", full)
+    assert code == 0, err
+    arrays = dict(np.load(full))
+    arrays["frames"] = arrays["frames"][:0]
+    for key in ("offsets", "spawn_offsets", "despawn_offsets"):
+        arrays[key] = arrays[key][:1]
+    for key in ("ids", "awake", "lo", "hi"):
+        arrays[key] = arrays[key][:0]
+    empty = tmp_path / "empty.npz"
+    np.savez(empty, **arrays)
+    code, out, err = app("simulate", "--recording", empty, "--json")
+    assert_one_line_error(code, out, err, f"{empty}: field 'frames': the recording holds no frames")
+    assert code == 2

@@ -127,7 +127,10 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
     # a tuned-parameters file selects the backend it was tuned for, unless --backend says otherwise
     chosen = name or (from_file or {}).get("backend") or source.backend or \
         ("octree" if "octree" in registry.backends else "brute")
-    cls = registry.backend(chosen)
+    try:
+        cls = registry.backend(chosen)
+    except PartitionStudioError as exc:  # say where the name came from
+        raise CliError(f"{_backend_origin(name, params_file, from_file, source)}: {exc}") from None
     values: dict[str, Any] = {}
     if source.params and chosen == source.backend:
         values.update(source.params)
@@ -144,6 +147,18 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
     global _ACTIVE_INDEX
     _ACTIVE_INDEX = cls(parse_params(cls.Params, values))
     return _ACTIVE_INDEX
+
+
+def _backend_origin(name, params_file, from_file, source: IndexInput) -> str:
+    """Where the chosen backend's name was written: the option, the file and its field."""
+    if name:
+        return "--backend"
+    if from_file is not None and from_file.get("backend"):
+        return f"{params_file}: backend"
+    where = source.source or "level"
+    if (source.metadata or {}).get("map_format") is not None:
+        return f"{where}: worldspawn key _ps_backend"
+    return f"{where}: settings.backend"
 
 
 def _read_params_file(path: str) -> dict:

@@ -94,10 +94,11 @@ def _summary(frames: list[dict]) -> dict:
             "overlapping_max": int(col["overlapping"].max())}
 
 
-def _no_source(backend=None, params=None) -> IndexInput:
+def _no_source(backend=None, params=None, source: str = "", metadata=None) -> IndexInput:
     empty = np.empty((0, 3))
-    return IndexInput("", {}, np.empty(0, dtype=np.int64), empty, empty, np.empty(0, dtype=bool),
-                      backend=backend, params=params)
+    return IndexInput(source, {}, np.empty(0, dtype=np.int64), empty, empty,
+                      np.empty(0, dtype=bool), backend=backend, params=params,
+                      metadata=dict(metadata or {}))
 
 
 def cmd_simulate(args) -> dict:
@@ -133,7 +134,8 @@ def cmd_simulate(args) -> dict:
         scene = _load_scene(args.path) if args.path else _demo_scene()
         settings = scene.settings
         index = make_backend(args.backend, args.param, args.params,
-                             _no_source(settings.backend, dict(settings.params)))
+                             _no_source(settings.backend, dict(settings.params),
+                                        args.path or "demo", settings.metadata))
         config = SimulationConfig(hotspot_window=args.window, sleep_frames=args.sleep_frames,
                                   wake_margin=args.wake_margin,
                                   recording_capacity=args.frames + 1,

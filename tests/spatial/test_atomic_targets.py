@@ -87,3 +87,21 @@ def test_write_target_refuses_what_stat_calls_a_device(tmp_path, monkeypatch):
     monkeypatch.setattr(atomic.os, "stat", device_stat)
     with pytest.raises(OutputPathError, match="is a character device"):
         write_target(path)
+
+
+def test_a_failed_write_names_the_file_asked_for_not_a_temporary(tmp_path, monkeypatch):
+    import errno
+
+    path = tmp_path / "level.map"
+    path.write_text("old")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / ".level.map.x.tmp"))
+
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        atomic_write_text(path, "new")
+    message = str(info.value)
+    assert message.startswith(f"{path}: cannot write: No space left on device"), message
+    assert ".tmp" not in message and isinstance(info.value, OutputPathError)
+    assert path.read_text() == "old"
