@@ -388,6 +388,41 @@ def _header_format(line: str) -> str | None:
     return VALVE220 if "valve" in m.group(1).lower() else STANDARD
 
 
+def _face_sources(records: list) -> tuple:
+    """Where each face comes from: ``(fast_rows, fast_source, slow_rows, slow_matches)``, the
+    faces read by the pre-pass (their rows and pre-pass rows) and the regular-expression
+    matches (their rows and matches)."""
+    fast_rows, fast_source, slow_rows, slow_matches = [], [], [], []
+    row = 0
+    for record in records:
+        if type(record) is tuple:
+            first, end = record
+            fast_rows.append(np.arange(row, row + end - first))
+            fast_source.append(np.arange(first, end))
+            row += end - first
+        else:
+            slow_rows.append(row)
+            slow_matches.append(record)
+            row += 1
+    empty = np.empty(0, dtype=np.int64)
+    return (np.concatenate(fast_rows) if fast_rows else empty,
+            np.concatenate(fast_source) if fast_source else empty,
+            np.array(slow_rows, dtype=np.int64), slow_matches)
+
+
+def _number_columns(numbers: np.ndarray, valve: bool) -> tuple:
+    """``(points, offsets, rotations, scales, u_axes, v_axes)`` as lists of tuples of floats
+    from the faces' number rows (one form for all)."""
+    c = numbers.T.tolist()
+    points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
+    if valve:
+        # ux uy uz uoffset vx vy vz voffset rotation xscale yscale
+        return (points, list(zip(c[12], c[16])), c[17], list(zip(c[18], c[19])),
+                list(zip(c[9], c[10], c[11])), list(zip(c[13], c[14], c[15])))
+    nothing = [None] * len(numbers)
+    return points, list(zip(c[9], c[10])), c[11], list(zip(c[12], c[13])), nothing, nothing
+
+
 class _Parser:
     """A single pass over the text; positions become line/column only where they are needed."""
 
@@ -608,22 +643,7 @@ class _Parser:
         total = self.face_count
         if not total:
             return
-        # Where each face comes from: a row of the pre-pass or a regular-expression match.
-        fast_rows, fast_source, slow_rows, slow_matches = [], [], [], []
-        row = 0
-        for record in records:
-            if type(record) is tuple:
-                first, end = record
-                fast_rows.append(np.arange(row, row + end - first))
-                fast_source.append(np.arange(first, end))
-                row += end - first
-            else:
-                slow_rows.append(row)
-                slow_matches.append(record)
-                row += 1
-        fast_rows = np.concatenate(fast_rows) if fast_rows else np.empty(0, dtype=np.int64)
-        fast_source = np.concatenate(fast_source) if fast_source else np.empty(0, dtype=np.int64)
-        slow_rows = np.array(slow_rows, dtype=np.int64)
+        fast_rows, fast_source, slow_rows, slow_matches = _face_sources(records)
         c_starts, _, c_valve, c_textures, c_numbers = self.canonical
         groups = list(map(re.Match.groups, slow_matches))
         valve = np.empty(total, dtype=bool)
@@ -663,33 +683,30 @@ class _Parser:
                     self.diagnose_face(starts[count])
             self.check_form(VALVE220 if valve[count] else STANDARD, starts[count])
 
-        columns = numbers.T.tolist()
-        c = columns
-        points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
-        if first_valve:
-            # ux uy uz uoffset vx vy vz voffset rotation xscale yscale
-            offsets, rotation, scales = list(zip(c[12], c[16])), c[17], list(zip(c[18], c[19]))
-            u_axes, v_axes = list(zip(c[9], c[10], c[11])), list(zip(c[13], c[14], c[15]))
-        else:
-            offsets, rotation, scales = list(zip(c[9], c[10])), c[11], list(zip(c[12], c[13]))
-            u_axes = v_axes = [None] * total
-        text = self.text
-        textures = [""] * total
-        spans = c_textures[fast_source]
-        for r, a, b in zip(fast_rows.tolist(), spans[:, 0].tolist(), spans[:, 1].tolist()):
-            textures[r] = text[a:b]
-        extras = [()] * total
-        for r, g in zip(slow_rows.tolist(), groups):
-            texture, extra = g[_G_TEXTURE], g[_G_EXTRA]
-            textures[r] = _unquote(texture) if texture[0] == '"' else texture
-            if extra:
-                extras[r] = tuple(extra.split())
+        points, offsets, rotation, scales, u_axes, v_axes = _number_columns(numbers, first_valve)
+        textures, extras = self.textures_and_extras(fast_rows, c_textures[fast_source], slow_rows,
+                                                    groups, total)
         lines, cols = self.lines_and_columns(starts)
         self.faces = list(map(MapFace, points, textures, offsets, rotation, scales, u_axes,
                               v_axes, extras, lines, cols))
         self.face_points = numbers[:, :9].reshape(-1, 3, 3)
         self.decoded = DecodedFaces(self.faces, points, textures, offsets, rotation, scales,
                                     u_axes, v_axes, extras, self.face_points)
+
+    def textures_and_extras(self, fast_rows, spans, slow_rows, groups, total: int) -> tuple:
+        """Every face's texture name and extra tokens: the pre-pass's by their text spans,
+        the matched faces' from their groups."""
+        text = self.text
+        textures = [""] * total
+        for r, a, b in zip(fast_rows.tolist(), spans[:, 0].tolist(), spans[:, 1].tolist()):
+            textures[r] = text[a:b]
+        extras: list = [()] * total
+        for r, g in zip(slow_rows.tolist(), groups):
+            texture, extra = g[_G_TEXTURE], g[_G_EXTRA]
+            textures[r] = _unquote(texture) if texture[0] == '"' else texture
+            if extra:
+                extras[r] = tuple(extra.split())
+        return textures, extras
 
     def locate(self) -> None:
         """Give every face its brush and every entity and brush its line and column."""
