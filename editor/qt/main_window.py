@@ -39,7 +39,7 @@ from spatial.errors import PartitionStudioError
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
-from .file_watch import SETTLE_MS, FileSettle, watch_paths
+from .file_watch import SETTLE_MS, FileSettle, only_choices_unsaved, reapply_choice, watch_paths
 from .first_frame import FirstPaint
 from .frame_sync import FrameSync
 from .glcheck import gl_status
@@ -665,6 +665,12 @@ class MainWindow(QMainWindow):
             self._reload_timer.start()
             return
         doc = self.document
+        if doc is not None and doc.is_dirty() and only_choices_unsaved(doc.stack):
+            settings = doc.scene.settings  # a backend choice alone never asks: kept on top
+            choice = (settings.backend, dict(settings.params))
+            self.reload()
+            reapply_choice(self, choice)
+            return
         if doc is not None and doc.is_dirty() and not self.ask_reload():
             self.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
             self._update_watch()

@@ -57,3 +57,26 @@ def test_a_slow_writer_is_read_once_it_settles(window, tmp_path, qtbot):
     qtbot.waitUntil(lambda: window.document is not doc, timeout=10_000)
     assert new_id in window.document.scene
     assert len(window.errors) <= 1, window.errors
+
+
+def test_an_unsaved_backend_choice_alone_never_asks_and_is_kept(window, tmp_path, qtbot):
+    path = str(tmp_path / "level.json")
+    assert window._save_to(path)
+    qtbot.wait(1100)
+    doc = window.document
+    chosen = "brute" if doc.index.name != "brute" else "bvh"
+    combo = window.params_panel.backend_combo
+    combo.setCurrentIndex(combo.findData(chosen))  # the Partition panel's chooser
+    qtbot.waitUntil(lambda: doc.index.name == chosen and not doc.rebuilding, timeout=60_000)
+    assert doc.is_dirty()
+    asked = []
+    window.ask_reload = lambda: asked.append(1) or False
+    text, new_id = _outside_version(path, 300)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    qtbot.waitUntil(lambda: window.document is not doc, timeout=10_000)
+    fresh = window.document
+    assert not asked, "a backend choice alone does not ask to lose changes"
+    assert new_id in fresh.scene
+    assert fresh.scene.settings.backend == chosen and fresh.index.name == chosen
+    assert not window.errors
