@@ -16,7 +16,14 @@ other content it would lose.
 """
 from __future__ import annotations
 
+import re
+
+import numpy as np
+
 from spatial.errors import UnsupportedContentError
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_POINT_RE = re.compile(rf"\(\s*({_NUMBER})\s+({_NUMBER})\s+({_NUMBER})\s*\)")
 
 #: the metadata key holding the records
 METADATA_KEY = "invalid_brushes"
@@ -67,3 +74,23 @@ def by_owner(scene) -> dict[int, list[dict]]:
     for group in groups.values():
         group.sort(key=lambda r: r["position"])
     return groups
+
+
+def marker_boxes(scene) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` ``(K, 3)``: the box around each invalid brush's plane points, for views
+    that mark where it is (it has no solid to draw); brushes without readable points, or
+    with points beyond the coordinate range, are left out."""
+    from spatial.geometry import MAX_COORDINATE
+
+    lo, hi = [], []
+    for record in invalid_brushes(scene):
+        text = record.get("text")
+        points = np.array(_POINT_RE.findall(text) if isinstance(text, str) else [],
+                          dtype=np.float64).reshape(-1, 3)
+        if len(points) and np.isfinite(points).all() and \
+                (np.abs(points) <= MAX_COORDINATE).all():
+            lo.append(points.min(axis=0))
+            hi.append(points.max(axis=0))
+    if not lo:
+        return np.empty((0, 3)), np.empty((0, 3))
+    return np.array(lo), np.array(hi)

@@ -17,6 +17,9 @@ def test_broken_brushes_are_listed_and_survive_open_and_ctrl_s(window, tmp_path,
     assert len(rows) == len(BROKEN)
     assert all(r.startswith(f"{path}:") and "not indexed" in r for r in rows), rows
     assert window.docks["problems"].windowTitle() == f"Problems ({len(BROKEN)})"
+    # each is marked in every 2D view, apart from the level's brushes (which count one)
+    assert [layer.drawn for layer in window.invalid_brush_marks] == [len(BROKEN)] * 3
+    assert all(view.drawn["brushes"] == 1 for view in window.views2d.values())
     # an edit, so Ctrl+S has something to write, then the real key on the window
     doc = window.document
     from editor.model import AddObjects, point_entity
@@ -40,3 +43,4 @@ def test_broken_brushes_are_listed_and_survive_open_and_ctrl_s(window, tmp_path,
 def test_a_level_without_problems_shows_none(window):
     assert window.problems_panel.list.count() == 0
     assert window.docks["problems"].windowTitle() == "Problems"
+    assert [layer.drawn for layer in window.invalid_brush_marks] == [0, 0, 0]

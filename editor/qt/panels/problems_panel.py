@@ -62,4 +62,7 @@ def install_problems(window) -> ProblemsPanel:
             dock.raise_()
 
     window.state.document_replaced.connect(show_when_needed)
+    from ..views.invalid_brush_layer import install_invalid_brush_marks
+
+    window.invalid_brush_marks = install_invalid_brush_marks(window)  # drawn apart, in red
     return panel
