@@ -80,3 +80,18 @@ def test_an_unsaved_backend_choice_alone_never_asks_and_is_kept(window, tmp_path
     assert new_id in fresh.scene
     assert fresh.scene.settings.backend == chosen and fresh.index.name == chosen
     assert not window.errors
+
+
+def test_watch_follows_a_rename_over_the_file(window, tmp_path, qtbot):
+    path = str(tmp_path / "level.json")
+    assert window._save_to(path)
+    qtbot.wait(1100)
+    for round_ in range(2):  # an editor saving atomically, twice
+        doc = window.document
+        text, new_id = _outside_version(path, 400 + round_)
+        temporary = tmp_path / f"level.json.{round_}.new"
+        temporary.write_text(text)
+        os.replace(temporary, path)
+        qtbot.waitUntil(lambda doc=doc: window.document is not doc, timeout=10_000)
+        assert new_id in window.document.scene
+    assert not window.errors
