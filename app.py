@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     from editor.cli import is_cli_invocation, run_cli
 
     if is_cli_invocation(argv):
-        return run_cli(argv, memory_budget=True)
+        from editor.cli.outcome import finish  # threads a plugin left cannot keep us alive
+
+        return finish(run_cli(argv, memory_budget=True), "partition-studio")
     from editor.qt.app_main import run_gui  # Qt is imported only on this path
 
     return run_gui(argv, launched=LAUNCHED)

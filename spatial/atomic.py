@@ -14,7 +14,9 @@ at all.
 
 :func:`check_output_path` is what command-line writers call *before* doing their work: the
 folder must exist and be writable, and an existing file is only replaced when the user asked
-for it (``--force``).
+for it (``--force``). A symlink is written through: the file it names is replaced atomically in
+its own folder and the link stays. A target that is not a regular file (a folder, a FIFO, a
+device, a socket, or a link to one) is refused in one line, ``--force`` or not.
 
 This module is in ``spatial`` (the lowest layer) so that every layer can use it.
 """
@@ -56,16 +58,72 @@ def check_output_path(path: str | os.PathLike, force: bool = False, option: str 
     """
     path = Path(path)
     label = f"{option} {path}" if option else str(path)
-    folder = path.parent if str(path.parent) else Path(".")
+    target = write_target(path, label)  # refuses a folder, pipe or device, --force or not
+    folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise OutputPathError(f"{label}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputPathError(f"{label}: folder {folder} is not writable")
-    if path.is_dir():
-        raise OutputPathError(f"{label}: is a folder")
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:
         raise OutputPathError(f"{label}: exists (pass --force to overwrite)")
     return path
+
+
+#: what a file that is not a regular one is called in a refusal
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def refuse_special(mode: int, label: str) -> None:
+    """Raise :class:`OutputPathError` unless ``mode`` (an ``st_mode``) is a regular file's.
+
+    Replacing a pipe, a device or a folder with a regular file is never what a save means
+    (and writing into one never ends or goes nowhere), so it is refused whatever ``--force``
+    says.
+    """
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise OutputPathError(f"{label}: is {kind}, not a regular file; nothing was written")
+
+
+def write_target(path: str | os.PathLike, label: str | None = None) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or the file a symlink names.
+
+    A save through a symlink replaces the file it points to (atomically, in that file's
+    folder) and keeps the link. A dangling symlink names the file to create.
+
+    Raises
+    ------
+    OutputPathError
+        The file (after links) exists and is not a regular file.
+    """
+    path = Path(path)
+    label = str(path) if label is None else label
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:  # a link loop, a folder we may not search
+        raise OutputPathError(f"{label}: {exc.strerror}") from None
+    refuse_special(mode, label)
+    return target
+
+
+class WriteFailed(OutputPathError, OSError):
+    """Writing ``path`` failed (full disk, folder made read-only meanwhile...): one line naming
+    the file asked for, never the temporary file; still an ``OSError`` for callers that
+    catch those."""
+
+    def __init__(self, path: str | os.PathLike, exc: OSError) -> None:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        OSError.__init__(self, exc.errno, reason)
+        self.message = f"{os.fspath(path)}: cannot write: {reason}; any previous file is untouched"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @contextlib.contextmanager
@@ -88,11 +146,34 @@ def atomic_writer(path: str | os.PathLike, binary: bool = False,
         Write the whole content to it. If the block raises, ``path`` is left as it was and
         the temporary file is removed.
 
+    Raises
+    ------
+    OutputPathError
+        ``path`` (after symlinks) is a folder, pipe, device or socket: nothing is written.
+    WriteFailed
+        Writing failed (an ``OSError`` too); the message names ``path``, never the temporary.
+
     Notes
     -----
     An existing file's permission bits are kept; a new file gets ``0o666`` minus the umask.
+    A symlink is followed: the file it names is replaced, the link stays.
     """
-    path = Path(path)
+    asked = path
+    try:
+        with _writing(path, binary, encoding) as handle:
+            yield handle
+    except WriteFailed:
+        raise
+    except OSError as exc:  # named after the file asked for, not a temporary one
+        if isinstance(exc, PartitionStudioError):
+            raise
+        raise WriteFailed(asked, exc) from exc
+
+
+@contextlib.contextmanager
+def _writing(path: str | os.PathLike, binary: bool, encoding: str) -> Iterator[IO]:
+    """:func:`atomic_writer` without the wrapping of its errors."""
+    path = write_target(path)  # through a symlink to its file; never over a pipe or device
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp_name = _open_temporary(folder, path.name)
     linked: str | None = tmp_name

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -173,23 +174,38 @@ def _side(lo: np.ndarray, hi: np.ndarray, axes) -> float:
     return max(float(extent.max()), np.finfo(float).tiny)
 
 
-def cell_tree_bytes(lo: np.ndarray, hi: np.ndarray, *, axes, branching: int, max_depth: int,
-                    capacity: int, copies_per_split: float, node_bytes: float,
-                    reference_bytes: float, min_size: float = 0.0,
-                    reference_budget: float = math.inf, root: tuple | None = None,
-                    references_kept: str = "deepest") -> float:
-    """Worst case of a tree of equal cells that stores an object in every cell it meets
-    (quadtree, triangle octree): :func:`subdivision_bound` over the boxes ``lo``/``hi``.
+@dataclass(frozen=True)
+class CellTree:
+    """The shape of a tree of equal cells that stores an object in every cell it meets
+    (quadtree, triangle octree), as :func:`cell_tree_bytes` bounds it.
 
     ``root`` ``(origin, side)`` is the root cell when the tree's rule fixes it (the references
     of a level are then counted on its exact grid), else the tightest square or cube around the
     boxes and any grid position. ``references_kept`` is ``"deepest"`` for trees that keep the
     references of their leaves only, ``"every"`` for builds that keep every level's lists.
     """
+
+    axes: tuple
+    branching: int
+    max_depth: int
+    capacity: int
+    copies_per_split: float
+    node_bytes: float
+    reference_bytes: float
+    min_size: float = 0.0
+    reference_budget: float = math.inf
+    root: tuple | None = None
+    references_kept: str = "deepest"
+
+
+def cell_tree_bytes(lo: np.ndarray, hi: np.ndarray, tree: CellTree) -> float:
+    """Worst case of the cell tree ``tree``: :func:`subdivision_bound` over the boxes
+    ``lo``/``hi``."""
     count = len(lo)
     if not count:
         return 0.0
-    axes = list(axes)
+    axes = list(tree.axes)
+    root = tree.root
     if root is None:
         side = _side(lo, hi, axes)
         sizes = hi[:, axes] - lo[:, axes]
@@ -203,11 +219,12 @@ def cell_tree_bytes(lo: np.ndarray, hi: np.ndarray, *, axes, branching: int, max
 
         def references_at(level):
             return cells_met_on_grid(box_lo, box_hi, origin, side / 2.0 ** level)
-    depth = levels_above(side, min_size, max_depth)
-    nodes, deepest, every = subdivision_bound(references_at, count, depth, branching,
-                                              capacity, copies_per_split, reference_budget)
-    references = every if references_kept == "every" else deepest
-    return nodes * node_bytes + references * reference_bytes + count * OBJECT_BYTES
+    depth = levels_above(side, tree.min_size, tree.max_depth)
+    nodes, deepest, every = subdivision_bound(references_at, count, depth, tree.branching,
+                                              tree.capacity, tree.copies_per_split,
+                                              tree.reference_budget)
+    references = every if tree.references_kept == "every" else deepest
+    return nodes * tree.node_bytes + references * tree.reference_bytes + count * OBJECT_BYTES
 
 
 def stored_once_tree_bytes(lo: np.ndarray, hi: np.ndarray, *, branching: int, max_depth: int,

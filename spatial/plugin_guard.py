@@ -4,7 +4,10 @@
 into a one-line reason: any exception, ``SystemExit`` (``sys.exit()`` at import),
 ``KeyboardInterrupt`` and a time limit (a plugin stuck in ``while True: pass`` at import is
 reported, not awaited). While plugin code runs, ``print()`` goes to stderr, so a plugin that
-talks at import cannot corrupt the JSON document a command prints on stdout.
+talks at import cannot corrupt the JSON document a command prints on stdout (the command
+line also sends file descriptor 1 to stderr while plugins run: :func:`stdout_to_stderr`). A
+plugin that forks: the copy of the process ends when the plugin code returns in it, so it never
+runs the command on.
 
 The time limit uses ``SIGALRM`` on the main thread of a POSIX process: the Python interpreter
 raises the timeout between two bytecodes, so even a busy loop is interrupted and the import
@@ -17,6 +20,7 @@ the call runs in a daemon thread that is abandoned when the limit passes.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -62,6 +66,15 @@ def contained(call: Callable[[], Any], time_limit: float | None = None) -> Outco
         ``ok`` and the call's value, or the reason it failed as one line (exception type,
         message and the plugin file and line where it was raised).
     """
+    pid = os.getpid()
+    try:
+        return _contained(call, time_limit)
+    finally:
+        if os.getpid() != pid:  # a fork inside plugin code: the copy never runs our code on
+            os._exit(0)
+
+
+def _contained(call: Callable[[], Any], time_limit: float | None) -> Outcome:
     with contextlib.redirect_stdout(sys.stderr):
         if time_limit is not None and _alarm_usable():
             try:
@@ -75,6 +88,34 @@ def contained(call: Callable[[], Any], time_limit: float | None = None) -> Outco
             return Outcome(True, call())
         except BaseException as exc:  # noqa: B036
             return Outcome(False, error=_reason(exc, time_limit))
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to stdout to stderr, at the file-descriptor level, for the block.
+
+    ``print()`` and ``sys.stdout`` are redirected, and so is file descriptor 1 itself, so a
+    plugin (or a library it loads) writing with ``os.write(1, ...)``, through C code, or from a
+    process it forks, cannot mix anything into the document a command prints on stdout after
+    the block. Where descriptor 1 cannot be duplicated (closed), only Python's stdout is
+    redirected.
+    """
+    with contextlib.suppress(ValueError, OSError):
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:
+        saved = -1
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            sys.stderr.flush()
+        if saved >= 0:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _reason(exc: BaseException, time_limit: float | None) -> str:

@@ -2,7 +2,8 @@
 
 Qt-free. ``--json`` prints exactly one JSON document on stdout; errors print one line
 ``partition-studio: error: ...`` on stderr and exit non-zero (2 for bad arguments or input,
-1 for an unexpected failure), so build pipelines can rely on the exit status.
+1 for an unexpected failure; every status in :mod:`.outcome`), so build pipelines can rely on
+the exit status.
 """
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ import numpy as np
 
 from spatial.errors import ParamError, PartitionStudioError
 from spatial.params import params_to_dict, split_assignments
+from spatial.plugin_guard import stdout_to_stderr
+
+from .outcome import (
+    EXIT_BAD_INPUT,
+    EXIT_BUDGET,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PLUGIN,
+    plugin_exit_line,
+)
 
 if TYPE_CHECKING:
     from editor.model.index_input import IndexInput
@@ -55,7 +67,7 @@ def _random_source(n: int, seed: int, layout: str) -> IndexInput:
     ids, lo, hi = random_boxes(n, seed=seed, layout=layout)
     bounds = [lo.min(axis=0).tolist(), hi.max(axis=0).tolist()] if n else [[0, 0, 0], [0, 0, 0]]
     counts = {"brushes": 0, "entities": 0, "brush_entities": 0, "faces": 0, "triangles": 0,
-              "segments": 0, "objects": n, "bounds": bounds}
+              "segments": 0, "objects": n, "invalid_brushes": 0, "bounds": bounds}
     return IndexInput(f"random:{n}:seed={seed}:{layout}", counts, ids, lo, hi,
                       np.ones(n, dtype=bool))
 
@@ -115,7 +127,10 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
     # a tuned-parameters file selects the backend it was tuned for, unless --backend says otherwise
     chosen = name or (from_file or {}).get("backend") or source.backend or \
         ("octree" if "octree" in registry.backends else "brute")
-    cls = registry.backend(chosen)
+    try:
+        cls = registry.backend(chosen)
+    except PartitionStudioError as exc:  # say where the name came from
+        raise CliError(f"{_backend_origin(name, params_file, from_file, source)}: {exc}") from None
     values: dict[str, Any] = {}
     if source.params and chosen == source.backend:
         values.update(source.params)
@@ -132,6 +147,18 @@ def make_backend(name: str | None, assignments: list[str] | None, params_file: s
     global _ACTIVE_INDEX
     _ACTIVE_INDEX = cls(parse_params(cls.Params, values))
     return _ACTIVE_INDEX
+
+
+def _backend_origin(name, params_file, from_file, source: IndexInput) -> str:
+    """Where the chosen backend's name was written: the option, the file and its field."""
+    if name:
+        return "--backend"
+    if from_file is not None and from_file.get("backend"):
+        return f"{params_file}: backend"
+    where = source.source or "level"
+    if (source.metadata or {}).get("map_format") is not None:
+        return f"{where}: worldspawn key _ps_backend"
+    return f"{where}: settings.backend"
 
 
 def _read_params_file(path: str) -> dict:
@@ -217,6 +244,9 @@ def _print_stats(report: dict) -> None:
     s, i, p = report["scene"], report["index"], report["pairs"]
     print(f"scene    {s['source']}: {s['objects']} objects ({s['brushes']} brushes, "
           f"{s['entities']} entities, {s['faces']} faces)")
+    if s.get("invalid_brushes"):
+        print(f"         {s['invalid_brushes']} brushes bounding no solid, kept as written, "
+              "not indexed")
     print(f"index    {i['backend']} {i['params']}")
     print(f"         {i['nodes']} nodes, {i['leaves']} leaves, depth {i['max_depth']} "
           f"(ideal {i['ideal_depth']}), {i['references']} references, built in {i['build_ms']:.1f} ms")
@@ -292,7 +322,7 @@ def _load_extra_subcommands() -> None:
 
 
 #: modules of this package that hold shared helpers rather than a subcommand
-_NOT_SUBCOMMANDS = frozenset({"limits"})
+_NOT_SUBCOMMANDS = frozenset({"limits", "outcome"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -383,17 +413,56 @@ def _render(report: dict, args) -> str:
     return buffer.getvalue()
 
 
+def _failed(exc: BaseException, command: str) -> int:
+    """Print the one line for ``exc`` and return its exit status (:mod:`.outcome`)."""
+    from spatial.memory_budget import MemoryBudgetError
+
+    if isinstance(exc, (SystemExit, GeneratorExit)):
+        line = plugin_exit_line(exc) if isinstance(exc, SystemExit) else None
+        if line is None:
+            raise exc  # argparse's --help and our own exits
+        print(f"{PROG}: error: {line}", file=sys.stderr)
+        return EXIT_PLUGIN
+    if isinstance(exc, MemoryBudgetError):
+        print(f"{PROG}: error: {_one_line(exc, 2000)}", file=sys.stderr)
+        return EXIT_BUDGET
+    if isinstance(exc, PartitionStudioError):
+        print(f"{PROG}: error: {_one_line(exc, 2000)}", file=sys.stderr)
+        if getattr(exc, "plugin_failure", False):
+            return EXIT_PLUGIN
+        return EXIT_BUDGET if getattr(exc, "budget", False) else EXIT_BAD_INPUT
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{PROG}: error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if os.environ.get(TRACEBACK_ENV):
+        raise exc
+    print(f"{PROG}: error: {describe_failure(exc, command)}", file=sys.stderr)
+    if isinstance(exc, MemoryError):
+        return EXIT_BUDGET
+    return EXIT_PLUGIN if _blamed_plugin(exc) is not None else EXIT_INTERNAL
+
+
+def _blamed_plugin(exc: BaseException):
+    from spatial import registry as registry_module
+
+    registry = registry_module._DEFAULT
+    return registry.plugin_in_traceback(exc) if registry is not None else None
+
+
 def run_cli(argv: list[str], memory_budget: bool = False) -> int:
     """Run a headless subcommand; returns the exit status.
 
     While the subcommand runs, stdout is redirected to stderr, so nothing a plugin or library
     prints can mix with the report; the report is built whole, then printed in one write.
-    Errors are one line on stderr: exit 2 for bad input, 1 for a failure of the product or of a
-    plugin (set ``PARTITION_STUDIO_TRACEBACK=1`` to see the traceback of the latter), 130 when
-    interrupted. ``memory_budget`` caps the whole process's memory (see
+    Errors are one line on stderr, with the exit status of their kind (:mod:`.outcome`): 2 for
+    bad input, 3 for a plugin's failure (``sys.exit()`` in plugin code included), 4 for a memory
+    or work budget, 1 for a failure of the product (set ``PARTITION_STUDIO_TRACEBACK=1`` to see
+    the traceback), 130 when interrupted. File descriptor 1 itself goes to stderr while the
+    subcommand runs, and a fork in plugin code never prints. ``memory_budget`` caps the whole process's memory (see
     :mod:`editor.cli.limits`): the entry point asks for it, a caller embedding the CLI need not.
     """
     command = ""
+    pid = os.getpid()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)  # --help prints on stdout and exits, as usual
@@ -402,26 +471,17 @@ def run_cli(argv: list[str], memory_budget: bool = False) -> int:
             from .limits import apply_memory_budget
 
             apply_memory_budget()
-        with contextlib.redirect_stdout(sys.stderr):
+        with stdout_to_stderr():  # file descriptor 1 too: plugins cannot write into the report
             from spatial.registry import add_plugin_dir
 
             for folder in args.plugin_dir:
                 add_plugin_dir(folder)
             report = SUBCOMMANDS[args.command].run(args)
             text = None if report is None else _render(report, args)
-    except PartitionStudioError as exc:
-        print(f"{PROG}: error: {_one_line(exc, 2000)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: error: interrupted", file=sys.stderr)
-        return 130
-    except (SystemExit, GeneratorExit):
-        raise
     except BaseException as exc:  # noqa: B036 - the promise is one line, never a traceback
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        print(f"{PROG}: error: {describe_failure(exc, command)}", file=sys.stderr)
-        return 1
+        return _failed(exc, command)
+    if os.getpid() != pid:  # a plugin forked and its copy came back here: it prints nothing
+        os._exit(EXIT_OK)
     if text is None:
         return 0
     try:

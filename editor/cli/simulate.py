@@ -94,10 +94,11 @@ def _summary(frames: list[dict]) -> dict:
             "overlapping_max": int(col["overlapping"].max())}
 
 
-def _no_source(backend=None, params=None) -> IndexInput:
+def _no_source(backend=None, params=None, source: str = "", metadata=None) -> IndexInput:
     empty = np.empty((0, 3))
-    return IndexInput("", {}, np.empty(0, dtype=np.int64), empty, empty, np.empty(0, dtype=bool),
-                      backend=backend, params=params)
+    return IndexInput(source, {}, np.empty(0, dtype=np.int64), empty, empty,
+                      np.empty(0, dtype=bool), backend=backend, params=params,
+                      metadata=dict(metadata or {}))
 
 
 def cmd_simulate(args) -> dict:
@@ -122,7 +123,7 @@ def cmd_simulate(args) -> dict:
         frames = []
         replay.seek(recording.first_frame)
         while len(frames) < args.frames and replay.position + 1 < len(recording):
-            stats = replay.step()
+            stats = _within_budget(replay.step, args.recording, replay.position + 1)
             nodes = index.nodes()
             stats.nodes = len(nodes)
             hotspots.push(stats.frame, nodes, replay.last_pairs.node_tests)
@@ -133,13 +134,16 @@ def cmd_simulate(args) -> dict:
         scene = _load_scene(args.path) if args.path else _demo_scene()
         settings = scene.settings
         index = make_backend(args.backend, args.param, args.params,
-                             _no_source(settings.backend, dict(settings.params)))
+                             _no_source(settings.backend, dict(settings.params),
+                                        args.path or "demo", settings.metadata))
         config = SimulationConfig(hotspot_window=args.window, sleep_frames=args.sleep_frames,
                                   wake_margin=args.wake_margin,
                                   recording_capacity=args.frames + 1,
                                   record=bool(args.save_recording), class_motion=args.animate)
         sim = Simulation(scene, index, seed=args.seed, config=config)
-        frames = [sim.step().as_dict() for _ in range(args.frames)]
+        name = "demo" if args.demo else args.path
+        frames = [_within_budget(sim.step, name, sim.frame + 1).as_dict()
+                  for _ in range(args.frames)]
         hotspots, recording = sim.hotspots, sim.recording
         source, mode, seed, dt = ("demo" if args.demo else args.path), "simulate", args.seed, config.dt
         animate = args.animate
@@ -152,6 +156,16 @@ def cmd_simulate(args) -> dict:
         "lifespans": lifespan_histogram(index),
         "hotspots": [h.as_dict() for h in hotspots.ranking(args.top)],
     }
+
+
+def _within_budget(step, source: str, frame: int):
+    """``step()``, its work-budget error naming the level and the frame."""
+    from editor.model.work_budget import WorkBudgetError
+
+    try:
+        return step()
+    except WorkBudgetError as exc:
+        raise exc.located(source, frame) from None
 
 
 def _demo_scene():

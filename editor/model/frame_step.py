@@ -15,6 +15,8 @@ import numpy as np
 
 from spatial.contract import PairResult, SpatialIndex
 
+from .work_budget import check_objects, check_pairs
+
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 _EMPTY_BOXES = np.empty((0, 3))
 
@@ -88,12 +90,15 @@ def settle_frame(index: SpatialIndex, awake_ids, awake_flags) -> tuple[float, Pa
     """Set changed awake flags, step lifespans one frame, collect the active pairs.
 
     Returns ``(update_ms, pairs, pairs_ms)`` where ``update_ms`` covers the flags and the step.
+    Raises :class:`~.work_budget.WorkBudgetError` when the frame is over the work budget.
     """
     start = time.perf_counter()
     if len(awake_ids):
         index.set_awake(awake_ids, awake_flags)
     index.step(1)
+    check_objects(index.objects.count)
     middle = time.perf_counter()
     result = index.pairs("active")
     end = time.perf_counter()
+    check_pairs(result.tests, len(result.pairs), end - middle)
     return (middle - start) * 1e3, result, (end - middle) * 1e3

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from spatial.errors import GeometryError
+
 from .scene import Scene
 from .split_planes import scene_split_planes
 
@@ -106,7 +108,31 @@ class IndexInput:
         """Offer the geometry to ``index``, then build it over the boxes."""
         self.offer_geometry(index)
         awake = self.awake if self.awake is not None else True
-        index.build(self.ids, self.lo, self.hi, dynamic=self.dynamic, awake=awake)
+        try:
+            index.build(self.ids, self.lo, self.hi, dynamic=self.dynamic, awake=awake)
+        except GeometryError as exc:
+            raise self._located(exc) from None
+
+    def _located(self, exc: GeometryError) -> GeometryError:
+        """``exc`` naming the level and the object whose box is out of range, when one is."""
+        from spatial.geometry import MAX_COORDINATE
+
+        inside = (np.abs(self.lo) <= MAX_COORDINATE).all(axis=1) & \
+            (np.abs(self.hi) <= MAX_COORDINATE).all(axis=1)
+        bad = np.flatnonzero(~inside)
+        if not len(bad):
+            return exc
+        row = int(bad[0])
+        oid = int(self.ids[row])
+        what = f"object {oid}"
+        if self.document is not None and oid in self.document:
+            obj = self.document[oid]
+            name = getattr(obj, "classname", None) or type(obj).__name__.lower()
+            what = f"object {oid} ({name})"
+        finite = np.isfinite(self.lo[row]).all() and np.isfinite(self.hi[row]).all()
+        rule = f"must lie within ±{MAX_COORDINATE:g}" if finite else "must be finite"
+        return GeometryError(f"{self.source or 'level'}: {what}: coordinates {rule}, got "
+                             f"lo={self.lo[row].tolist()} hi={self.hi[row].tolist()}")
 
     @property
     def static_rows(self) -> np.ndarray:
@@ -166,7 +192,8 @@ def index_input(scene: Scene, source: str = "", *, counts: bool = False) -> Inde
                   "brush_entities": found["brush_entities"], "faces": found["faces"],
                   "triangles": 0 if triangles is None else len(triangles.ids),
                   "segments": 0 if segments is None else len(segments.ids),
-                  "objects": found["objects"], "bounds": found["bounds"]}
+                  "objects": found["objects"], "invalid_brushes": found["invalid_brushes"],
+                  "bounds": found["bounds"]}
     settings = scene.settings
     return IndexInput(str(source), report, ids, lo, hi, dynamic,
                       awake=np.ones(len(ids), dtype=bool),

@@ -40,6 +40,8 @@ BACKGROUND_ABOVE = 20_000
 
 #: ``done(index, build_ms)``: what a runner calls with the finished index
 Done = Callable[[SpatialIndex, float], None]
+#: ``failed(exc)``: what a runner calls when the build raised (plugin code: even SystemExit)
+Failed = Callable[[BaseException], None]
 
 
 class Cancellable(Protocol):
@@ -52,14 +54,14 @@ class Cancellable(Protocol):
 class Runner(Protocol):
     """Runs a build away from the caller (or at once) and delivers its result.
 
-    ``runner(build, prepare, done)`` runs ``prepare()`` when given (a backend's kernels; its
-    failure is ignored, the build compiles what it needs itself), then ``build()``, and calls
-    ``done(index, build_ms)`` on the thread that owns the document, unless cancelled;
-    ``build_ms`` excludes ``prepare``.
+    ``runner(build, prepare, done, failed)`` runs ``prepare()`` when given (a backend's
+    kernels; its failure is ignored, the build compiles what it needs itself), then ``build()``,
+    and calls ``done(index, build_ms)`` — or ``failed(exc)`` when the build raised — on the
+    thread that owns the document, unless cancelled; ``build_ms`` excludes ``prepare``.
     """
 
     def __call__(self, build: Callable[[], SpatialIndex], prepare: Callable[[], None] | None,
-                 done: Done) -> Cancellable: ...
+                 done: Done, failed: Failed) -> Cancellable: ...
 
 
 class Preparation(Protocol):
@@ -90,7 +92,7 @@ class _Inline:
 
 
 def run_inline(build: Callable[[], SpatialIndex], prepare: Callable[[], None] | None,
-               done: Done) -> Cancellable:
+               done: Done, failed: Failed) -> Cancellable:
     """The default :class:`Runner`: prepare and build now, in the caller's thread."""
     if prepare is not None:
         try:
@@ -98,7 +100,11 @@ def run_inline(build: Callable[[], SpatialIndex], prepare: Callable[[], None] | 
         except Exception:  # the build below compiles what it needs itself
             pass
     start = time.perf_counter()
-    index = build()
+    try:
+        index = build()
+    except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
+        failed(exc)
+        return _Inline()
     done(index, (time.perf_counter() - start) * 1e3)
     return _Inline()
 
@@ -163,6 +169,10 @@ class IndexSync:
         ``callback()`` when a rebuild for the settings starts (:attr:`rebuilding` and
         :attr:`preparing_backend` then say how it runs) and ``callback(build_ms)`` once its
         index is live (after ``changed``).
+    rebuild_failed : Signal
+        ``callback(backend: str, exc: BaseException)`` when a rebuild for the settings raised
+        (or plugin code called ``sys.exit()``): the previous index stays live, unchanged, and
+        the document's settings still name the failed choice — the caller takes it back.
     fallback : str or None
         Why the requested backend could not be used (unknown name), when it fell back.
     preparing_backend : str or None
@@ -193,6 +203,7 @@ class IndexSync:
         self.changed = Signal()
         self.rebuild_started = Signal()
         self.rebuild_finished = Signal()
+        self.rebuild_failed = Signal()
         self.fallback: str | None = None
         self.preparing_backend: str | None = None
         self.last_rebuild_ms = 0.0
@@ -301,8 +312,14 @@ class IndexSync:
         if not background and type(old) is cls and params is not None:
             self.rebuild_started.emit()
             start = time.perf_counter()
-            old.set_params(params)
-            old.nodes()
+            previous = old.params
+            try:
+                old.set_params(params)
+                old.nodes()
+            except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
+                _quietly(lambda: old.set_params(previous))
+                self._failed(cls.name, exc)
+                return
             self._finish(old, (time.perf_counter() - start) * 1e3)
             return
         record = index_input(self.scene)  # a snapshot: the scene moves on while a worker builds
@@ -314,11 +331,16 @@ class IndexSync:
         if not background:
             self.rebuild_started.emit()
             start = time.perf_counter()
-            self._finish(build(), (time.perf_counter() - start) * 1e3)
+            try:
+                built = build()
+            except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
+                self._failed(cls.name, exc)
+                return
+            self._finish(built, (time.perf_counter() - start) * 1e3)
             return
-        self._start(build)
+        self._start(build, cls.name)
 
-    def _start(self, build: Callable[[], SpatialIndex]) -> None:
+    def _start(self, build: Callable[[], SpatialIndex], backend: str) -> None:
         preparation = None
         if self.preparing_backend is not None and self.warm_up is not None:
             preparation = self.warm_up.preparation(self.preparing_backend, self.index.name)
@@ -326,7 +348,8 @@ class IndexSync:
         version = self._edit_version
         self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
         handle = self.runner(build, preparation.run if preparation else None,
-                             lambda index, ms: self._adopt(job, version, index, ms))
+                             lambda index, ms: self._adopt(job, version, index, ms),
+                             lambda exc: self._job is job and self._failed(backend, exc))
         job.handle = handle
         if job.cancelled:
             handle.cancel()
@@ -348,6 +371,11 @@ class IndexSync:
         self.last_rebuild_ms = ms
         self.changed.emit(frozenset(), ChangeKind.SETTINGS)
         self.rebuild_finished.emit(ms)
+
+    def _failed(self, backend: str, exc: BaseException) -> None:
+        self._job = None
+        self.preparing_backend = None
+        self.rebuild_failed.emit(backend, exc)
 
     def cancel(self) -> None:
         """Forget a rebuild in flight (its result is dropped when it arrives)."""
@@ -427,3 +455,8 @@ class IndexSync:
         self.split_planes_stale = False
 
 
+def _quietly(call: Callable[[], Any]) -> None:
+    try:
+        call()
+    except Exception:  # the index keeps whatever state it could; the failure is reported already
+        pass

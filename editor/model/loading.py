@@ -22,6 +22,7 @@ from typing import Any
 from spatial.errors import PartitionStudioError, PartitionStudioWarning, PluginError
 
 from .index_input import index_input
+from .invalid_brushes import refuse_invalid_brushes
 from .scene import Scene
 
 #: how many individual warnings a result keeps before summing the rest up in one line
@@ -158,10 +159,31 @@ def _read(file: str, member: str | None, registry, caught: list[str], report) ->
             document = _load_catching_warnings(importer, file, options, caught)
     except OSError as exc:  # read between the check above and now, or by the importer itself
         raise PartitionStudioError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    except (PartitionStudioError, ValueError, UnicodeError, KeyboardInterrupt):
+        raise  # located input errors: the caller names the file
+    except BaseException as exc:  # noqa: B036 - plugin code, sys.exit() included
+        raise ImporterFailure(file, importer.name, exc, registry) from exc
     if not isinstance(document, Scene):
         raise PluginError(f"{file}: importer '{importer.name}' returned "
                           f"{type(document).__name__}, not a scene")
     return document
+
+
+class ImporterFailure(PluginError):
+    """An importer's own code failed (not the file): names the level, the importer, its plugin
+    and the error; the command line exits with its plugin-failure status."""
+
+    plugin_failure = True
+
+    def __init__(self, file: str, importer: str, exc: BaseException, registry=None) -> None:
+        if isinstance(exc, SystemExit):
+            what = f"called sys.exit({exc.code!r})"
+        else:
+            message = " ".join(str(exc).split())
+            what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        blamed = registry.plugin_in_traceback(exc) if registry is not None else None
+        where = f" (plugin '{blamed[0]}', in {blamed[1]}())" if blamed else ""
+        super().__init__(f"{file}: importer '{importer}' failed{where}: {what}")
 
 
 def _check_readable(path: Path) -> None:
@@ -238,6 +260,8 @@ def save_level(document: Scene, path: str | os.PathLike, registry=None) -> None:
     exporter = _registry(registry).exporter_for(name)
     if exporter is None:
         raise PluginError(f"{name}: no exporter writes this kind of file (save as .json)")
+    if not getattr(exporter.save, "holds_invalid_brushes", False):
+        refuse_invalid_brushes(document, f"exporter '{exporter.name}'")
     exporter.save(document, name)
 
 

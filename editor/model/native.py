@@ -252,6 +252,24 @@ def loads_scene(text: str | bytes, source: str = "<scene>", registry=None) -> Sc
     except ParseError as exc:
         raise NativeFormatError(f"{source}:{exc.line}:{exc.column}", "", exc.detail) from None
     r = _Reader(source)
+    next_id = _read_header(r, doc)
+    settings = _read_settings(r, doc["settings"], registry)
+    objects: dict[int, Any] = {}
+    where: dict[int, str] = {}
+    _read_entities(r, doc["entities"], objects, where)
+    brush_fields = _read_brushes(r, doc["brushes"], objects, where)
+    if objects and next_id <= max(objects):
+        r.fail("next_id", f"must be greater than every id (largest is {max(objects)}), got {next_id}")
+    _check_geometry(r, brush_fields)
+
+    scene = Scene()
+    scene.reserve_ids_below(next_id)
+    scene.apply(Edit(objects, settings=settings))
+    return scene
+
+
+def _read_header(r: _Reader, doc) -> int:
+    """Check the format, version and top-level keys; return ``next_id``."""
     if not isinstance(doc, dict):
         r.fail("", f"expected a JSON object at the top, got {_describe(doc)}")
     if doc.get("format") != FORMAT_NAME:
@@ -266,35 +284,42 @@ def loads_scene(text: str | bytes, source: str = "<scene>", registry=None) -> Sc
     next_id = r.integer(doc["next_id"], "next_id")
     if next_id > MAX_ID:
         r.fail("next_id", f"{next_id} is too large (ids must stay below {MAX_ID})")
-    settings = _read_settings(r, doc["settings"], registry)
+    return next_id
 
-    objects: dict[int, Any] = {}
-    where: dict[int, str] = {}
-    for i, raw in enumerate(r.list(doc["entities"], "entities")):
+
+def _read_entities(r: _Reader, raw_list, objects: dict, where: dict) -> None:
+    """Read ``entities`` into ``objects`` (id -> Entity) and ``where`` (id -> field)."""
+    for i, raw in enumerate(r.list(raw_list, "entities")):
         field = f"entities[{i}]"
         raw = r.obj(raw, field, ("id", "kind", "properties"))
         oid = _read_id(r, raw["id"], f"{field}.id", where)
         kind = r.string(raw["kind"], f"{field}.kind")
         if kind not in KINDS:
             r.fail(f"{field}.kind", f"expected one of {', '.join(map(repr, KINDS))}, got {kind!r}")
-        props = []
-        for j, pair in enumerate(r.list(raw["properties"], f"{field}.properties")):
-            pfield = f"{field}.properties[{j}]"
-            if not isinstance(pair, list) or len(pair) != 2:
-                r.fail(pfield, f"expected a [key, value] pair, got {_describe(pair)}")
-            key = r.string(pair[0], f"{pfield}[0]")
-            value = r.string(pair[1], f"{pfield}[1]")
-            if key == "origin" and kind == "point":
-                try:
-                    parse_vector(value)
-                except GeometryError as exc:
-                    r.fail(f"{pfield}[1]", str(exc))
-            props.append((key, value))
+        props = [_read_property(r, pair, f"{field}.properties[{j}]", kind)
+                 for j, pair in enumerate(r.list(raw["properties"], f"{field}.properties"))]
         objects[oid] = Entity(kind, tuple(props))
         where[oid] = field
 
+
+def _read_property(r: _Reader, pair, pfield: str, kind: str) -> tuple[str, str]:
+    if not isinstance(pair, list) or len(pair) != 2:
+        r.fail(pfield, f"expected a [key, value] pair, got {_describe(pair)}")
+    key = r.string(pair[0], f"{pfield}[0]")
+    value = r.string(pair[1], f"{pfield}[1]")
+    if key == "origin" and kind == "point":
+        try:
+            parse_vector(value)
+        except GeometryError as exc:
+            r.fail(f"{pfield}[1]", str(exc))
+    return key, value
+
+
+def _read_brushes(r: _Reader, raw_list, objects: dict, where: dict) -> list[tuple[Brush, str]]:
+    """Read ``brushes`` into ``objects``; return each brush with its field for the geometry
+    check."""
     brush_fields: list[tuple[Brush, str]] = []
-    for i, raw in enumerate(r.list(doc["brushes"], "brushes")):
+    for i, raw in enumerate(r.list(raw_list, "brushes")):
         field = f"brushes[{i}]"
         raw = r.obj(raw, field, ("id", "entity", "faces"))
         oid = _read_id(r, raw["id"], f"{field}.id", where)
@@ -311,15 +336,7 @@ def loads_scene(text: str | bytes, source: str = "<scene>", registry=None) -> Sc
         objects[oid] = brush
         where[oid] = field
         brush_fields.append((brush, field))
-
-    if objects and next_id <= max(objects):
-        r.fail("next_id", f"must be greater than every id (largest is {max(objects)}), got {next_id}")
-    _check_geometry(r, brush_fields)
-
-    scene = Scene()
-    scene.reserve_ids_below(next_id)
-    scene.apply(Edit(objects, settings=settings))
-    return scene
+    return brush_fields
 
 
 def _read_id(r: _Reader, value, field: str, seen: dict) -> int:

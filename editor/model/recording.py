@@ -422,6 +422,8 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
         if len(frames) > 1 and not (np.diff(frames) > 0).all():
             raise f.fail("frames", "frame numbers must increase")
         nf = len(frames)
+        if nf == 0:  # a replay needs one frame to start from
+            raise f.fail("frames", "the recording holds no frames (nothing to replay)")
         offsets = _check_offsets(f, "offsets", nf)
         ids, lo, hi = f.get("ids", "int", 1), f.get("lo", "float", 2, 3), f.get("hi", "float", 2, 3)
         awake = f.get("awake", "bool", 1)

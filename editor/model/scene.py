@@ -608,22 +608,9 @@ class Scene:
                 if isinstance(old, Entity):
                     owners_losing.add(oid)
                 continue
-            if not isinstance(new, (Brush, Entity) + LEVEL_GEOMETRY):
-                raise SceneEditError(f"id {oid}: expected a Brush, an Entity, a Segment or a "
-                                     f"Triangle, got {type(new).__name__}")
-            if old is not None and type(old) is not type(new):
-                raise SceneEditError(f"id {oid}: a {type(old).__name__} cannot become a {type(new).__name__}")
-            if isinstance(new, Entity) and isinstance(old, Entity) and new.kind != old.kind:
-                raise SceneEditError(f"entity {oid}: a {old.kind} entity cannot become a {new.kind} entity")
+            _check_replacement(oid, old, new)
             if isinstance(new, Brush):
-                owner = final(new.entity)
-                if not isinstance(owner, Entity) or owner.kind != BRUSH:
-                    what = "does not exist" if owner is None else "is not a brush entity"
-                    raise SceneEditError(f"brush {oid}: owner entity {new.entity} {what}")
-                try:
-                    new.check()
-                except GeometryError as exc:
-                    raise GeometryError(f"brush {oid}: {exc}") from None
+                _check_brush(oid, new, final(new.entity))
             elif isinstance(new, Entity) and new.is_point:
                 _ = new.origin  # raises GeometryError on a malformed origin key
         for eid in owners_losing:
@@ -635,3 +622,25 @@ class Scene:
             for oid in selection:
                 if final(oid) is None:
                     raise SceneEditError(f"cannot select id {oid}: no such object")
+
+
+def _check_replacement(oid: int, old, new) -> None:
+    """Refuse an object of an unknown type, or one that changes type or entity kind."""
+    if not isinstance(new, (Brush, Entity) + LEVEL_GEOMETRY):
+        raise SceneEditError(f"id {oid}: expected a Brush, an Entity, a Segment or a "
+                             f"Triangle, got {type(new).__name__}")
+    if old is not None and type(old) is not type(new):
+        raise SceneEditError(f"id {oid}: a {type(old).__name__} cannot become a {type(new).__name__}")
+    if isinstance(new, Entity) and isinstance(old, Entity) and new.kind != old.kind:
+        raise SceneEditError(f"entity {oid}: a {old.kind} entity cannot become a {new.kind} entity")
+
+
+def _check_brush(oid: int, brush: Brush, owner) -> None:
+    """Refuse a brush whose owner is not a brush entity, or that is not a closed solid."""
+    if not isinstance(owner, Entity) or owner.kind != BRUSH:
+        what = "does not exist" if owner is None else "is not a brush entity"
+        raise SceneEditError(f"brush {oid}: owner entity {brush.entity} {what}")
+    try:
+        brush.check()
+    except GeometryError as exc:
+        raise GeometryError(f"brush {oid}: {exc}") from None

@@ -5,6 +5,7 @@ import numpy as np
 
 from .brushes import Brush
 from .entities import Entity
+from .invalid_brushes import invalid_brushes
 from .scene import Scene
 
 
@@ -25,7 +26,9 @@ def scene_counts(scene: Scene, *, indexed: tuple | None = None) -> dict:
         ``brushes`` every brush; ``entities`` every entity (worldspawn and brush entities
         included); ``brush_entities`` the entities owning at least one brush; ``faces`` every
         brush face as written; ``objects`` what the spatial index holds (each brush and each
-        point entity); ``bounds`` ``[[x, y, z], [x, y, z]]`` of those objects (zeros if none).
+        point entity); ``invalid_brushes`` the brushes bounding no solid, kept as written
+        and not indexed (:mod:`.invalid_brushes`); ``bounds`` ``[[x, y, z], [x, y, z]]`` of
+        those objects (zeros if none).
     """
     brushes = entities = faces = 0
     owners = set()
@@ -53,5 +56,6 @@ def scene_counts(scene: Scene, *, indexed: tuple | None = None) -> dict:
         "brush_entities": len(owners),
         "faces": faces,
         "objects": int(len(ids)),
+        "invalid_brushes": len(invalid_brushes(scene)),
         "bounds": [[float(v) + 0.0 for v in lo], [float(v) + 0.0 for v in hi]],
     }

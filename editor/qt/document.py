@@ -44,6 +44,9 @@ class Document(QObject):
         on the GUI thread.
     preparing_progress(fraction: float)
         How far the preparation of :attr:`preparing_backend` has come; on the GUI thread.
+    rebuild_failed(message: str)
+        A rebuild raised (or a plugin called ``sys.exit()`` in it): the previous index stays
+        and the settings are taken back to it (:mod:`.switch_failure`); one line.
     """
 
     scene_changed = Signal(object, object)
@@ -53,6 +56,7 @@ class Document(QObject):
     rebuild_finished = Signal(float)
     preparing_status = Signal(str)
     preparing_progress = Signal(float)
+    rebuild_failed = Signal(str)
 
     def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None):
         super().__init__(parent)
@@ -77,6 +81,7 @@ class Document(QObject):
         self.sync.changed.connect(self._on_index_did_change)
         self.sync.rebuild_started.connect(self.rebuild_started.emit)
         self.sync.rebuild_finished.connect(self.rebuild_finished.emit)
+        self.sync.rebuild_failed.connect(self._build_failed)
         self.stack.changed.connect(lambda stack: self.stack_changed.emit())
 
     # ------------------------------------------------------------------ reading
@@ -127,6 +132,14 @@ class Document(QObject):
     def _on_preparing_progress(self, fraction: float) -> None:
         if self.sync.preparing_backend is not None:  # not a late one from a cancelled preparation
             self.preparing_progress.emit(fraction)
+
+    def _build_failed(self, backend: str, exc: BaseException) -> None:
+        """Keep the working index, take the choice back and say so in one line."""
+        from .switch_failure import describe_build_failure, take_back_choice
+
+        message = describe_build_failure(self.sync.registry, backend, exc, self.index.name)
+        take_back_choice(self)
+        self.rebuild_failed.emit(message)
 
     def cancel_rebuild(self) -> None:
         """Forget a rebuild in progress (its result is dropped when it arrives)."""

@@ -27,6 +27,7 @@ from editor.model.loading import (
 from spatial.errors import PartitionStudioError
 
 from .document import Document
+from .file_watch import SETTLE_MS, FileSettle, only_choices_unsaved, reapply_choice, watch_paths
 from .prompts import file_filters
 from .scene_geometry import prepare_geometry
 from .settings import add_recent_file, last_backend, recent_files, set_last_backend
@@ -72,9 +73,11 @@ class FileController(QObject):
         self._ignore_watch_until = 0.0
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._on_file_changed)
+        self.watcher.directoryChanged.connect(self._on_file_changed)  # delete-and-create saves
+        self.settle = FileSettle()
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(250)
+        self._reload_timer.setInterval(SETTLE_MS)
         self._reload_timer.timeout.connect(self.reload_from_watch)
 
     # ------------------------------------------------------------------ menu
@@ -316,7 +319,11 @@ class FileController(QObject):
         try:
             loaded = open_level(doc.path)
         except PartitionStudioError as exc:
-            w.report_error(f"Reload failed, keeping the document: {exc}")
+            message = f"Reload failed, keeping the document: {exc}"
+            if self.settle.report_failure(doc):
+                w.report_error(message)  # once per version on disk
+            else:
+                w.statusBar().showMessage(message, 8000)
             self.update_watch()
             return
         selection = set(doc.selection)
@@ -334,25 +341,37 @@ class FileController(QObject):
         w.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
 
     def update_watch(self) -> None:
-        """Watch the document's file (when asked to), and nothing else."""
-        files = self.watcher.files()
-        if files:
-            self.watcher.removePaths(files)
+        """Watch the document's file and its folder (when asked to), and nothing else."""
+        watch_paths(self.watcher, self.settle, self._watched_file(), self.act_watch.isChecked())
+
+    def _watched_file(self) -> str | None:
         doc = self.window.document
-        file = split_member(doc.path)[0] if doc is not None and doc.path else None
-        if self.act_watch.isChecked() and file and os.path.exists(file):
-            self.watcher.addPath(file)  # a WAD map is watched through its WAD
+        return split_member(doc.path)[0] if doc is not None and doc.path else None
 
     def _on_file_changed(self, path: str) -> None:
         if time.monotonic() < self._ignore_watch_until:
             self.update_watch()  # an atomic save replaced the file: watch the new one
             return
-        self._reload_timer.start()  # editors write in bursts: reload once they are done
+        if self.settle.noticed(self._watched_file()):
+            self._reload_timer.start()  # editors write in bursts: reload once they are done
 
     def reload_from_watch(self) -> None:
-        """The watched file changed: reload, unless that would drop unsaved edits unasked."""
+        """The watched file changed and settled: reload, unless that would drop unsaved edits
+        unasked (a backend choice alone is re-applied on top without asking)."""
+        ready = self.settle.ready(self._watched_file())
+        if ready is None:  # deleted: its creation (how many editors save) brings an event
+            return
+        if not ready:  # still being written
+            self._reload_timer.start()
+            return
         w = self.window
         doc = w.document
+        if doc is not None and doc.is_dirty() and only_choices_unsaved(doc.stack):
+            settings = doc.scene.settings
+            choice = (settings.backend, dict(settings.params))
+            self.reload()
+            reapply_choice(w, choice)
+            return
         if doc is not None and doc.is_dirty() and not w.ask_reload():
             w.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
             self.update_watch()

@@ -36,6 +36,7 @@ from .panels.inspector_panel import InspectorPanel
 from .panels.overlay_panel import OverlayPanel
 from .panels.palette_panel import PalettePanel
 from .panels.params_panel import ParamsPanel
+from .panels.problems_panel import install_problems
 from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
         install_live_link(self)  # File > Connect to game..., the live link's status line
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
+        install_problems(self)  # brushes kept as written, listed with their line and reason
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.state.document_replaced.connect(self._on_document_replaced)
@@ -357,6 +359,7 @@ class MainWindow(QMainWindow):
         doc.stack_changed.connect(self.update_title)
         doc.scene_changed.connect(lambda ids, kind: self.files.remember_backend(doc, kind))
         self.progress_status.follow(doc)
+        doc.rebuild_failed.connect(self.report_error)  # the progress line hides on its own
         self.update_title()
         self.files.update_watch()
         self.status_labels.update()

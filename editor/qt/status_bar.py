@@ -96,6 +96,7 @@ class ProgressStatus:
         doc.preparing_status.connect(self._on_preparing_status)
         doc.preparing_progress.connect(self._on_preparing_progress)
         doc.rebuild_finished.connect(lambda ms: self.hide())
+        doc.rebuild_failed.connect(lambda message: self.hide())
         doc.rebuild_finished.connect(lambda ms: self.status_bar.showMessage(
             f"{doc.index.name} rebuilt in {ms:.1f} ms", 3000))
         if doc.sync.fallback:

@@ -14,10 +14,13 @@ from .workers import RebuildWorker
 
 
 def run_on_thread(build: Callable[[], SpatialIndex], prepare: Callable[[], None] | None,
-                  done: Callable[[SpatialIndex, float], None]) -> RebuildWorker:
+                  done: Callable[[SpatialIndex, float], None],
+                  failed: Callable[[BaseException], object]) -> RebuildWorker:
     """Run ``prepare()`` then ``build()`` on a :class:`~.workers.RebuildWorker`; ``done(index,
-    build_ms)`` on the GUI thread unless cancelled (an :class:`editor.model.index_sync.Runner`)."""
+    build_ms)`` or ``failed(exc)`` on the GUI thread unless cancelled (an
+    :class:`editor.model.index_sync.Runner`)."""
     worker = RebuildWorker(build, prepare=prepare)
     worker.finished_index.connect(done)
+    worker.failed.connect(failed)
     worker.start()
     return worker

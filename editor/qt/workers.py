@@ -92,6 +92,7 @@ class RebuildWorker(_Cancellable):
     """
 
     finished_index = Signal(object, float)
+    failed = Signal(object)  # the exception the build raised (plugin code: even SystemExit)
 
     def __init__(self, build, prepare=None) -> None:
         super().__init__()
@@ -107,7 +108,12 @@ class RebuildWorker(_Cancellable):
             if self._cancelled:
                 return
         start = time.perf_counter()
-        index = self._build()
+        try:
+            index = self._build()
+        except BaseException as exc:  # noqa: B036 - a plugin's sys.exit() must not end us
+            if not self._cancelled:
+                self.failed.emit(exc)
+            return
         if not self._cancelled:
             self.finished_index.emit(index, (time.perf_counter() - start) * 1e3)
 

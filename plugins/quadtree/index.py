@@ -46,7 +46,7 @@ import spatial.kernels as K
 from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
 from spatial.geometry import frustum_box
-from spatial.memory_budget import cell_tree_bytes
+from spatial.memory_budget import CellTree, cell_tree_bytes
 from spatial.params import param
 
 from . import kernels as qk
@@ -117,11 +117,10 @@ class Quadtree(SpatialIndex):
         compounding per level down to ``max_depth`` (and no more cells than a box meets);
         node and reference arrays grow by doubling."""
         axes = PLANE_AXES[params.plane][:2]
-        return cell_tree_bytes(lo, hi, axes=axes, branching=4, max_depth=params.max_depth,
-                               capacity=params.max_objects,
-                               copies_per_split=float(params.max_duplication),
-                               node_bytes=2 * 8 * (qk.NF_COLS + qk.NI_COLS),
-                               reference_bytes=2 * 16)
+        return cell_tree_bytes(lo, hi, CellTree(
+            axes=tuple(axes), branching=4, max_depth=params.max_depth,
+            capacity=params.max_objects, copies_per_split=float(params.max_duplication),
+            node_bytes=2 * 8 * (qk.NF_COLS + qk.NI_COLS), reference_bytes=2 * 16))
 
     # ---------------------------------------------------------------- storage
     def _setup(self) -> None:

@@ -26,6 +26,10 @@ def save_map_scene(scene, path: str | os.PathLike, map_format: str | None = None
     save(scene, path, map_format)
 
 
+#: the writer keeps brushes bounding no solid as written (editor/model/invalid_brushes.py)
+save_map_scene.holds_invalid_brushes = True  # type: ignore[attr-defined]
+
+
 def register(registry) -> None:
     """Built-in plugin entry point: the ``quake-map`` importer and exporter."""
     registry.add_importer("quake-map", ("*.map",), load_map,

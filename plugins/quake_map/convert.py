@@ -14,17 +14,24 @@ import math
 import os
 import warnings
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
 from editor.model.brushes import Brush, build_solids
 from editor.model.entities import BRUSH, POINT, TB_TYPE, Entity, parse_vector
 from editor.model.faces import Face
+from editor.model.invalid_brushes import METADATA_KEY as INVALID_BRUSHES
+from editor.model.invalid_brushes import by_owner
 from editor.model.level_geometry import refuse_level_geometry
 from editor.model.scene import Edit, Scene, Settings
 from spatial.collector import collector_paused
-from spatial.errors import GeometryError, ParseError, PartitionStudioWarning
+from spatial.errors import (
+    GeometryError,
+    ParseError,
+    PartitionStudioWarning,
+    UnsupportedContentError,
+)
 
 from .syntax import (
     FORMATS,
@@ -35,6 +42,7 @@ from .syntax import (
     MapEntity,
     MapFace,
     MapFile,
+    brush_text,
     read_map,
     save_map,
 )
@@ -123,6 +131,8 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None)
     scene = Scene()
     objects: dict[int, object] = {}
     kept: list[tuple[int, int, MapBrush]] = []  # brush id, owner id, map brush
+    positions: list[int] = []  # each kept brush's place among its entity's brushes
+    invalid: list[dict] = []  # brushes bounding no solid, kept verbatim (invalid_brushes.py)
     # file order: each entity, then its brushes (one id each, kept even by a skipped brush)
     ids = iter(scene.allocate_ids(sum(1 + len(e.brushes) for e in mapfile.entities)))
     backend, params, parsed = None, {}, None
@@ -140,13 +150,15 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None)
             except GeometryError as exc:
                 raise ParseError(path, entity.line, entity.column, str(exc)) from None
         objects[eid] = Entity(kind, tuple(entity.properties))
-        for map_brush in entity.brushes:
+        for position, map_brush in enumerate(entity.brushes):
             bid = next(ids)
             if len(map_brush.faces) < 4:
-                _bad(path, map_brush, f"a brush needs at least 4 faces, got "
-                                      f"{len(map_brush.faces)}", on_bad_brush, warn)
+                invalid.append(_bad(path, map_brush, f"a brush needs at least 4 faces, got "
+                                    f"{len(map_brush.faces)}", on_bad_brush, warn))
+                invalid[-1].update(id=bid, entity=eid, position=position)
                 continue
             kept.append((bid, eid, map_brush))
+            positions.append(position)
     map_faces = [face for _, _, map_brush in kept for face in map_brush.faces]
     faces, plane_points = _faces_from_map(map_faces, path, mapfile.decoded_faces)
     brushes = []
@@ -164,25 +176,38 @@ def _mapfile_to_scene(mapfile: MapFile, path: str, on_bad_brush: str, warn=None)
             continue
         except GeometryError as exc:
             reason = str(exc).split(": ", 1)[-1]
-        _bad(path, map_brush, reason, on_bad_brush, warn)
+        invalid.append(_bad(path, map_brush, reason, on_bad_brush, warn))
+        invalid[-1].update(id=bid, entity=kept[k][1], position=positions[k])
         del objects[bid]
     chosen = {} if backend is None else {"backend": backend, "params": params}
-    settings = Settings(**chosen, metadata={"map_format": mapfile.format,
-                                            "map_header": list(mapfile.header)})
+    metadata = {"map_format": mapfile.format, "map_header": list(mapfile.header)}
+    if invalid:
+        invalid.sort(key=itemgetter("id"))
+        for record in invalid:
+            brush = record.pop("brush")
+            text = mapfile.source[slice(*brush.span)] if mapfile.source else \
+                brush_text(brush, mapfile.format)
+            record.update(format=mapfile.format, text=text)
+        metadata[INVALID_BRUSHES] = invalid
+    settings = Settings(**chosen, metadata=metadata)
     if parsed is not None:  # checked while reading the keys: not parsed a second time
         settings.adopt_parsed(*parsed)
     scene.apply(Edit(objects, settings=settings))
     return scene
 
 
-def _bad(path: str, brush: MapBrush, reason: str, policy: str, warn=None) -> None:
+def _bad(path: str, brush: MapBrush, reason: str, policy: str, warn=None) -> dict:
+    """Raise for a brush bounding no solid, or warn and return the start of its record."""
     if policy == "raise":
         raise ParseError(path, brush.line, brush.column, f"brush: {reason}")
-    message = f"{path}:{brush.line}:{brush.column}: brush skipped: {reason}"
+    message = (f"{path}:{brush.line}:{brush.column}: brush kept as written, not indexed: "
+               f"{reason}")
     if warn is not None:
         warn(message)
     else:
         warnings.warn(message, PartitionStudioWarning, stacklevel=4)
+    return {"source": path, "line": brush.line, "column": brush.column, "reason": reason,
+            "brush": brush}
 
 
 def _faces_from_map(map_faces: list[MapFace], path: str,
@@ -294,10 +319,14 @@ def scene_to_mapfile(scene: Scene, map_format: str | None = None) -> MapFile:
     header = metadata.get("map_header", [])
     entities = []
     settings_written = False
+    kept_as_written = _invalid_by_owner(scene, fmt)
     for eid in scene.entity_ids():
         entity = scene[eid]
         map_brushes = [MapBrush([_face_to_map(f, fmt) for f in scene[b].faces])
                        for b in scene.brushes_of(eid)]
+        for record in kept_as_written.pop(eid, []):
+            map_brushes.insert(min(record["position"], len(map_brushes)),
+                               MapBrush([], verbatim=record["text"]))
         properties = list(entity.properties)
         if entity.classname == "worldspawn" and not settings_written:
             # the document's backend and parameters ride along as worldspawn keys
@@ -305,7 +334,24 @@ def scene_to_mapfile(scene: Scene, map_format: str | None = None) -> MapFile:
             properties += _settings_keys(scene.settings)
             settings_written = True
         entities.append(MapEntity(properties, map_brushes))
+    if kept_as_written and entities:  # their entity was deleted: the first one keeps them
+        entities[0].brushes += [MapBrush([], verbatim=r["text"])
+                                for group in kept_as_written.values() for r in group]
     return MapFile(entities, fmt, [str(h) for h in header] if isinstance(header, list) else [])
+
+
+def _invalid_by_owner(scene: Scene, fmt: str) -> dict[int, list[dict]]:
+    """The scene's brushes kept as written, by owner; refused when written in another format
+    (their faces would contradict the file's)."""
+    groups = by_owner(scene)
+    for group in groups.values():
+        for record in group:
+            if record.get("format", fmt) != fmt:
+                raise UnsupportedContentError(
+                    f"a {fmt} .map cannot hold the brush kept as written from "
+                    f"{record.get('source')}:{record.get('line')}:{record.get('column')} "
+                    f"(its faces are {record.get('format')}); nothing was written")
+    return groups
 
 
 def _face_to_map(face: Face, fmt: str) -> MapFace:

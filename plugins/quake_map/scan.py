@@ -34,6 +34,39 @@ _OPEN, _CLOSE, _OPEN_AXIS, _CLOSE_AXIS = 40, 41, 91, 93
 
 
 @numba.njit(cache=True, nogil=True)
+def _digits(codes, p, n, mantissa, exact, scale):
+    """Digits at ``p`` into ``mantissa``: ``(end, mantissa, exact, exponent change)``; each
+    digit kept adds ``scale`` to the exponent (0 before the point, -1 after it)."""
+    exponent = 0
+    while p < n and 48 <= codes[p] <= 57:
+        if mantissa < _MAX_EXACT:
+            mantissa = mantissa * 10 + (codes[p] - 48)
+            exponent += scale
+        else:
+            exact = False
+        p += 1
+    return p, mantissa, exact, exponent
+
+
+@numba.njit(cache=True, nogil=True)
+def _written_exponent(codes, p, n):
+    """The ``-?\\d+`` after an ``e`` at ``p``: ``(end, value)``, end -1 if absent."""
+    negative = False
+    if p < n and codes[p] == _MINUS:
+        negative = True
+        p += 1
+    start = p
+    written = 0
+    while p < n and 48 <= codes[p] <= 57:
+        if written < 100000:
+            written = written * 10 + (codes[p] - 48)
+        p += 1
+    if p == start:
+        return -1, 0
+    return p, (-written if negative else written)
+
+
+@numba.njit(cache=True, nogil=True)
 def _number(codes, p, n, powers):
     r"""Read ``-?\d+(\.\d+)?(e-?\d+)?`` at ``p``: ``(end, value, exact)``, end -1 if absent.
 
@@ -44,45 +77,21 @@ def _number(codes, p, n, powers):
     if p < n and codes[p] == _MINUS:
         negative = True
         p += 1
-    mantissa = 0
-    exact = True
-    exponent = 0
     start = p
-    while p < n and 48 <= codes[p] <= 57:
-        if mantissa < _MAX_EXACT:
-            mantissa = mantissa * 10 + (codes[p] - 48)
-        else:
-            exact = False
-        p += 1
+    p, mantissa, exact, exponent = _digits(codes, p, n, 0, True, 0)
     if p == start:
         return -1, 0.0, False
     if p < n and codes[p] == _DOT:
-        p += 1
-        start = p
-        while p < n and 48 <= codes[p] <= 57:
-            if mantissa < _MAX_EXACT:
-                mantissa = mantissa * 10 + (codes[p] - 48)
-                exponent -= 1
-            else:
-                exact = False
-            p += 1
+        start = p + 1
+        p, mantissa, exact, fraction = _digits(codes, start, n, mantissa, exact, -1)
         if p == start:
             return -1, 0.0, False
+        exponent += fraction
     if p < n and codes[p] == _E:
-        p += 1
-        written_negative = False
-        if p < n and codes[p] == _MINUS:
-            written_negative = True
-            p += 1
-        start = p
-        written = 0
-        while p < n and 48 <= codes[p] <= 57:
-            if written < 100000:
-                written = written * 10 + (codes[p] - 48)
-            p += 1
-        if p == start:
+        p, written = _written_exponent(codes, p + 1, n)
+        if p < 0:
             return -1, 0.0, False
-        exponent += -written if written_negative else written
+        exponent += written
     if mantissa >= _MAX_EXACT or exponent < -22 or exponent > 22:
         exact = False
     if not exact:
@@ -125,21 +134,24 @@ def _numbers(codes, p, n, count, row, spans, column, powers):
 
 
 @numba.njit(cache=True, nogil=True)
-def _face(codes, p, n, row, spans, powers):
-    """Read one face at ``p``; ``(end, valve, texture_start, texture_end)``, end -1 if not."""
-    column = 0
-    for _ in range(3):
-        p = _literal(codes, p, n, _OPEN)
-        if p < 0:
-            return -1, False, 0, 0
-        p = _numbers(codes, p, n, 3, row, spans, column, powers)
-        column += 3
-        if p < 0:
-            return -1, False, 0, 0
-        p = _literal(codes, p, n, _CLOSE)
-        if p < 0:
-            return -1, False, 0, 0
-    texture_start = p
+def _bracketed(codes, p, n, open_code, row, spans, column, powers):
+    """A point ``( x y z )`` (``open_code`` ``(``) or a Valve 220 axis ``[ x y z offset ]``
+    (``[``), each token followed by one space; the position after it or -1."""
+    point = open_code == _OPEN
+    close_code = _CLOSE if point else _CLOSE_AXIS
+    count = 3 if point else 4
+    p = _literal(codes, p, n, open_code)
+    if p < 0:
+        return -1
+    p = _numbers(codes, p, n, count, row, spans, column, powers)
+    if p < 0:
+        return -1
+    return _literal(codes, p, n, close_code)
+
+
+@numba.njit(cache=True, nogil=True)
+def _texture_end(codes, p, n):
+    """The end of the bare texture name at ``p`` (``p`` itself when there is none)."""
     while p < n:
         c = codes[p]
         # printable ASCII but for the characters that end a bare texture name
@@ -147,41 +159,29 @@ def _face(codes, p, n, row, spans, powers):
                 or c == _OPEN_AXIS or c == _CLOSE_AXIS or c == _SLASH:
             break
         p += 1
-    texture_end = p
-    if p == texture_start or p >= n or codes[p] != _SPACE:
-        return -1, False, 0, 0
-    p += 1
-    valve = p < n and codes[p] == _OPEN_AXIS
-    if valve:
-        for _ in range(2):
-            p = _literal(codes, p, n, _OPEN_AXIS)
-            if p < 0:
-                return -1, False, 0, 0
-            p = _numbers(codes, p, n, 4, row, spans, column, powers)
-            column += 4
-            if p < 0:
-                return -1, False, 0, 0
-            p = _literal(codes, p, n, _CLOSE_AXIS)
-            if p < 0:
-                return -1, False, 0, 0
-        last = 3
-    else:
-        last = 5
-    p = _numbers(codes, p, n, last - 1, row, spans, column, powers)
-    if p < 0:
-        return -1, False, 0, 0
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _last_number(codes, p, n, row, spans, column, powers):
+    """The face's last number, which ends its line rather than being followed by a space."""
     start = p
     p, value, exact = _number(codes, p, n, powers)
     if p < 0:
-        return -1, False, 0, 0
-    row[column + last - 1] = value
+        return -1
+    row[column] = value
     if not exact:
-        spans[column + last - 1, 0] = start
-        spans[column + last - 1, 1] = p
-    # the face ends its line (CR LF, LF or a lone CR) ...
+        spans[column, 0] = start
+        spans[column, 1] = p
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _face_end(codes, p, n):
+    """After the last number: the face ends its line (CR LF, LF or a lone CR) and the
+    separator after it (white space and // comments) belongs to it; the end, or -1."""
     if p >= n or (codes[p] != _LF and codes[p] != _CR):
-        return -1, False, 0, 0
-    # ... and the separator after it (white space and // comments) belongs to it
+        return -1
     while True:
         while p < n and (codes[p] == _SPACE or _TAB <= codes[p] <= _CR):
             p += 1
@@ -191,7 +191,43 @@ def _face(codes, p, n, row, spans, powers):
             continue
         break
     if p < n and codes[p] >= 128:
-        return -1, False, 0, 0  # maybe white space the parser would skip too: let it decide
+        return -1  # maybe white space the parser would skip too: let it decide
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _face(codes, p, n, row, spans, powers):
+    """Read one face at ``p``; ``(end, valve, texture_start, texture_end)``, end -1 if not."""
+    column = 0
+    for _ in range(3):
+        p = _bracketed(codes, p, n, _OPEN, row, spans, column, powers)
+        column += 3
+        if p < 0:
+            return -1, False, 0, 0
+    texture_start = p
+    p = _texture_end(codes, p, n)
+    texture_end = p
+    if p == texture_start or p >= n or codes[p] != _SPACE:
+        return -1, False, 0, 0
+    p += 1
+    valve = p < n and codes[p] == _OPEN_AXIS
+    last = 5
+    if valve:
+        for _ in range(2):
+            p = _bracketed(codes, p, n, _OPEN_AXIS, row, spans, column, powers)
+            column += 4
+            if p < 0:
+                return -1, False, 0, 0
+        last = 3
+    p = _numbers(codes, p, n, last - 1, row, spans, column, powers)
+    if p < 0:
+        return -1, False, 0, 0
+    p = _last_number(codes, p, n, row, spans, column + last - 1, powers)
+    if p < 0:
+        return -1, False, 0, 0
+    p = _face_end(codes, p, n)
+    if p < 0:
+        return -1, False, 0, 0
     return p, valve, texture_start, texture_end
 
 

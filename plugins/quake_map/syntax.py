@@ -114,11 +114,18 @@ class MapFace:
 
 @dataclass(slots=True)
 class MapBrush:
-    """A convex brush: the faces between its braces, in file order."""
+    """A convex brush: the faces between its braces, in file order.
+
+    ``span`` is the character range from its ``{`` to its ``}`` in the parsed text;
+    ``verbatim``, when set, is written instead of the faces (a brush that does not bound a
+    solid, kept exactly as it was read).
+    """
 
     faces: list[MapFace]
     line: int = field(default=0, compare=False)
     column: int = field(default=0, compare=False)
+    span: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
+    verbatim: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -202,6 +209,8 @@ class MapFile:
     format: str = STANDARD
     header: list[str] = field(default_factory=list)
     decoded_faces: DecodedFaces | None = field(default=None, compare=False, repr=False)
+    #: the parsed text (a brush's ``span`` indexes it); empty for a map built in code
+    source: str = field(default="", compare=False, repr=False)
 
     def counts(self) -> dict:
         """Count entities (brush entities included), brush entities, brushes and faces."""
@@ -379,6 +388,41 @@ def _header_format(line: str) -> str | None:
     return VALVE220 if "valve" in m.group(1).lower() else STANDARD
 
 
+def _face_sources(records: list) -> tuple:
+    """Where each face comes from: ``(fast_rows, fast_source, slow_rows, slow_matches)``, the
+    faces read by the pre-pass (their rows and pre-pass rows) and the regular-expression
+    matches (their rows and matches)."""
+    fast_rows, fast_source, slow_rows, slow_matches = [], [], [], []
+    row = 0
+    for record in records:
+        if type(record) is tuple:
+            first, end = record
+            fast_rows.append(np.arange(row, row + end - first))
+            fast_source.append(np.arange(first, end))
+            row += end - first
+        else:
+            slow_rows.append(row)
+            slow_matches.append(record)
+            row += 1
+    empty = np.empty(0, dtype=np.int64)
+    return (np.concatenate(fast_rows) if fast_rows else empty,
+            np.concatenate(fast_source) if fast_source else empty,
+            np.array(slow_rows, dtype=np.int64), slow_matches)
+
+
+def _number_columns(numbers: np.ndarray, valve: bool) -> tuple:
+    """``(points, offsets, rotations, scales, u_axes, v_axes)`` as lists of tuples of floats
+    from the faces' number rows (one form for all)."""
+    c = numbers.T.tolist()
+    points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
+    if valve:
+        # ux uy uz uoffset vx vy vz voffset rotation xscale yscale
+        return (points, list(zip(c[12], c[16])), c[17], list(zip(c[18], c[19])),
+                list(zip(c[9], c[10], c[11])), list(zip(c[13], c[14], c[15])))
+    nothing = [None] * len(numbers)
+    return points, list(zip(c[9], c[10])), c[11], list(zip(c[12], c[13])), nothing, nothing
+
+
 class _Parser:
     """A single pass over the text; positions become line/column only where they are needed."""
 
@@ -489,7 +533,7 @@ class _Parser:
             fmt = VALVE220
         else:
             fmt = STANDARD
-        return MapFile(entities, fmt, header, self.decoded)
+        return MapFile(entities, fmt, header, self.decoded, text)
 
     def entity(self, start: int) -> tuple[MapEntity, int]:
         text, n = self.text, len(self.text)
@@ -556,7 +600,7 @@ class _Parser:
                 self.face_count += 1
                 pos = m.end()  # both expressions end with the separator after the face
             elif char == "}":
-                brush = MapBrush([])
+                brush = MapBrush([], span=(start, pos + 1))
                 self.brush_spans.append((brush, first, self.face_count))
                 self.located.append((brush, start))
                 return brush, pos + 1
@@ -599,22 +643,7 @@ class _Parser:
         total = self.face_count
         if not total:
             return
-        # Where each face comes from: a row of the pre-pass or a regular-expression match.
-        fast_rows, fast_source, slow_rows, slow_matches = [], [], [], []
-        row = 0
-        for record in records:
-            if type(record) is tuple:
-                first, end = record
-                fast_rows.append(np.arange(row, row + end - first))
-                fast_source.append(np.arange(first, end))
-                row += end - first
-            else:
-                slow_rows.append(row)
-                slow_matches.append(record)
-                row += 1
-        fast_rows = np.concatenate(fast_rows) if fast_rows else np.empty(0, dtype=np.int64)
-        fast_source = np.concatenate(fast_source) if fast_source else np.empty(0, dtype=np.int64)
-        slow_rows = np.array(slow_rows, dtype=np.int64)
+        fast_rows, fast_source, slow_rows, slow_matches = _face_sources(records)
         c_starts, _, c_valve, c_textures, c_numbers = self.canonical
         groups = list(map(re.Match.groups, slow_matches))
         valve = np.empty(total, dtype=bool)
@@ -654,33 +683,30 @@ class _Parser:
                     self.diagnose_face(starts[count])
             self.check_form(VALVE220 if valve[count] else STANDARD, starts[count])
 
-        columns = numbers.T.tolist()
-        c = columns
-        points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
-        if first_valve:
-            # ux uy uz uoffset vx vy vz voffset rotation xscale yscale
-            offsets, rotation, scales = list(zip(c[12], c[16])), c[17], list(zip(c[18], c[19]))
-            u_axes, v_axes = list(zip(c[9], c[10], c[11])), list(zip(c[13], c[14], c[15]))
-        else:
-            offsets, rotation, scales = list(zip(c[9], c[10])), c[11], list(zip(c[12], c[13]))
-            u_axes = v_axes = [None] * total
-        text = self.text
-        textures = [""] * total
-        spans = c_textures[fast_source]
-        for r, a, b in zip(fast_rows.tolist(), spans[:, 0].tolist(), spans[:, 1].tolist()):
-            textures[r] = text[a:b]
-        extras = [()] * total
-        for r, g in zip(slow_rows.tolist(), groups):
-            texture, extra = g[_G_TEXTURE], g[_G_EXTRA]
-            textures[r] = _unquote(texture) if texture[0] == '"' else texture
-            if extra:
-                extras[r] = tuple(extra.split())
+        points, offsets, rotation, scales, u_axes, v_axes = _number_columns(numbers, first_valve)
+        textures, extras = self.textures_and_extras(fast_rows, c_textures[fast_source], slow_rows,
+                                                    groups, total)
         lines, cols = self.lines_and_columns(starts)
         self.faces = list(map(MapFace, points, textures, offsets, rotation, scales, u_axes,
                               v_axes, extras, lines, cols))
         self.face_points = numbers[:, :9].reshape(-1, 3, 3)
         self.decoded = DecodedFaces(self.faces, points, textures, offsets, rotation, scales,
                                     u_axes, v_axes, extras, self.face_points)
+
+    def textures_and_extras(self, fast_rows, spans, slow_rows, groups, total: int) -> tuple:
+        """Every face's texture name and extra tokens: the pre-pass's by their text spans,
+        the matched faces' from their groups."""
+        text = self.text
+        textures = [""] * total
+        for r, a, b in zip(fast_rows.tolist(), spans[:, 0].tolist(), spans[:, 1].tolist()):
+            textures[r] = text[a:b]
+        extras: list = [()] * total
+        for r, g in zip(slow_rows.tolist(), groups):
+            texture, extra = g[_G_TEXTURE], g[_G_EXTRA]
+            textures[r] = _unquote(texture) if texture[0] == '"' else texture
+            if extra:
+                extras[r] = tuple(extra.split())
+        return textures, extras
 
     def locate(self) -> None:
         """Give every face its brush and every entity and brush its line and column."""
@@ -894,6 +920,12 @@ def _face_text(face: MapFace, valve: bool) -> str:
     return " ".join(parts)
 
 
+def brush_text(brush: MapBrush, fmt: str) -> str:
+    """A brush as the writer writes it, from ``{`` to ``}`` (for a brush of a map built in code,
+    which has no source text to keep)."""
+    return "\n".join(["{", *(_face_text(f, fmt == VALVE220) for f in brush.faces), "}"])
+
+
 def _export_header(mapfile: MapFile) -> list[str]:
     """The header lines, with a ``// Format:`` line corrected if it contradicts the format."""
     lines = []
@@ -934,6 +966,9 @@ def write_map(mapfile: MapFile) -> str:
             out.append(f"{_quote(key, 'key')} {_quote(value, f'value of key {key!r}')}")
         for b, brush in enumerate(entity.brushes):
             out.append(f"// brush {b}")
+            if brush.verbatim is not None:  # kept as read: not a solid, never rewritten
+                out.append(brush.verbatim)
+                continue
             out.append("{")
             for f, face in enumerate(brush.faces):
                 try:

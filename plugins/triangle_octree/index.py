@@ -34,7 +34,7 @@ import spatial.kernels as K
 from spatial.contract import FrustumHits, NodeTable, PairHits, RayHits, SlotHits, SpatialIndex
 from spatial.errors import GeometryError, IndexInvariantError
 from spatial.geometry import boxes_overlap, frustum_box, ray_box, sphere_box
-from spatial.memory_budget import cell_tree_bytes
+from spatial.memory_budget import CellTree, cell_tree_bytes
 from spatial.pair_count import count_bucket_pairs
 from spatial.params import param
 
@@ -93,12 +93,12 @@ class TriangleOctree(SpatialIndex):
         if not count:
             return 0.0
         root_lo, side = _root_cell(lo, hi, float(params.min_size))
-        tree = cell_tree_bytes(lo, hi, axes=(0, 1, 2), branching=8, max_depth=params.max_depth,
-                               capacity=params.max_triangles, copies_per_split=8.0,
-                               node_bytes=2 * 128 + 176, reference_bytes=2 * 8 + 8 + 1,
-                               min_size=float(params.min_size),
-                               reference_budget=REFERENCE_BUDGET_PER_ITEM * count,
-                               root=(root_lo, side), references_kept="every")
+        tree = cell_tree_bytes(lo, hi, CellTree(
+            axes=(0, 1, 2), branching=8, max_depth=params.max_depth,
+            capacity=params.max_triangles, copies_per_split=8.0,
+            node_bytes=2 * 128 + 176, reference_bytes=2 * 8 + 8 + 1,
+            min_size=float(params.min_size), reference_budget=REFERENCE_BUDGET_PER_ITEM * count,
+            root=(root_lo, side), references_kept="every"))
         return tree + count * (2 * 72 + 8 + 1)
 
     # ---------------------------------------------------------------- structure

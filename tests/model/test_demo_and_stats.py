@@ -42,7 +42,7 @@ def test_scene_counts_follow_their_definitions():
     counts = scene_counts(scene)
     assert counts == {
         "brushes": 4, "entities": 4, "brush_entities": 2, "faces": 6 + 5 + 7 + 6,
-        "objects": 6, "bounds": [[-256.0, -256.0, -16.0], [256.0, 256.0, 128.0]]}
+        "objects": 6, "invalid_brushes": 0, "bounds": [[-256.0, -256.0, -16.0], [256.0, 256.0, 128.0]]}
     sync = IndexSync(scene, registry=private_registry())
     assert counts["objects"] == len(sync.index)
 

@@ -16,8 +16,8 @@ class QueuedRunner:
     def __init__(self) -> None:
         self.queue: list = []
 
-    def __call__(self, build, prepare, done):
-        job = _Queued(build, prepare, done)
+    def __call__(self, build, prepare, done, failed):
+        job = _Queued(build, prepare, done, failed)
         self.queue.append(job)
         return job
 
@@ -28,8 +28,8 @@ class QueuedRunner:
 
 
 class _Queued:
-    def __init__(self, build, prepare, done) -> None:
-        self.build, self.prepare, self.done = build, prepare, done
+    def __init__(self, build, prepare, done, failed) -> None:
+        self.build, self.prepare, self.done, self.failed = build, prepare, done, failed
         self.cancelled = False
 
     def cancel(self) -> None:
@@ -38,7 +38,11 @@ class _Queued:
     def finish(self) -> None:
         if self.prepare is not None:
             self.prepare()
-        index = self.build()  # a cancelled worker still runs its build; the result is dropped
+        try:
+            index = self.build()  # a cancelled worker still runs its build; the result is dropped
+        except BaseException as exc:  # noqa: B036 - as the worker thread does
+            self.failed(exc)
+            return
         self.done(index, 1.0)  # delivered even when cancelled: the sync must drop it
 
 
@@ -200,3 +204,40 @@ def test_an_unknown_backend_in_the_settings_falls_back_once(name):
     count = len(events)
     scene.apply(Edit(settings=Settings(backend=name, metadata={"x": 1})))
     assert len(events) == count  # already fallen back: nothing to rebuild
+
+
+def _breaking(registry, monkeypatch, exc):
+    """Make the tunable backend's builds (and rebuilds in place) raise ``exc``."""
+    cls = registry.backend("tuned-brute")
+
+    def broken(self, *args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(cls, "nodes", broken)
+
+
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("exc", [RuntimeError("bad split"), SystemExit(3)])
+def test_a_failed_build_keeps_the_live_index_and_says_so(monkeypatch, background, exc):
+    runner = QueuedRunner()
+    scene, stack, ids, registry, sync, events = _sync(runner=runner,
+                                                       background_above=0 if background else 1000)
+    failures: list = []
+    sync.rebuild_failed.connect(lambda backend, error: failures.append((backend, error)))
+    before = sync.index
+    _breaking(registry, monkeypatch, exc)
+    stack.push(SetSettings(backend="tuned-brute", registry=registry))
+    runner.finish_all()
+    assert failures == [("tuned-brute", exc)]
+    assert sync.index is before and not sync.rebuilding and sync.preparing_backend is None
+    assert_index_matches(sync)
+
+
+def test_a_failed_rebuild_in_place_restores_the_parameters(monkeypatch):
+    scene, stack, ids, registry, sync, events = _sync()
+    stack.push(SetSettings(backend="tuned-brute", params={"chunk": 5}, registry=registry))
+    failures: list = []
+    sync.rebuild_failed.connect(lambda backend, error: failures.append(backend))
+    _breaking(registry, monkeypatch, ValueError("no"))
+    stack.push(SetSettings(params={"chunk": 9}, registry=registry))
+    assert failures == ["tuned-brute"] and sync.index.params.chunk == 5

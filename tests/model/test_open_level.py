@@ -46,7 +46,7 @@ def test_a_broken_brush_is_left_out_with_a_warning_naming_its_line(tmp_path):
     loaded = open_level(path)
     assert len(loaded.document.brush_ids()) == 2
     assert len(loaded.warnings) == 1
-    assert loaded.warnings[0].startswith(f"{path}:19:") and "brush skipped" in loaded.warnings[0]
+    assert loaded.warnings[0].startswith(f"{path}:19:") and "brush kept as written, not indexed" in loaded.warnings[0]
 
 
 def test_the_command_line_reports_the_warning_and_goes_on(tmp_path, capsys):
@@ -55,7 +55,7 @@ def test_the_command_line_reports_the_warning_and_goes_on(tmp_path, capsys):
     assert run_cli(["stats", str(path), "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["scene"]["brushes"] == 2
-    assert err.count("\n") == 1 and "warning:" in err and "brush skipped" in err
+    assert err.count("\n") == 1 and "warning:" in err and "brush kept as written, not indexed" in err
 
 
 def test_a_malformed_file_is_one_line_naming_the_position(tmp_path):

@@ -118,7 +118,7 @@ def test_an_open_brush_is_reported_at_its_line_or_skipped():
     with pytest.raises(ParseError) as info:
         mapfile_to_scene(parse_map(text, "open.map"), "open.map")
     assert info.value.line == 3 and "open" in str(info.value)
-    with pytest.warns(PartitionStudioWarning, match="open.map:3:1: brush skipped"):
+    with pytest.warns(PartitionStudioWarning, match="open.map:3:1: brush kept as written, not indexed"):
         scene = mapfile_to_scene(parse_map(text, "open.map"), "open.map", on_bad_brush="skip")
     assert scene_counts(scene)["brushes"] == 0 and scene_counts(scene)["entities"] == 2
 

@@ -69,8 +69,9 @@ def test_a_failed_rename_keeps_the_old_file_and_leaves_no_temporary(tmp_path, te
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(atomic.os, "replace", refuse)
-    with pytest.raises(PermissionError):
+    with pytest.raises(OSError, match=r"level\.json: cannot write: Permission denied") as info:
         atomic_write_text(path, "new")
+    assert ".tmp" not in str(info.value) and info.value.errno == 13
     assert path.read_text() == "the previous version"
     assert os.listdir(tmp_path) == ["level.json"]
 

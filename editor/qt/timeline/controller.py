@@ -35,6 +35,7 @@ from editor.model.frame_step import FrameStats
 from editor.model.hotspots import HotspotWindow
 from editor.model.recording import Recording, Replay, load_recording, save_recording
 from editor.model.simulation import Simulation
+from editor.model.work_budget import WorkBudgetError
 
 #: playback speeds offered (times real time)
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -363,7 +364,12 @@ class TimelineController(QObject):
     def _advance(self, frames: int) -> FrameStats | None:
         stats = None
         for _ in range(frames):
-            stats = self._advance_one()
+            try:
+                stats = self._advance_one()
+            except WorkBudgetError as exc:  # stop, as the command line does, in one line
+                self.pause()
+                self.error.emit(str(exc.located(self._source_name(), self._next_frame())))
+                stats = None
             if stats is None:
                 break
         if stats is not None:
@@ -401,6 +407,17 @@ class TimelineController(QObject):
         if stats is not None:  # a live game's source has no new frame until the game sends one
             self.history[stats.frame] = stats
         return stats
+
+    def _source_name(self) -> str:
+        if self.simulation is None and self.loaded_name:
+            return self.loaded_name
+        document = self.state.document
+        return document.path if document is not None and document.path else "demo level"
+
+    def _next_frame(self) -> int:
+        if self.replay_frame >= 0 or self.simulation is None:
+            return self.replay_frame + 1
+        return self.simulation.frame + 1
 
     def _wrap(self) -> FrameStats | None:
         rec = self.recording
