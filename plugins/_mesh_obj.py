@@ -33,10 +33,27 @@ _SLASH_TAIL = re.compile(r"/\S*")
 _STATEMENTS_PER_SLICE = 1 << 16
 
 
-def _decode(data: bytes, path: str) -> str:
+def _decode(data: bytes, path: str, warn) -> str:
+    """The file's text: UTF-8 (with or without a byte-order mark) or UTF-16 with its mark.
+
+    Older exporters write names (materials, groups) in a Windows code page; such a file is
+    read as Latin-1 with a warning, since every number and keyword is ASCII either way. A file
+    with NUL bytes is binary and refused at the first byte that is not UTF-8.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass  # reported below at the first byte that does not decode
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        if b"\0" not in data:
+            line = data.count(b"\n", 0, exc.start) + 1
+            if warn is not None:
+                warn(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}): read as Latin-1, "
+                     "so names may show other letters")
+            return data.decode("latin-1")
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ParseError(path, line, column, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
@@ -317,7 +334,7 @@ def read_obj(path: str | os.PathLike, progress=None,
     path = os.fspath(path)
     name = Path(path).name
     report(0.0, f"Reading {name}")
-    lines = _Lines(_decode(Path(path).read_bytes(), path))
+    lines = _Lines(_decode(Path(path).read_bytes(), path, warn))
     report(0.35, f"Reading {len(lines.vertex_rests):,} vertices of {name}")
     vertices = _vertices(lines, path)
     report(0.6, f"Reading {len(lines.face_rests):,} faces of {name}")

@@ -146,3 +146,20 @@ def test_mesh_triangles_equal_the_checked_constructor():
     corners[1, 2, 0] = np.inf
     with pytest.raises(GeometryError, match="triangle 1"):
         TriangleMesh(0, corners, ["a"], np.array([0, 0]))
+
+
+def test_an_obj_in_a_windows_code_page_is_read_with_one_warning(tmp_path):
+    """Older exporters write material names in Latin-1 (assimp's regr01.obj: 'Terraindæk')."""
+    path = tmp_path / "latin1.obj"
+    path.write_bytes((TRIANGLE + "usemtl Terraind\xe6k\ng D\xe6k\nf 1 2 3\n").encode("latin-1"))
+    said = []
+    corners, groups, _ = read_obj(path, warn=said.append)
+    assert len(corners) == 1 and groups == ["D\xe6k"]
+    assert said == [f"{path}:4: not UTF-8 (byte 0xe6): read as Latin-1, so names may show other letters"]
+
+
+def test_a_binary_file_named_obj_is_refused_at_its_first_bad_byte(tmp_path):
+    path = tmp_path / "binary.obj"
+    path.write_bytes(b"v 0 0 0\n\x00\xff\xfe")
+    with pytest.raises(ParseError, match=r":2:2: not UTF-8 text: byte 0xff"):
+        read_obj(path)
