@@ -207,6 +207,7 @@ def _faces(lines: _Lines, vertex_count: int, path: str) -> tuple[np.ndarray, np.
 
 
 def _corner_counts(rests: list[str]) -> np.ndarray:
+    """Tokens of each statement (``str.split`` is faster here than counting on the bytes)."""
     return np.fromiter(map(len, map(str.split, rests)), dtype=np.int64, count=len(rests))
 
 
