@@ -132,6 +132,8 @@ def _read(file: str, member: str | None, registry, caught: list[str], report) ->
         _check_readable(Path(file))
         from .native import load_scene
         return load_scene(file, registry)
+    if not os.path.exists(file):
+        raise PartitionStudioError(_missing(file))
     importer = registry.importer_for(file)
     if importer is None:
         known = ", ".join(sorted({p for i in registry.importers.values() for p in i.patterns}
@@ -162,6 +164,15 @@ def _read(file: str, member: str | None, registry, caught: list[str], report) ->
         raise PluginError(f"{file}: importer '{importer.name}' returned "
                           f"{type(document).__name__}, not a scene")
     return document
+
+
+def _missing(name: str) -> str:
+    """One line naming a file that is not there: ``FILE.wad:MAP`` names ``FILE.wad``."""
+    path = Path(name)
+    head, sep, member = path.name.rpartition(":")
+    if sep and head and member and not (path.parent / head).exists():
+        return f"{path.parent / head}: no such file (asked for its level {member})"
+    return f"{name}: no such file"
 
 
 def _check_readable(path: Path) -> None:
