@@ -55,6 +55,7 @@ from .prompts import Prompts, file_filters
 from .quiet import set_checked_quietly
 from .scene_geometry import prepare_geometry
 from .settings import add_recent_file, default_settings, last_backend, recent_files, set_last_backend
+from .shortcuts import add_redo_shortcut
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
@@ -293,6 +294,7 @@ class MainWindow(QMainWindow):
         d = self._doc
         self.act_undo = self._action("&Undo", d(lambda *a: st.document.stack.undo()), QKeySequence.Undo)
         self.act_redo = self._action("&Redo", d(lambda *a: st.document.stack.redo()), QKeySequence.Redo)
+        add_redo_shortcut(self.act_redo)
         self.act_delete = self._action("&Delete", d(lambda *a: delete_selection(st.document)),
                                        QKeySequence.Delete)
         self.act_duplicate = self._action("D&uplicate", d(lambda *a: self.duplicate()), "Ctrl+D")
