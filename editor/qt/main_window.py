@@ -36,6 +36,7 @@ from editor.model.loading import (
 )
 from spatial.errors import PartitionStudioError
 
+from .choice_reload import reapply_choice, unsaved_choice
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
@@ -625,6 +626,7 @@ class MainWindow(QMainWindow):
         ranges = {name: v.vb.viewRange() for name, v in self.views2d.items()}
         camera = dict(self.view3d.opts) if self.view3d is not None else None
         settings = doc.scene.settings  # a file that holds no choice keeps the one on screen
+        choice = unsaved_choice(doc)  # an unsaved backend choice is applied again on top
         self._adopt_loaded(loaded, selection=selection,
                            keep_settings=(settings.backend, dict(settings.params)))
         for name, (xr, yr) in ranges.items():
@@ -633,7 +635,8 @@ class MainWindow(QMainWindow):
             for key in ("center", "distance", "elevation", "azimuth", "fov"):
                 self.view3d.opts[key] = camera[key]
             self.view3d.update()
-        self.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
+        said = reapply_choice(self.document, choice) if choice is not None else None
+        self.statusBar().showMessage(said or f"Reloaded {doc.path}", 8000 if said else 4000)
 
     def _update_watch(self) -> None:
         files = self.watcher.files()
@@ -652,7 +655,7 @@ class MainWindow(QMainWindow):
 
     def _reload_from_watch(self) -> None:
         doc = self.document
-        if doc is not None and doc.is_dirty() and not self.ask_reload():
+        if doc is not None and doc.is_dirty() and unsaved_choice(doc) is None and not self.ask_reload():
             self.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
             self._update_watch()
             return

@@ -39,3 +39,72 @@ def test_ctrl_y_redoes(window, qtbot):
     qtbot.keyClick(window, Qt.Key_Y, Qt.ControlModifier)
     assert made <= set(doc.scene.brush_ids())
 
+
+
+SMALL_MAP = """// saved by Partition Studio: the BVH is the level's choice
+{
+"classname" "worldspawn"
+"_ps_backend" "bvh"
+{
+( -64 -64 0 ) ( -64 -63 0 ) ( -64 -64 1 ) base 0 0 0 1 1
+( 64 -64 0 ) ( 64 -64 1 ) ( 64 -63 0 ) base 0 0 0 1 1
+( -64 -64 0 ) ( -64 -64 1 ) ( -63 -64 0 ) base 0 0 0 1 1
+( -64 64 0 ) ( -63 64 0 ) ( -64 64 1 ) base 0 0 0 1 1
+( -64 -64 0 ) ( -63 -64 0 ) ( -64 -63 0 ) base 0 0 0 1 1
+( -64 -64 16 ) ( -64 -63 16 ) ( -63 -64 16 ) base 0 0 0 1 1
+}
+}
+{
+"classname" "info_player_start"
+"origin" "0 0 40"
+}
+"""
+
+
+def _open_map(window, qtbot, path):
+    window.open_file(str(path))
+    qtbot.waitUntil(lambda: window.document is not None and window.document.path == str(path)
+                    and window._load_worker is None and not window.document.rebuilding, timeout=120_000)
+
+
+def test_a_backend_choice_alone_never_asks_before_a_reload(window, qtbot, tmp_path):
+    """Another editor saves the .map while the only unsaved change is the backend choice:
+    the file is reloaded without a question and the choice applied again, saying so."""
+    from .conftest import switch_backend
+
+    path = tmp_path / "level.map"
+    path.write_text(SMALL_MAP)
+    _open_map(window, qtbot, path)
+    assert window.document.index.name == "bvh"
+    switch_backend(window, qtbot, "kdtree")
+    doc = window.document
+    assert doc.is_dirty(), "the choice is the document's: Save stores it in the .map"
+    asked = []
+    window.ask_reload = lambda: asked.append(1) or False
+    qtbot.wait(1100)  # past the window's own-save guard and the file's time stamp
+    path.write_text(SMALL_MAP.replace('"0 0 40"', '"32 0 40"'))  # TrenchBroom saves
+    qtbot.waitUntil(lambda: window.document is not doc, timeout=60_000)
+    again = window.document
+    qtbot.waitUntil(lambda: again.index.name == "kdtree" and not again.rebuilding, timeout=120_000)
+    assert asked == [], "a backend choice alone must not ask"
+    player = next(i for i in again.scene.point_entity_ids())
+    assert again.scene[player].origin[0] == 32, "the other editor's change is in"
+    assert again.scene.settings.backend == "kdtree" and again.is_dirty()
+    assert "applied your kdtree backend" in window.statusBar().currentMessage()
+    again.stack.undo()  # the re-applied choice is one step: undo gives the file's own choice
+    qtbot.waitUntil(lambda: again.index.name == "bvh" and not again.rebuilding, timeout=120_000)
+    assert not again.is_dirty()
+
+
+def test_a_real_edit_still_asks_before_a_reload(window, qtbot, tmp_path):
+    path = tmp_path / "level.map"
+    path.write_text(SMALL_MAP)
+    _open_map(window, qtbot, path)
+    doc = window.document
+    window.state.set_tool("brush")
+    drag(_top(window), (-43, -45), (-4, -6))
+    assert doc.is_dirty()
+    asked = []
+    window.ask_reload = lambda: asked.append(1) or False
+    window._reload_from_watch()
+    assert asked == [1] and window.document is doc
