@@ -296,6 +296,8 @@ class MainWindow(QMainWindow):
         self.act_undo = self._action("&Undo", d(lambda *a: st.document.stack.undo()), QKeySequence.Undo)
         self.act_redo = self._action("&Redo", d(lambda *a: st.document.stack.redo()), QKeySequence.Redo)
         add_redo_shortcut(self.act_redo)
+        for act in (self.act_undo, self.act_redo):  # nothing to undo before a level is open
+            act.setEnabled(False)
         self.act_delete = self._action("&Delete", d(lambda *a: delete_selection(st.document)),
                                        QKeySequence.Delete)
         self.act_duplicate = self._action("D&uplicate", d(lambda *a: self.duplicate()), "Ctrl+D")

@@ -108,3 +108,28 @@ def test_a_real_edit_still_asks_before_a_reload(window, qtbot, tmp_path):
     window.ask_reload = lambda: asked.append(1) or False
     window._reload_from_watch()
     assert asked == [1] and window.document is doc
+
+
+def test_nothing_stale_is_shown_before_the_first_level_is_open(qtbot, settings):
+    """The window is up while the first level loads: no backend is claimed, the axes read in
+    level units and there is nothing to undo."""
+    from editor.qt.main_window import MainWindow
+
+    window = MainWindow(settings=settings, use_gl=False)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    combo = window.params_panel.backend_combo
+    assert not combo.isEnabled() and combo.currentData() is None
+    assert "loading" in combo.currentText()
+    assert not window.act_undo.isEnabled() and not window.act_redo.isEnabled()
+    for view in window.views2d.values():
+        for side in ("bottom", "left"):
+            assert "x0.001" not in view.getAxis(side).labelString()
+    assert window.open_file(None, background=False)
+    window.state.flush()
+    assert combo.isEnabled() and combo.currentData() == window.document.index.name
+    assert not window.act_undo.isEnabled()
+    top = window.views2d["Top"]
+    assert all("(x" not in top.getAxis(side).labelString() for side in ("bottom", "left"))

@@ -107,6 +107,8 @@ class View2D(pg.PlotWidget):
         self.setLabel("left", AXIS_NAMES[self.axes[1]])
         for ax in ("bottom", "left"):
             self.getAxis(ax).setTextPen((170, 175, 185))
+            # level units, never scaled: an SI prefix read "(x0.001)" on the empty first view
+            self.getAxis(ax).enableAutoSIPrefix(False)
             # an axis replays its ticks and labels whenever a repaint touches it (bodies moving
             # during playback, a tree node reaching the view's edge): blit it from a pixmap
             # instead; it renders again when the range changes
