@@ -133,3 +133,50 @@ def test_nothing_stale_is_shown_before_the_first_level_is_open(qtbot, settings):
     assert not window.act_undo.isEnabled()
     top = window.views2d["Top"]
     assert all("(x" not in top.getAxis(side).labelString() for side in ("bottom", "left"))
+
+
+def _box(lo, hi) -> str:
+    (x0, y0, z0), (x1, y1, z1) = lo, hi
+    faces = [(x0, y0, z0, x0, y0 + 1, z0, x0, y0, z0 + 1), (x1, y0, z0, x1, y0, z0 + 1, x1, y0 + 1, z0),
+             (x0, y0, z0, x0, y0, z0 + 1, x0 + 1, y0, z0), (x0, y1, z0, x0 + 1, y1, z0, x0, y1, z0 + 1),
+             (x0, y0, z0, x0 + 1, y0, z0, x0, y0 + 1, z0), (x0, y0, z1, x0, y0 + 1, z1, x0 + 1, y0, z1)]
+    rows = ["( {} {} {} ) ( {} {} {} ) ( {} {} {} ) base 0 0 0 1 1".format(*f) for f in faces]
+    return "{\n" + "\n".join(rows) + "\n}\n"
+
+
+#: a ground floor, an upper storey over the middle and a roof over all; the player starts on
+#: the ground floor
+TWO_STOREYS = ('{\n"classname" "worldspawn"\n' + _box((-512, -512, -16), (512, 512, 0))
+               + _box((-128, -128, 200), (128, 128, 216)) + _box((-512, -512, 400), (512, 512, 416))
+               + '}\n{\n"classname" "info_player_start"\n"origin" "256 256 24"\n}\n')
+
+
+def test_entities_placed_from_the_top_land_on_the_working_floor_shown_before_the_click(
+        window, qtbot, tmp_path):
+    """From the top view an entity lands on the floor below the working height (the player
+    start's level here), not on the upper storey or the roof; the status bar says where
+    before the click."""
+    from PySide6.QtCore import QEvent
+
+    from editor.model.entity_classes import class_box
+
+    from .conftest import _send, click, view_pos
+
+    path = tmp_path / "storeys.map"
+    path.write_text(TWO_STOREYS)
+    _open_map(window, qtbot, path)
+    doc, top = window.document, _top(window)
+    window.state.entity_class = "monster_army"
+    window.tool_actions["entity"].trigger()
+    stand = -float(class_box("monster_army")[0][2])  # origin above the floor it stands on
+    _send(top, QEvent.MouseMove, view_pos(top, 3, -2), Qt.NoButton, Qt.NoButton, Qt.NoModifier)
+    qtbot.waitUntil(lambda: "lands at" in window.statusBar().currentMessage(), timeout=5000)
+    assert f"lands at (0, 0, {stand:g})" in window.statusBar().currentMessage()
+    before = set(doc.scene.point_entity_ids())
+    click(top, (3, -2))  # over the upper storey: still the ground floor, where the player is
+    placed = (set(doc.scene.point_entity_ids()) - before).pop()
+    assert tuple(doc.scene[placed].origin) == (0, 0, stand)
+    window.state.set_ray_height(230.0)  # the Queries panel's ray height: the upper storey
+    click(top, (-30, 18))
+    upper = (set(doc.scene.point_entity_ids()) - before - {placed}).pop()
+    assert tuple(doc.scene[upper].origin) == (-32, 16, 216 + stand)

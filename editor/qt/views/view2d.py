@@ -214,6 +214,9 @@ class View2D(pg.PlotWidget):
 
     def _on_mouse_moved(self, scene_pos) -> None:
         p = self.vb.mapSceneToView(scene_pos)
+        hover = getattr(self.tools.current(), "hover", None)
+        if hover is not None and self.state.document is not None:
+            hover(self, p)  # e.g. where an entity would land, before the click
         self.cursor_moved.emit(self.to_world(p))
 
     def keyPressEvent(self, ev) -> None:
