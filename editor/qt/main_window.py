@@ -38,6 +38,7 @@ from spatial.errors import PartitionStudioError
 
 from .choice_reload import reapply_choice, unsaved_choice
 from .dialogs import install_dialogs
+from .dock_refit import ColumnRefit
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
 from .first_frame import FirstPaint
@@ -783,10 +784,17 @@ class MainWindow(QMainWindow):
             self._fit_docks_on_show = False
             from .dock_fit import fit_column
             docks = self.docks
+            stacked = self.saveState()  # the column before any tabbing, for later refits
             # the overlay (with the legend of what the views show) stays in front
             fit_column(self, [docks["partition"], docks["overlay"], docks["stats"]],
                        stretching=docks["stats"], tab_under=docks["partition"],
                        tab_over=docks["overlay"])
+            self._column_refit = ColumnRefit(self, stacked)  # later resizes fit it again
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        if getattr(self, "_column_refit", None) is not None:
+            self._column_refit.resized()
 
     def closeEvent(self, ev) -> None:
         doc = self.document
