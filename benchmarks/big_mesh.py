@@ -19,6 +19,11 @@ measures; it asserts nothing.
 
     python benchmarks/big_mesh.py                      # 2,000,000 triangles
     python benchmarks/big_mesh.py --side 317 --pairs   # 200,000 triangles, with pairs
+    python benchmarks/big_mesh.py --quads --read-only  # the same terrain as exporters write it
+
+``--quads`` writes the terrain as an exporter would: quads with ``v/vt/vn`` corners, normals and
+texture coordinates, a two-corner face (an edge) every 1,000 faces, and no ``o`` line; the
+reader then fans the quads into the same 2,000,000 triangles.
 """
 from __future__ import annotations
 
@@ -36,20 +41,37 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
-def write_terrain(path: Path, side: int) -> int:
-    """A ``side`` x ``side`` vertex grid with a rolling height: ``2 (side - 1)^2`` triangles."""
+def write_terrain(path: Path, side: int, quads: bool = False) -> int:
+    """A ``side`` x ``side`` vertex grid with a rolling height: ``2 (side - 1)^2`` triangles
+    (as triangles, or as quads written the way exporters do, see the module docstring)."""
     x, y = np.meshgrid(np.arange(side, dtype=float), np.arange(side, dtype=float))
     z = np.sin(x / 37.0) * np.cos(y / 23.0) * 40.0
     vertices = np.stack([x.ravel() * 8, y.ravel() * 8, z.ravel()], axis=1)
     index = np.arange(side * side).reshape(side, side) + 1
     a, b = index[:-1, :-1].ravel(), index[:-1, 1:].ravel()
     c, d = index[1:, 1:].ravel(), index[1:, :-1].ravel()
+    if quads:
+        return _write_quads(path, vertices, np.stack([a, b, c, d], axis=1))
     faces = np.concatenate([np.stack([a, b, c], axis=1), np.stack([a, c, d], axis=1)])
     with open(path, "w") as out:
         out.write("o terrain\n")
         out.write("".join(f"v {p[0]:.4f} {p[1]:.4f} {p[2]:.4f}\n" for p in vertices.tolist()))
         out.write("".join(f"f {f[0]} {f[1]} {f[2]}\n" for f in faces.tolist()))
     return len(faces)
+
+
+def _write_quads(path: Path, vertices: np.ndarray, quads: np.ndarray) -> int:
+    with open(path, "w") as out:
+        out.write("# exported terrain\nmtllib terrain.mtl\n")
+        out.write("".join(f"v {p[0]:.4f} {p[1]:.4f} {p[2]:.4f}\n" for p in vertices.tolist()))
+        out.write("vt 0 0\nvn 0 0 1\nusemtl ground\ns 1\n")
+        rows = []
+        for k, (a, b, c, d) in enumerate(quads.tolist()):
+            rows.append(f"f {a}/1/1 {b}/1/1 {c}/1/1 {d}/1/1\n")
+            if k % 1000 == 999:
+                rows.append(f"f {a}//1 {b}//1\n")
+        out.write("".join(rows))
+    return 2 * len(quads)
 
 
 def peak_mb() -> float:
@@ -61,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--side", type=int, default=1001,
                         help="vertices per grid side (default 1001: 2,000,000 triangles)")
     parser.add_argument("--pairs", action="store_true", help="also time candidate pairs")
+    parser.add_argument("--quads", action="store_true",
+                        help="write quads with v/vt/vn corners and some edges (see above)")
+    parser.add_argument("--read-only", action="store_true", help="time the read phase alone")
     args = parser.parse_args(argv)
 
     from editor.model.loading import document_source, load_document
@@ -69,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "terrain.obj"
-        triangles = write_terrain(path, args.side)
+        triangles = write_terrain(path, args.side, args.quads)
         print(f"{triangles:,} triangles, {path.stat().st_size / 1e6:.0f} MB of OBJ")
         rows = []
 
@@ -80,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:8s} {rows[-1][1]:7.1f} s   peak {rows[-1][2]:7.0f} MB", flush=True)
             return result
 
-        phase("read", lambda: read_triangles(path))
+        phase("read", lambda: read_triangles(path, warn=print))
+        if args.read_only:
+            return 0
         scene = phase("scene", lambda: load_document(path))
         source = phase("objects", lambda: document_source(scene, str(path)))
         tree = default_registry().backend("triangle_octree")()

@@ -4,14 +4,19 @@ Only what a level needs is read: vertex positions (``v x y z``, a fourth ``w`` a
 colours are ignored), faces (``f`` with ``v``, ``v/vt``, ``v/vt/vn`` or ``v//vn`` corners,
 negative indices counting back from the last vertex defined so far) and the object or group
 (``o`` / ``g``) each face belongs to. Polygons are fanned into triangles from their first
-corner. Texture coordinates, normals, materials, smoothing groups, lines, points and unknown
-statements are skipped. Lines may end in LF, CR LF or a lone CR.
+corner. Texture coordinates, normals, materials, smoothing groups, points and unknown
+statements are skipped. Lines may end in LF, CR LF or a lone CR; a line ending in ``\\``
+continues on the next one.
 
-The common file (every vertex with three numbers, every face a triangle) is converted in a few
-bulk passes; anything unusual or wrong falls back to a line-by-line pass that reports the first
-problem as ``path:line:column: message``: index 0 (OBJ counts from 1), an index beyond the
-vertices, a face with fewer than three corners, a vertex with fewer than three numbers, a
-number that does not read or is not finite, bytes that are not UTF-8.
+Files from the wild hold edges too: ``l`` lines and ``f`` lines with fewer than three corners
+(Blender reads both as loose edges, trimesh skips them). They are skipped and counted in one
+warning, with the line of the first (``warn``, see :func:`read_obj`).
+
+Vertices with three numbers are converted in a few bulk passes, and so are faces of any size
+(negative indices resolved and polygons fanned in bulk); anything wrong falls back to a
+line-by-line pass that reports the first problem as ``path:line:column: message``: index 0 (OBJ
+counts from 1), an index beyond the vertices, a vertex with fewer than three numbers, a number
+that does not read or is not finite, bytes that are not UTF-8.
 """
 from __future__ import annotations
 
@@ -28,10 +33,27 @@ _SLASH_TAIL = re.compile(r"/\S*")
 _STATEMENTS_PER_SLICE = 1 << 16
 
 
-def _decode(data: bytes, path: str) -> str:
+def _decode(data: bytes, path: str, warn) -> str:
+    """The file's text: UTF-8 (with or without a byte-order mark) or UTF-16 with its mark.
+
+    Older exporters write names (materials, groups) in a Windows code page; such a file is
+    read as Latin-1 with a warning, since every number and keyword is ASCII either way. A file
+    with NUL bytes is binary and refused at the first byte that is not UTF-8.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass  # reported below at the first byte that does not decode
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        if b"\0" not in data:
+            line = data.count(b"\n", 0, exc.start) + 1
+            if warn is not None:
+                warn(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}): read as Latin-1, "
+                     "so names may show other letters")
+            return data.decode("latin-1")
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ParseError(path, line, column, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
@@ -56,6 +78,10 @@ class _Lines:
         self.face_rests: list[str] = []
         self.face_lines: list[int] = []
         self.group_marks: list[tuple[int, str]] = []  # (line, name) of each o / g statement
+        self.edge_lines: list[int] = []  # each l statement (a polyline: skipped, counted)
+        self._corner_counts: np.ndarray | None = None
+        if "\\\n" in text or "\\\r" in text:
+            text = self.text = _join_continuations(text)
         vertex_rests, vertex_lines = self.vertex_rests, self.vertex_lines
         face_rests, face_lines = self.face_rests, self.face_lines
         # The list of lines is dropped after this loop; only the line-by-line passes need the
@@ -71,6 +97,12 @@ class _Lines:
             elif head[:1] != "#" and head not in ("vt", "vn"):
                 self._other(number, line)  # the rest, and v / f written with tabs or indented
 
+    def corner_counts(self) -> np.ndarray:
+        """How many corners each face statement has (counted once, on first use)."""
+        if self._corner_counts is None:
+            self._corner_counts = _corner_counts(self.face_rests)
+        return self._corner_counts
+
     def _other(self, number: int, line: str) -> None:
         parts = line.split(None, 1)
         if not parts:
@@ -84,6 +116,27 @@ class _Lines:
             self.face_lines.append(number)
         elif keyword in ("o", "g"):
             self.group_marks.append((number, rest.strip()))
+        elif keyword == "l":
+            self.edge_lines.append(number)
+
+
+def _join_continuations(text: str) -> str:
+    """``text`` with each line ending in a backslash joined to the next; the joined statement
+    keeps the number of its first line and empty lines take the place of the others, so every
+    later line keeps its number."""
+    out: list[str] = []
+    pending: list[str] = []
+    for line in text.splitlines():
+        if line.endswith("\\"):
+            pending.append(line[:-1])
+            continue
+        out.append(" ".join([*pending, line]))
+        out.extend([""] * len(pending))
+        pending = []
+    if pending:
+        out.append(" ".join(pending))
+        out.extend([""] * (len(pending) - 1))
+    return "\n".join(out)
 
 
 def _bulk_numbers(rests: list[str], convert, dtype, prepare=None) -> np.ndarray | None:
@@ -144,12 +197,59 @@ def _vertices_line_by_line(lines: _Lines, path: str) -> np.ndarray:
 
 
 def _faces(lines: _Lines, vertex_count: int, path: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(triangles, face_of)``: vertex indices (0-based) of every triangle and its face row."""
-    corners = _bulk_numbers(lines.face_rests, int, np.int64, _without_slash_tails)
-    if corners is not None and len(corners) and corners.min() >= 1 \
-            and corners.max() <= vertex_count:
-        return corners - 1, np.arange(len(corners))
+    """``(triangles, face_of)``: vertex indices (0-based) of every triangle and its face row.
+
+    Faces with fewer than three corners give no triangle."""
+    bulk = _bulk_faces(lines, vertex_count)
+    if bulk is not None:
+        return bulk
     return _faces_line_by_line(lines, vertex_count, path)
+
+
+def _corner_counts(rests: list[str]) -> np.ndarray:
+    """Tokens of each statement (``str.split`` is faster here than counting on the bytes)."""
+    return np.fromiter(map(len, map(str.split, rests)), dtype=np.int64, count=len(rests))
+
+
+def _bulk_faces(lines: _Lines, vertex_count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_faces` in a few array passes; None when any corner is not a valid index (the
+    line-by-line pass then finds and reports the first)."""
+    rests = lines.face_rests
+    counts = lines.corner_counts()
+    index = np.empty(int(counts.sum()), dtype=np.int64)
+    filled = 0
+    for start in range(0, len(rests), _STATEMENTS_PER_SLICE):
+        tokens = _without_slash_tails(" ".join(rests[start:start + _STATEMENTS_PER_SLICE])).split()
+        if filled + len(tokens) > len(index):
+            return None
+        try:
+            index[filled:filled + len(tokens)] = np.fromiter(map(int, tokens), dtype=np.int64,
+                                                             count=len(tokens))
+        except (ValueError, OverflowError):
+            return None
+        filled += len(tokens)
+    if filled != len(index) or (index == 0).any():
+        return None
+    resolved = index - 1
+    negative = index < 0
+    if negative.any():  # counts back from the last vertex defined before the face's line
+        defined = np.searchsorted(np.asarray(lines.vertex_lines, dtype=np.int64),
+                                  np.asarray(lines.face_lines, dtype=np.int64))
+        resolved[negative] = np.repeat(defined, counts)[negative] + index[negative]
+    if len(resolved) and (resolved.min() < 0 or resolved.max() >= vertex_count):
+        return None
+    return _fan(resolved, counts)
+
+
+def _fan(resolved: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles ``(first, k + 1, k + 2)`` of every face's corners, faces under three corners
+    left out."""
+    per_face = np.maximum(counts - 2, 0)
+    face_of = np.repeat(np.arange(len(counts), dtype=np.int64), per_face)
+    first = (np.cumsum(counts) - counts)[face_of]
+    k = np.arange(len(face_of), dtype=np.int64) - np.repeat(np.cumsum(per_face) - per_face, per_face)
+    triangles = np.stack([resolved[first], resolved[first + k + 1], resolved[first + k + 2]], axis=1)
+    return triangles, face_of
 
 
 def _faces_line_by_line(lines: _Lines, vertex_count: int,
@@ -160,9 +260,6 @@ def _faces_line_by_line(lines: _Lines, vertex_count: int,
     for row, (rest, number) in enumerate(zip(lines.face_rests, lines.face_lines)):
         text = texts[number - 1]
         parts = rest.split()
-        if len(parts) < 3:
-            raise ParseError(path, number, len(text.rstrip()) + 1,
-                             f"a face needs at least three corners, got {len(parts)}")
         defined = int(np.searchsorted(vertex_lines, number))  # vertices before this line
         corners = []
         for k, token in enumerate(parts):
@@ -204,7 +301,8 @@ def _groups(lines: _Lines, face_of: np.ndarray, default: str) -> tuple[list[str]
     return ordered, lookup[mark_of]
 
 
-def read_obj(path: str | os.PathLike, progress=None) -> tuple[np.ndarray, list[str], np.ndarray]:
+def read_obj(path: str | os.PathLike, progress=None,
+             warn=None) -> tuple[np.ndarray, list[str], np.ndarray]:
     """The triangles of an OBJ file.
 
     Parameters
@@ -213,6 +311,9 @@ def read_obj(path: str | os.PathLike, progress=None) -> tuple[np.ndarray, list[s
         The file; error messages start with it.
     progress : callable, optional
         ``progress(fraction, text)`` at the start of each pass over the file.
+    warn : callable, optional
+        ``warn(line)`` hears one line counting the edges skipped (``l`` lines and faces with
+        fewer than three corners), if there are any.
 
     Returns
     -------
@@ -234,11 +335,31 @@ def read_obj(path: str | os.PathLike, progress=None) -> tuple[np.ndarray, list[s
     path = os.fspath(path)
     name = Path(path).name
     report(0.0, f"Reading {name}")
-    lines = _Lines(_decode(Path(path).read_bytes(), path))
+    lines = _Lines(_decode(Path(path).read_bytes(), path, warn))
     report(0.35, f"Reading {len(lines.vertex_rests):,} vertices of {name}")
     vertices = _vertices(lines, path)
     report(0.6, f"Reading {len(lines.face_rests):,} faces of {name}")
     triangles, face_of = _faces(lines, len(vertices), path)
+    skipped = _edges_skipped(lines, path)
+    if skipped and warn is not None:
+        warn(skipped)
     report(0.9, f"Gathering {len(triangles):,} triangles of {name}")
     groups, group_of = _groups(lines, face_of, name)
     return vertices[triangles], groups, group_of
+
+
+def _edges_skipped(lines: _Lines, path: str) -> str | None:
+    """The one warning line for the edges a file holds (None without any)."""
+    short = np.flatnonzero(lines.corner_counts() < 3)
+    face_lines = [lines.face_lines[int(k)] for k in short[:1]]
+    total = len(short) + len(lines.edge_lines)
+    if not total:
+        return None
+    first = min(face_lines + lines.edge_lines[:1])
+    kinds = []
+    if len(short):
+        kinds.append(f"{len(short):,} face{'s' if len(short) > 1 else ''} with fewer than three corners")
+    if lines.edge_lines:
+        kinds.append(f"{len(lines.edge_lines):,} 'l' line{'s' if len(lines.edge_lines) > 1 else ''}")
+    return (f"{path}: skipped {total:,} loose edge{'s' if total > 1 else ''} "
+            f"({' and '.join(kinds)}; the first at line {first}): a level holds triangles only")

@@ -30,10 +30,10 @@ class MeshImportError(PartitionStudioError, ValueError):
     """A mesh file could not be read; the message names the file."""
 
 
-def read_triangles(path: str | os.PathLike,
-                   progress=None) -> tuple[np.ndarray, list[str], np.ndarray]:
+def read_triangles(path: str | os.PathLike, progress=None,
+                   warn=None) -> tuple[np.ndarray, list[str], np.ndarray]:
     """The triangles of a mesh file (``progress(fraction, text)``, optional, hears of each
-    pass over an OBJ file).
+    pass over an OBJ file; ``warn(line)``, optional, of what was skipped).
 
     Returns
     -------
@@ -55,7 +55,7 @@ def read_triangles(path: str | os.PathLike,
     path = os.fspath(path)
     if path.lower().endswith(".obj"):
         try:
-            corners, groups, group_of = read_obj(path, progress)
+            corners, groups, group_of = read_obj(path, progress, warn)
         except OSError as exc:
             raise MeshImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
         if not len(corners):
@@ -113,15 +113,16 @@ def _check_part(path: str, node: str, vertices: np.ndarray, faces: np.ndarray) -
                               f"(the part has {len(vertices)} vertices)")
 
 
-def load_mesh(path: str | os.PathLike, progress=None):
+def load_mesh(path: str | os.PathLike, progress=None, warn=None):
     """Importer entry point: a scene with one triangle object per triangle of the file, held
     as one :class:`~editor.model.level_geometry.TriangleMesh` (arrays, not an object each);
-    ``progress(fraction, text)``, optional, hears of each stage."""
+    ``progress(fraction, text)``, optional, hears of each stage, ``warn(line)`` of what a
+    file holds that a level cannot (an OBJ's loose edges)."""
     from editor.model.level_geometry import TriangleMesh
     from editor.model.scene import Edit, Scene, Settings
 
     report = progress or (lambda fraction, text: None)
-    corners, groups, group_of = read_triangles(path, lambda f, text: report(0.9 * f, text))
+    corners, groups, group_of = read_triangles(path, lambda f, text: report(0.9 * f, text), warn)
     report(0.9, f"Checking {len(corners):,} triangles")
     scene = Scene()
     first = scene.next_id

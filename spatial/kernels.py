@@ -343,6 +343,13 @@ def in_cell(p0, p1, p2, clo, chi):
 
 
 # --------------------------------------------------------------------------- predicates, vectors
+@numba.njit(cache=True, inline="always")
+def dot3(a, b):
+    """Dot product of two 3-vectors, written out: numba's ``@`` and ``np.dot`` call BLAS, which
+    it takes from scipy, a package a plain install does not have."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
 # The same tests on lone 3-vectors: row 0 of a (1, 3) view.
 @numba.njit(cache=True, inline="always")
 def _row(v):

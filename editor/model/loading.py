@@ -133,6 +133,8 @@ def _read(file: str, member: str | None, registry, caught: list[str], report) ->
         _check_readable(Path(file))
         from .native import load_scene
         return load_scene(file, registry)
+    if not os.path.exists(file):
+        raise PartitionStudioError(_missing(file))
     importer = registry.importer_for(file)
     if importer is None:
         known = ", ".join(sorted({p for i in registry.importers.values() for p in i.patterns}
@@ -184,6 +186,15 @@ class ImporterFailure(PluginError):
         blamed = registry.plugin_in_traceback(exc) if registry is not None else None
         where = f" (plugin '{blamed[0]}', in {blamed[1]}())" if blamed else ""
         super().__init__(f"{file}: importer '{importer}' failed{where}: {what}")
+
+
+def _missing(name: str) -> str:
+    """One line naming a file that is not there: ``FILE.wad:MAP`` names ``FILE.wad``."""
+    path = Path(name)
+    head, sep, member = path.name.rpartition(":")
+    if sep and head and member and not (path.parent / head).exists():
+        return f"{path.parent / head}: no such file (asked for its level {member})"
+    return f"{name}: no such file"
 
 
 def _check_readable(path: Path) -> None:

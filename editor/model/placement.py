@@ -92,9 +92,11 @@ def _surface_intervals(scene, index, origin, direction) -> list[tuple[float, flo
     return [(a, b) for a, b in merged]
 
 
-def floor_below(scene, index, x: float, y: float, clearance: float = 0.0) -> float | None:
+def floor_below(scene, index, x: float, y: float, clearance: float = 0.0,
+                below: float | None = None) -> float | None:
     """Height of the floor under ``(x, y)`` (see the module docstring), or None when the
-    downward ray meets no brush or mesh surface.
+    downward ray meets no brush or mesh surface. With ``below``, the ray starts at that height
+    instead (a working height): the floor is the first surface under it.
 
     Parameters
     ----------
@@ -106,9 +108,13 @@ def floor_below(scene, index, x: float, y: float, clearance: float = 0.0) -> flo
         The point on the map plane.
     clearance : float
         Free height wanted above the floor (an entity's height).
+    below : float, optional
+        Start the downward ray at this height (see :func:`working_floor`).
     """
     if not len(scene.indexed_ids()):
         return None
+    if below is not None:
+        return working_floor(scene, index, x, y, below)
     lo, hi = scene.bounds()
     top = float(hi[2]) + 1.0
     origin = np.array([x, y, top], dtype=np.float64)
@@ -121,3 +127,25 @@ def floor_below(scene, index, x: float, y: float, clearance: float = 0.0) -> flo
         if gap >= clearance and gap > 0:
             return top - intervals[k][0]
     return top - intervals[0][0]
+
+
+def working_floor(scene, index, x: float, y: float, height: float) -> float | None:
+    """The first floor under ``(x, y)`` below ``height`` (None: nothing below it). A start
+    inside a solid skips that solid: its top is above the working height."""
+    origin = np.array([x, y, float(height)], dtype=np.float64)
+    intervals = _surface_intervals(scene, index, origin, np.array([0.0, 0.0, -1.0]))
+    below = [t_in for t_in, _ in intervals if t_in > 0.0]
+    return float(height) - below[0] if below else None
+
+
+#: classes whose origin marks where the level is played: their height is a first working height
+PLAYER_CLASSES = ("info_player_start", "info_player_deathmatch", "info_player_coop", "player1_start")
+
+
+def player_height(scene) -> float | None:
+    """The origin height of the level's first player start, or None without one."""
+    for oid in scene.point_entity_ids():
+        entity = scene[oid]
+        if entity.classname in PLAYER_CLASSES:
+            return float(entity.origin[2])
+    return None

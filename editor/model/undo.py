@@ -70,6 +70,15 @@ class UndoStack:
         lo, hi = sorted((self._clean_index, self._index))
         return not any(c.modifies_document for c in self._commands[lo:hi])
 
+    def unsaved_commands(self) -> list[Command] | None:
+        """The commands that make the document differ from its saved state (applied since
+        the save, or undone past it), selection-only ones left out; None when the saved
+        state can no longer be reached."""
+        if self._clean_index is None:
+            return None
+        lo, hi = sorted((self._clean_index, self._index))
+        return [c for c in self._commands[lo:hi] if c.modifies_document]
+
     def set_clean(self) -> None:
         """Mark the current state as saved."""
         self._clean_index = self._index

@@ -105,6 +105,8 @@ class EditorState(QObject):
         self.ray_height: float | None = None
         #: depth range of the last brush created, per depth axis (the next one takes it)
         self.last_brush_range: dict[int, tuple[float, float]] = {}
+        #: origin height of the last entity placed (the top view's next working height)
+        self.placed_height: float | None = None
         self.scene_arrays: SceneArrays | None = None
         self.ray: RayQuery | None = None
         self.frustum: FrustumQuery | None = None
@@ -136,6 +138,7 @@ class EditorState(QObject):
         self._touched = None
         self.inspected_node = -1
         self.last_brush_range = {}
+        self.placed_height = None
         self._dirty = {"scene", "overlay", "queries", "selection"}
         self.flush()
         self.document_replaced.emit(document)

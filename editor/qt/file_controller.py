@@ -26,8 +26,9 @@ from editor.model.loading import (
 )
 from spatial.errors import PartitionStudioError
 
+from .choice_reload import reapply_choice, unsaved_choice
 from .document import Document
-from .file_watch import SETTLE_MS, FileSettle, only_choices_unsaved, reapply_choice, watch_paths
+from .file_watch import SETTLE_MS, FileSettle, watch_paths
 from .prompts import file_filters
 from .scene_geometry import prepare_geometry
 from .settings import add_recent_file, last_backend, recent_files, set_last_backend
@@ -330,6 +331,7 @@ class FileController(QObject):
         ranges = {name: v.vb.viewRange() for name, v in w.views2d.items()}
         camera = dict(w.view3d.opts) if w.view3d is not None else None
         settings = doc.scene.settings  # a file that holds no choice keeps the one on screen
+        choice = unsaved_choice(doc)  # an unsaved backend choice is applied again on top
         self.adopt_loaded(loaded, selection=selection,
                           keep_settings=(settings.backend, dict(settings.params)))
         for name, (xr, yr) in ranges.items():
@@ -338,7 +340,8 @@ class FileController(QObject):
             for key in ("center", "distance", "elevation", "azimuth", "fov"):
                 w.view3d.opts[key] = camera[key]
             w.view3d.update()
-        w.statusBar().showMessage(f"Reloaded {doc.path}", 4000)
+        said = reapply_choice(w.document, choice) if choice is not None else None
+        w.statusBar().showMessage(said or f"Reloaded {doc.path}", 8000 if said else 4000)
 
     def update_watch(self) -> None:
         """Watch the document's file and its folder (when asked to), and nothing else."""
@@ -366,13 +369,7 @@ class FileController(QObject):
             return
         w = self.window
         doc = w.document
-        if doc is not None and doc.is_dirty() and only_choices_unsaved(doc.stack):
-            settings = doc.scene.settings
-            choice = (settings.backend, dict(settings.params))
-            self.reload()
-            reapply_choice(w, choice)
-            return
-        if doc is not None and doc.is_dirty() and not w.ask_reload():
+        if doc is not None and doc.is_dirty() and unsaved_choice(doc) is None and not w.ask_reload():
             w.statusBar().showMessage(f"{doc.path} changed on disk; keeping your unsaved edits", 8000)
             self.update_watch()
             return

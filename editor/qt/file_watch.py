@@ -81,36 +81,3 @@ def watch_paths(watcher, settle: FileSettle, file: str | None, enabled: bool) ->
         watcher.addPath(folder)  # a delete-and-create or a rename over the file shows here
     if os.path.exists(file):
         watcher.addPath(file)  # a WAD map is watched through its WAD
-
-
-def only_choices_unsaved(stack) -> bool:
-    """True when every unsaved step is a backend or parameter choice (or a selection): the
-    file changed on disk can be reloaded without asking, the choice re-applied on top."""
-    from editor.model import SetSettings
-
-    clean = stack.clean_index
-    if clean is None:
-        return False
-    lo, hi = sorted((clean, stack.index))
-    steps = [stack.command(i) for i in range(lo, hi)]
-    return all(isinstance(c, SetSettings) and c.metadata is None or not c.modifies_document
-               for c in steps)
-
-
-def reapply_choice(window, choice: tuple[str, dict]) -> None:
-    """After a reload, put the user's unsaved backend choice back (an undoable step) and say
-    so in the status bar."""
-    doc = window.document
-    backend, params = choice
-    settings = doc.scene.settings
-    if settings.backend == backend and dict(settings.params) == params:
-        return
-    try:
-        doc.push(doc.settings_command(backend=backend, params=params,
-                                      text=f"Use {backend} backend"))
-    except Exception as exc:  # a choice the new file cannot take (memory budget...): keep its own
-        window.statusBar().showMessage(f"Reloaded {doc.path}; could not re-apply {backend}: "
-                                       f"{exc}", 8000)
-        return
-    window.statusBar().showMessage(f"Reloaded {doc.path}; your unsaved choice of {backend} "
-                                   "re-applied", 8000)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from .dialogs import install_dialogs
+from .dock_refit import ColumnRefit
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
 from .file_controller import FileController
@@ -43,6 +44,7 @@ from .panels.stats_panel import StatsPanel
 from .prompts import Prompts
 from .quiet import set_checked_quietly
 from .settings import default_settings
+from .shortcuts import add_redo_shortcut
 from .status_bar import ProgressStatus, StatusLabels
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
@@ -251,6 +253,9 @@ class MainWindow(QMainWindow):
         st, d = self.state, self._doc
         self.act_undo = self._action("&Undo", d(lambda *a: st.document.stack.undo()), QKeySequence.Undo)
         self.act_redo = self._action("&Redo", d(lambda *a: st.document.stack.redo()), QKeySequence.Redo)
+        add_redo_shortcut(self.act_redo)
+        for act in (self.act_undo, self.act_redo):  # nothing to undo before a level is open
+            act.setEnabled(False)
         self.act_delete = self._action("&Delete", d(lambda *a: delete_selection(st.document)),
                                        QKeySequence.Delete)
         self.act_duplicate = self._action("D&uplicate", d(lambda *a: self.duplicate()), "Ctrl+D")
@@ -439,10 +444,17 @@ class MainWindow(QMainWindow):
             self._fit_docks_on_show = False
             from .dock_fit import fit_column
             docks = self.docks
+            stacked = self.saveState()  # the column before any tabbing, for later refits
             # the overlay (with the legend of what the views show) stays in front
             fit_column(self, [docks["partition"], docks["overlay"], docks["stats"]],
                        stretching=docks["stats"], tab_under=docks["partition"],
                        tab_over=docks["overlay"])
+            self._column_refit = ColumnRefit(self, stacked)  # later resizes fit it again
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        if getattr(self, "_column_refit", None) is not None:
+            self._column_refit.resized()
 
     def closeEvent(self, ev) -> None:
         doc = self.document

@@ -293,13 +293,13 @@ def closest_on_triangle(p, a, b, c):
     ab = b - a
     ac = c - a
     ap = p - a
-    d1 = ab @ ap
-    d2 = ac @ ap
+    d1 = K.dot3(ab, ap)
+    d2 = K.dot3(ac, ap)
     if d1 <= 0.0 and d2 <= 0.0:
         return a.copy()
     bp = p - b
-    d3 = ab @ bp
-    d4 = ac @ bp
+    d3 = K.dot3(ab, bp)
+    d4 = K.dot3(ac, bp)
     if d3 >= 0.0 and d4 <= d3:
         return b.copy()
     vc = d1 * d4 - d3 * d2
@@ -307,8 +307,8 @@ def closest_on_triangle(p, a, b, c):
         v = d1 / (d1 - d3) if d1 != d3 else 0.0
         return a + v * ab
     cp = p - c
-    d5 = ab @ cp
-    d6 = ac @ cp
+    d5 = K.dot3(ab, cp)
+    d6 = K.dot3(ac, cp)
     if d6 >= 0.0 and d5 <= d6:
         return c.copy()
     vb = d5 * d2 - d1 * d6
@@ -326,10 +326,10 @@ def closest_on_triangle(p, a, b, c):
         best_d = np.inf
         for e0, e1 in ((a, b), (b, c), (c, a)):
             e = e1 - e0
-            ee = e @ e
-            t = 0.0 if ee == 0.0 else min(max((p - e0) @ e / ee, 0.0), 1.0)
+            ee = K.dot3(e, e)
+            t = 0.0 if ee == 0.0 else min(max(K.dot3(p - e0, e) / ee, 0.0), 1.0)
             q = e0 + t * e
-            d = (q - p) @ (q - p)
+            d = K.dot3(q - p, q - p)
             if d < best_d:
                 best_d = d
                 best = q
@@ -393,7 +393,7 @@ def exact_triangles(kind, params, fplanes, slots, tri):
             hit[k] = tri_box_overlap(a, b, c, qlo, qhi)
         elif kind == K.SPHERE:
             q = closest_on_triangle(center, a, b, c)
-            hit[k] = (q - center) @ (q - center) <= r2
+            hit[k] = K.dot3(q - center, q - center) <= r2
         elif kind == K.RAY:
             t = ray_triangle(origin, direction, a, b, c)
             if t < np.inf and t <= max_t:  # a miss is inf, and max_t may be inf too

@@ -24,10 +24,20 @@ def test_a_map_file_goes_through_the_registered_importer():
 
 
 def test_unknown_kinds_and_missing_files_name_the_file(tmp_path):
+    (tmp_path / "level.xyz").write_text("?")
     with pytest.raises(PartitionStudioError, match=r"level\.xyz: no importer.*\*\.json"):
         load_document(tmp_path / "level.xyz")
     with pytest.raises(PartitionStudioError, match="missing.map: no such file"):
         load_document(tmp_path / "missing.map")
+    with pytest.raises(PartitionStudioError, match="missing.xyz: no such file"):
+        load_document(tmp_path / "missing.xyz")
+
+
+def test_a_missing_multi_level_file_is_named_as_missing(tmp_path):
+    """`stats freedoom1.wad:E1M1` in a folder without the WAD: the WAD is named as missing."""
+    with pytest.raises(PartitionStudioError) as caught:
+        load_document(tmp_path / "freedoom1.wad:E1M1")
+    assert str(caught.value) == f"{tmp_path / 'freedoom1.wad'}: no such file (asked for its level E1M1)"
 
 
 def test_document_source_describes_the_indexed_objects():

@@ -27,7 +27,6 @@ def _write(tmp_path, name: str, text: str):
     (TRIANGLE + "f 1 2 4\n", 4, 7, "vertex index 4 is out of range (the file has 3 vertices)"),
     (TRIANGLE + "f 1 2 -4\n", 4, 7, "vertex index -4 is out of range"),
     (TRIANGLE + "f 1/1/1 2//2 99999999999999999999999\n", 4, 14, "is out of range"),
-    (TRIANGLE + "f 1 2\n", 4, 6, "a face needs at least three corners, got 2"),
     (TRIANGLE + "f 1 x 3\n", 4, 5, "face corner 'x' is not a vertex index"),
     ("v 0 0 0\nv inf 0 0\nv 0 1 0\nf 1 2 3\n", 2, 3, "vertex coordinate 'inf' is not finite"),
     ("v 0 0 0\nv 0 nan 0\nv 0 1 0\nf 1 2 3\n", 2, 5, "vertex coordinate 'nan' is not finite"),
@@ -72,6 +71,56 @@ def test_obj_without_groups_names_the_file_and_matches_the_fast_path(tmp_path):
     np.testing.assert_array_equal(slow[:80], corners)
 
 
+def test_two_corner_faces_and_l_lines_are_skipped_with_one_warning(tmp_path):
+    """Real exports hold edges among the faces (Blender reads them as loose edges)."""
+    body = TRIANGLE + "v 1 1 0\nf 1 2 3\nl 1 2 3\nf 2 4\nf 1 2 4 3\nf 3/1 -1/2\nf 4\n"
+    said = []
+    corners, _, group_of = read_obj(_write(tmp_path, "edges.obj", body), warn=said.append)
+    assert len(corners) == 3 and group_of.tolist() == [0, 0, 0]
+    np.testing.assert_array_equal(corners[1], [(0, 0, 0), (1, 0, 0), (1, 1, 0)])
+    assert len(said) == 1
+    assert said[0].startswith(f"{tmp_path / 'edges.obj'}: skipped 4 loose edges")
+    assert "3 faces with fewer than three corners and 1 'l' line; the first at line 6" in said[0]
+
+
+def test_a_file_of_triangles_only_says_nothing(tmp_path):
+    said = []
+    read_obj(_write(tmp_path, "plain.obj", TRIANGLE + "f 1 2 3\n"), warn=said.append)
+    assert said == []
+
+
+def test_mixed_polygon_sizes_are_counted_per_face_not_by_total_tokens(tmp_path):
+    """A quad and a two-corner face hold six corners, as two triangles would: the reader
+    must not read them as two triangles."""
+    body = TRIANGLE + "v 1 1 0\nf 1 2 4 3\nf 1 2\n"
+    corners, _, _ = read_obj(_write(tmp_path, "six.obj", body))
+    expected = [[(0, 0, 0), (1, 0, 0), (1, 1, 0)], [(0, 0, 0), (1, 1, 0), (0, 1, 0)]]
+    assert corners.tolist() == [[list(p) for p in tri] for tri in expected]
+
+
+def test_obj_quirks_of_real_exporters(tmp_path):
+    """Tabs, comments, material and smoothing lines, backslash continuations, `v//vn`,
+    `v/vt/vn`, negative indices, a hexagon and no newline at the end."""
+    body = ("# exported\r\nmtllib level.mtl\r\no\tslab\r\nv\t0 0 0\r\nv 2 0 0\r\nv 2 1 0 \\\r\n"
+            "\r\nv 1 2 0\r\nv 0 2 0\r\nv -1 1 0\r\nvn 0 0 1\r\nvt 0 0\r\nusemtl stone\r\ns 1\r\n"
+            "f 1//1 2//1 3//1 \\\r\n 4//1 5//1 6//1\r\ns off\r\ng top\r\nf -6/1/1 -5/1/1 -4/1/1")
+    path = _write(tmp_path, "quirks.obj", body)
+    said = []
+    corners, groups, group_of = read_obj(path, warn=said.append)
+    assert said == []
+    assert groups == ["slab", "top"] and group_of.tolist() == [0, 0, 0, 0, 1]
+    hexagon = [(0, 0, 0), (2, 0, 0), (2, 1, 0), (1, 2, 0), (0, 2, 0), (-1, 1, 0)]
+    fan = [[hexagon[0], hexagon[k], hexagon[k + 1]] for k in range(1, 5)]
+    assert corners.tolist() == [[list(p) for p in tri] for tri in fan + [hexagon[:3]]]
+
+
+def test_a_continued_line_keeps_later_line_numbers(tmp_path):
+    body = "v 0 0 \\\n0\nv 1 0 0\nv 0 1 0\nf 1 2 \\\n3\nf 1 2 9\n"
+    with pytest.raises(ParseError) as caught:
+        read_obj(_write(tmp_path, "cont.obj", body))
+    assert caught.value.line == 7
+
+
 @pytest.mark.parametrize("face, vertex, message", [
     ("3 0 1 7", "0 1 0", "face 0 uses vertex index 7, out of range (the part has 3 vertices)"),
     ("3 0 1 2", "0 inf 0", "vertex 2 has a coordinate that is not finite"),
@@ -97,3 +146,20 @@ def test_mesh_triangles_equal_the_checked_constructor():
     corners[1, 2, 0] = np.inf
     with pytest.raises(GeometryError, match="triangle 1"):
         TriangleMesh(0, corners, ["a"], np.array([0, 0]))
+
+
+def test_an_obj_in_a_windows_code_page_is_read_with_one_warning(tmp_path):
+    """Older exporters write material names in Latin-1 (assimp's regr01.obj: 'Terraindæk')."""
+    path = tmp_path / "latin1.obj"
+    path.write_bytes((TRIANGLE + "usemtl Terraind\xe6k\ng D\xe6k\nf 1 2 3\n").encode("latin-1"))
+    said = []
+    corners, groups, _ = read_obj(path, warn=said.append)
+    assert len(corners) == 1 and groups == ["D\xe6k"]
+    assert said == [f"{path}:4: not UTF-8 (byte 0xe6): read as Latin-1, so names may show other letters"]
+
+
+def test_a_binary_file_named_obj_is_refused_at_its_first_bad_byte(tmp_path):
+    path = tmp_path / "binary.obj"
+    path.write_bytes(b"v 0 0 0\n\x00\xff\xfe")
+    with pytest.raises(ParseError, match=r":2:2: not UTF-8 text: byte 0xff"):
+        read_obj(path)

@@ -66,3 +66,19 @@ def test_a_saved_layout_is_kept_as_the_user_left_it(qtbot, settings):
     again = _open(qtbot, settings, (1280, 800))
     assert again.docks["stats"] in again.tabifiedDockWidgets(again.docks["overlay"])
     assert again.docks["partition"] not in again.tabifiedDockWidgets(again.docks["overlay"])
+
+
+def test_a_window_grown_after_its_first_show_stacks_the_column_again(qtbot, settings):
+    """A desktop that maximises the window after the first show: the Partition panel comes out
+    from behind the Tree overlay with its parameters whole, and a shrink tabs them again."""
+    window = _open(qtbot, settings, (1280, 800), str(shared_file(E3M4)))
+    assert not _on_screen(window, "partition")
+    window.resize(1600, 1000)
+    qtbot.waitUntil(lambda: all(_on_screen(window, name) and _shown_whole(window, name)
+                                for name in COLUMN), timeout=5000)
+    assert "max_depth" in window.params_panel.widgets
+    assert not window.params_panel.widgets["out_of_bounds"].visibleRegion().isEmpty()
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: not _on_screen(window, "partition"), timeout=5000)
+    qtbot.wait(50)
+    assert all(_shown_whole(window, name) for name in COLUMN if _on_screen(window, name))

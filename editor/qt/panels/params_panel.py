@@ -52,7 +52,9 @@ class ParamsPanel(QWidget):
         self.backend_combo.setObjectName("backend_combo")
         self.backend_combo.setToolTip("Spatial index backend (every registered backend that suits "
                                       "the level; a Doom map adds its own shipped tree)")
-        self._fill_backends({})
+        # until a level is open there is no backend to show: say so rather than list the first
+        self.backend_combo.addItem("loading the level…", None)
+        self.backend_combo.setEnabled(False)
         self.backend_combo.currentIndexChanged.connect(self._on_backend_chosen)
         row = QHBoxLayout()
         row.addWidget(QLabel("Backend"))
@@ -90,6 +92,7 @@ class ParamsPanel(QWidget):
 
     def _on_document_replaced(self, document) -> None:
         self._fill_backends(document.scene.settings.metadata)
+        self.backend_combo.setEnabled(True)
         document.scene_changed.connect(self._on_scene_changed)
         document.index_changed.connect(self._sync_from_model)
         self._sync_from_model()
@@ -214,7 +217,7 @@ class ParamsPanel(QWidget):
 
     def choose_backend(self, name: str) -> None:
         doc = self.state.document
-        if doc is None or name == doc.index.name:
+        if doc is None or name is None or name == doc.index.name:
             return
         try:
             doc.push(doc.settings_command(backend=name, params={}, text=f"Use {name} backend"))

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from editor.model import AddObjects, Entity, Transform, point_entity
 from editor.model.entity_classes import class_box
-from editor.model.placement import floor_below
+from editor.model.placement import floor_below, player_height
 from editor.model.scene import SceneEditError
 from editor.model.shapes import box_brush
 from spatial.errors import GeometryError
@@ -229,19 +229,52 @@ class EntityTool:
 
     def click(self, view, point, modifiers) -> None:
         state = self.state
+        p = self.spot(view, point)
+        place_entity(state, p, snap=False)
+        state.placed_height = float(p[2])  # the next one from the top view goes on this level
+
+    def spot(self, view, point) -> np.ndarray:
+        """Where a click at ``point`` places the entity (snapped; from the top view, standing
+        on the floor below the working height)."""
+        state = self.state
         p = view.to_world(point)
         p[list(view.axes)] = state.snap_value(p[list(view.axes)])
         if view.depth_axis == 2:
             p[2] = entity_origin_on_floor(state, state.entity_class, p[0], p[1])
-        place_entity(state, p, snap=False)
+        return p
+
+    def hover(self, view, point) -> None:
+        """Say, before the click, where the entity would land (shown in the status bar)."""
+        if view.depth_axis != 2 or self.state.document is None:
+            return
+        p = self.spot(view, point) + 0.0  # no "-0" on screen
+        self.state.status_message.emit(
+            f"{self.state.entity_class} lands at ({p[0]:g}, {p[1]:g}, {p[2]:g})")
+
+
+def working_height(state) -> float | None:
+    """The height entities placed from the top view are put at, before finding the floor
+    below it: the Queries panel's ray height when set, else the last placed entity's, else
+    the level's player start (None: none of these)."""
+    if state.ray_height is not None:
+        return float(state.ray_height)
+    if state.placed_height is not None:
+        return state.placed_height
+    return player_height(state.document.scene)
 
 
 def entity_origin_on_floor(state, classname: str, x: float, y: float) -> float:
     """Origin height that stands a ``classname`` entity on the floor below ``(x, y)``: a downward
-    ray through the live index (the level's lowest point when it meets no floor)."""
+    ray through the live index from the working height (:func:`working_height`), else from
+    the top of the level; the level's lowest point when it meets no floor."""
     doc = state.document
     mins, maxs = (np.asarray(v, dtype=np.float64) for v in class_box(classname))
-    floor = floor_below(doc.scene, doc.index, x, y, clearance=float(maxs[2] - mins[2]))
+    floor = None
+    height = working_height(state)
+    if height is not None:
+        floor = floor_below(doc.scene, doc.index, x, y, below=height + 1.0)
+    if floor is None:
+        floor = floor_below(doc.scene, doc.index, x, y, clearance=float(maxs[2] - mins[2]))
     if floor is None:
         floor = float(doc.scene.bounds()[0][2]) if len(doc.scene.indexed_ids()) else 0.0
     return floor - float(mins[2])

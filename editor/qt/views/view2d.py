@@ -107,6 +107,8 @@ class View2D(pg.PlotWidget):
         self.setLabel("left", AXIS_NAMES[self.axes[1]])
         for ax in ("bottom", "left"):
             self.getAxis(ax).setTextPen((170, 175, 185))
+            # level units, never scaled: an SI prefix read "(x0.001)" on the empty first view
+            self.getAxis(ax).enableAutoSIPrefix(False)
             # an axis replays its ticks and labels whenever a repaint touches it (bodies moving
             # during playback, a tree node reaching the view's edge): blit it from a pixmap
             # instead; it renders again when the range changes
@@ -212,6 +214,9 @@ class View2D(pg.PlotWidget):
 
     def _on_mouse_moved(self, scene_pos) -> None:
         p = self.vb.mapSceneToView(scene_pos)
+        hover = getattr(self.tools.current(), "hover", None)
+        if hover is not None and self.state.document is not None:
+            hover(self, p)  # e.g. where an entity would land, before the click
         self.cursor_moved.emit(self.to_world(p))
 
     def keyPressEvent(self, ev) -> None:
