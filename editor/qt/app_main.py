@@ -91,6 +91,9 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     window.kernel_warmup = warmup
     if warmup is not None:
         app.aboutToQuit.connect(warmup.stop)  # what it cached so far stays cached
+    from .kernel_readiness import start_kernel_readiness
+    readiness = start_kernel_readiness(window, args.backend or "octree", warmup)
+    app.aboutToQuit.connect(readiness.stop)
     if size:
         window.resize(*size)
     marks.mark("window_built")

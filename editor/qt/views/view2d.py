@@ -203,7 +203,7 @@ class View2D(pg.PlotWidget):
     # ------------------------------------------------------------------ tool plumbing
     def tool_event(self, kind: str, point: QPointF, modifiers) -> None:
         self.setFocus()
-        if self.state.document is None:  # a level is still loading
+        if self.state.document is None or not self.tools.ready():  # loading, or preparing
             return
         tool = self.tools.current()
         handler = getattr(tool, kind, None)
