@@ -85,8 +85,9 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
 
     marks.mark("modules_imported")
     gl_ok, reason = gl_status()
+    from .shutdown import exit_code
     if args.screenshot:
-        return _screenshot(args, size, gl_ok and not args.no_gl, reason, warmup)
+        return exit_code(_screenshot(args, size, gl_ok and not args.no_gl, reason, warmup))
     window = MainWindow(use_gl=gl_ok and not args.no_gl)
     window.kernel_warmup = warmup
     if warmup is not None:
@@ -116,7 +117,7 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
         window._first_frame_reporter = FirstFrameReporter(window, report_to, marks)
     window.show()
     marks.mark("shown")
-    return app.exec()
+    return exit_code(app.exec(), window)
 
 
 def _start_kernel_warmup(args):
