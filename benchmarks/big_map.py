@@ -77,8 +77,7 @@ def gui_child(path: str, out: str) -> int:
     from PySide6.QtCore import QEvent, Qt
     from PySide6.QtTest import QTest
 
-    from benchmarks.gui_latency import (FrameWatch, Heartbeat, _mouse, _view_point,
-                                        make_window)
+    from benchmarks.gui_latency import FrameWatch, Heartbeat, _mouse, _view_point, make_window
     app, window = make_window()
     if window is None:
         return 2

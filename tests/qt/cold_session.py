@@ -19,6 +19,36 @@ import numba.core.dispatcher as dispatcher
 
 RECORDS: list[dict] = []
 PHASE = ["start"]
+#: phase -> [seconds it took, longest gap between two 10 ms heartbeats on the window's thread]
+TIMES: dict[str, list[float]] = {}
+
+
+class _Heartbeat:
+    """A 10 ms timer on the window's thread: the longest gap between ticks in each phase is
+    the longest stall of that phase."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+        self.last = time.perf_counter()
+        self.phase_start = self.last
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self.tick)
+        self.timer.start()
+
+    def tick(self) -> None:
+        now = time.perf_counter()
+        entry = TIMES.setdefault(PHASE[0], [0.0, 0.0])
+        entry[1] = max(entry[1], (now - self.last) * 1e3)
+        self.last = now
+
+    def enter(self, phase: str) -> None:
+        """Close the current phase (its duration) and start ``phase``."""
+        self.tick()
+        now = time.perf_counter()
+        TIMES.setdefault(PHASE[0], [0.0, 0.0])[0] = now - self.phase_start
+        self.phase_start = now
+        PHASE[0] = phase
 _compile = dispatcher.Dispatcher.compile
 
 
@@ -56,12 +86,13 @@ def _brush_point(doc):
     return ids[k], float((lo[k, 0] + hi[k, 0]) / 2), float((lo[k, 1] + hi[k, 1]) / 2)
 
 
-def _session(app, window, out: dict) -> None:
+def _session(app, window, out: dict, beat) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
     from tests.qt.conftest import view_pos
     readiness = window.kernel_readiness
+    beat.enter("tools")
     start = time.perf_counter()
     out["tools_ready"] = _wait(app, lambda: not readiness.pending, 1800)
     out["tools_ready_s"] = round(time.perf_counter() - start, 1)
@@ -70,22 +101,22 @@ def _session(app, window, out: dict) -> None:
     QTest.qWait(200)
     top = window.views2d["Top"]
     oid, u, v = _brush_point(window.document)
-    PHASE[0] = "click"
+    beat.enter("click")
     QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, view_pos(top, u, v))
     QTest.qWait(300)
     out["selected"] = sorted(window.document.selection)
-    PHASE[0] = "nudge"
+    beat.enter("nudge")
     before = window.document.scene.bounds_of([oid])[0].copy()
     top.setFocus()
     QTest.keyClick(top, Qt.Key_Right)
     QTest.qWait(300)
     out["moved"] = bool((window.document.scene.bounds_of([oid])[0] != before).any())
-    PHASE[0] = "play"
+    beat.enter("play")
     window.act_play.trigger()
     _wait(app, lambda: window.timeline.frame >= 5, 120)
     window.act_play.trigger()
     out["frames"] = window.timeline.frame
-    PHASE[0] = "end"
+    beat.enter("end")
 
 
 def main(argv: list[str]) -> int:
@@ -108,15 +139,17 @@ def main(argv: list[str]) -> int:
     window.kernel_warmup = warmup
     start_kernel_readiness(window, "octree", warmup)
     out: dict = {"cold": warmup is not None}
-    PHASE[0] = "open"
+    beat = _Heartbeat()
+    beat.enter("open")
     window.resize(1400, 900)
     window.open_file(level, background=True)
     window.show()
     _wait(app, lambda: window.document is not None, 1800)
     out["select_enabled_before_ready"] = bool(window.kernel_readiness.pending) and \
         window.tool_actions["ray"].isEnabled()
-    _session(app, window, out)
+    _session(app, window, out, beat)
     out["records"] = RECORDS
+    out["phases"] = {k: {"s": round(v[0], 2), "stall_ms": round(v[1], 1)} for k, v in TIMES.items()}
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1)
     window.close()
