@@ -99,6 +99,8 @@ class SceneGeometry:
         self._triangle_ids = np.empty(0, dtype=np.int64)
         #: 2D hulls computed ahead (see :func:`prepare_geometry`), handed to the views
         self.hulls: dict | None = None
+        #: the scene whose arrays :func:`prepare_geometry` built, until they are first shown
+        self._prepared_for = None
 
     def pieces(self, oid: int, brush: Brush) -> BrushPieces:
         hit = self._cache.get(oid)
@@ -177,6 +179,11 @@ class SceneGeometry:
     def update(self, scene, ids) -> SceneArrays:
         """The arrays after an edit that touched ``ids`` (``None``: anything, rebuild all)."""
         old = self._arrays
+        if ids is None and old is not None and self._prepared_for is scene:
+            # built on the loading thread for this very scene (prepare_geometry): the first
+            # showing takes those arrays instead of building them again on the window's thread
+            self._prepared_for = None
+            return old
         if old is None or ids is None:
             return self.build(scene)
         touched_brushes, entities, level = set(), False, False
@@ -270,8 +277,10 @@ def prepare_geometry(scene) -> SceneGeometry:
     slow, Qt-free part of showing a level, run on the loading thread."""
     geometry = SceneGeometry()
     arrays = geometry.build(scene)
+    geometry._prepared_for = scene
     geometry.hulls = {axes: {oid: (p, convex_hull(p.vertices[:, list(axes)]))
                              for oid, p in arrays.brush_pieces.items()} for axes in VIEW_PLANES}
+    arrays.hulls = geometry.hulls  # the arrays shown first carry them too
     return geometry
 
 
