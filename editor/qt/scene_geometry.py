@@ -67,6 +67,9 @@ class SceneArrays:
     edge_offsets: np.ndarray = None    # (B + 1,) first edge (line pair) of each brush
     brush_pieces: dict = None          # brush id -> its BrushPieces
     hulls: dict | None = None          # (u, v) axes -> {brush id: (pieces, 2D hull)}, prepared
+    #: (u, v) axes -> that 2D view's chunked outline paths, built on the loading thread; a view
+    #: takes its entry (once) when it shows these arrays first
+    outlines: dict | None = None
     changed: frozenset | None = None
     entities_changed: bool = True
     level_changed: bool = True
@@ -281,6 +284,14 @@ def prepare_geometry(scene) -> SceneGeometry:
     geometry.hulls = {axes: {oid: (p, convex_hull(p.vertices[:, list(axes)]))
                              for oid, p in arrays.brush_pieces.items()} for axes in VIEW_PLANES}
     arrays.hulls = geometry.hulls  # the arrays shown first carry them too
+    # the 2D views' chunked outline paths (QPainterPath is a value type, safe off the window's
+    # thread): a view only wraps them in items when the level is shown
+    from .views.brush_outlines import BrushOutlines
+    outlines = {}
+    for axes in VIEW_PLANES:
+        outlines[axes] = BrushOutlines(axes)
+        outlines[axes].update(arrays)
+    arrays.outlines = outlines
     return geometry
 
 
