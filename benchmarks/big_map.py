@@ -114,13 +114,16 @@ def gui_child(path: str, out: str) -> int:
         for i in range(1, 7):
             _mouse(top, QEvent.MouseMove, p0 + (p1 - p0) * (i / 6), Qt.LeftButton)
             QTest.qWait(10)
+        for view in window.central_views():  # every view has a frame to paint (as gui_latency)
+            view.update()
+        QTest.qWait(60)
         mark = watch.mark()
         t0 = time.perf_counter()
         _mouse(top, QEvent.MouseButtonRelease, p1, Qt.NoButton)
-        watch.wait_painted(mark, app)
+        watch.wait_painted(mark, app, timeout_s=60)
         if window.state.flush_pending():
             mark = watch.mark()
-            watch.wait_painted(mark, app)
+            watch.wait_painted(mark, app, timeout_s=60)
         times.append((time.perf_counter() - t0) * 1e3)
         stalls.append(beat.read())
         QTest.qWait(300)
