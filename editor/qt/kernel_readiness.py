@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QLabel
 
 from editor.warmup import FAMILIES, FamilyLoader
@@ -78,6 +78,7 @@ class KernelReadiness(QObject):
         self.warmup = warmup
         self.pending: list[str] = list(FAMILIES)
         self.fell_back = False
+        self._loaded_here: set[str] = set()  # families the start's worker has loaded
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.label = QLabel()
@@ -86,7 +87,12 @@ class KernelReadiness(QObject):
         self._loaded.connect(self._on_loaded)
         self._note.connect(lambda text: window.statusBar().showMessage(text, 10000))
         window.tools.waiting = set(self.pending)
-        window.state.document_replaced.connect(lambda doc: self._apply())
+        window.state.document_replaced.connect(self._on_document)
+        self._switch_timer = QTimer(self)
+        self._switch_timer.setInterval(100)
+        self._switch_timer.timeout.connect(self._check_switch)
+        if window.document is not None:
+            window.document.rebuild_finished.connect(lambda ms: self._check_switch())
         self._apply()
 
     # ------------------------------------------------------------------ GUI thread
@@ -125,7 +131,30 @@ class KernelReadiness(QObject):
                               "its kernels are ready.")
         self.label.show()
 
+    def _on_document(self, doc) -> None:
+        self._apply()
+        if doc is not None:
+            doc.rebuild_finished.connect(lambda ms: self._check_switch())
+
+    def _check_switch(self) -> None:
+        """After a rebuild: while a first switch to a backend still loads (or compiles
+        elsewhere) its remaining kernels (``editor.warmup.BackendPreparation.rest``), every
+        family waits again, so no click compiles them on the window's thread."""
+        from editor import warmup
+        preparing = bool(warmup._PREPARING)
+        if preparing and not self._switch_timer.isActive():
+            self.pending = list(FAMILIES)
+            self.window.tools.waiting = set(self.pending)
+            self._apply()
+            self._switch_timer.start()
+        elif not preparing and self._switch_timer.isActive():
+            self._switch_timer.stop()
+            for family in list(self.pending):
+                if family in self._loaded_here:  # else the start's worker still loads it
+                    self._on_loaded(family)
+
     def _on_loaded(self, family: str) -> None:
+        self._loaded_here.add(family)
         if family not in self.pending:
             return
         self.pending.remove(family)

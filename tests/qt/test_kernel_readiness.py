@@ -62,3 +62,27 @@ def test_tools_wait_for_their_kernels_then_work(gated, qtbot):
     assert not label.isVisible()
     QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, view_pos(top, *centre))
     qtbot.waitUntil(lambda: bool(doc.selection), timeout=5000)
+
+
+def test_tools_wait_again_while_a_first_switch_loads_its_remaining_kernels(gated, qtbot,
+                                                                            monkeypatch):
+    import editor.warmup as warmup_module
+
+    window, warmup, readiness = gated
+    for event in warmup.release.values():
+        event.set()
+    qtbot.waitUntil(lambda: not readiness.pending, timeout=30000)
+    class Preparation:  # a first switch whose remaining kernels are still loading
+        def cancel(self) -> None:
+            preparing.discard(self)
+
+    preparing = set()
+    preparing.add(Preparation())
+    monkeypatch.setattr(warmup_module, "_PREPARING", preparing)
+    window.document.rebuild_finished.emit(1.0)
+    qtbot.wait(50)
+    assert readiness.pending and not window.tool_actions["ray"].isEnabled()
+    assert not window.act_play.isEnabled()
+    preparing.clear()
+    qtbot.waitUntil(lambda: not readiness.pending, timeout=5000)
+    assert window.tool_actions["ray"].isEnabled() and window.act_play.isEnabled()
