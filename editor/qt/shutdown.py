@@ -30,6 +30,9 @@ def exit_code(code: int, window=None, wait_ms: int = EXIT_WAIT_MS) -> int:
     if readiness is not None and not readiness.stop(wait_ms / 1000):
         busy = True
     if busy:
+        settings = getattr(window, "settings", None)
+        if settings is not None:
+            settings.sync()  # os._exit skips the destructor that would write them
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
