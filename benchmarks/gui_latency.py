@@ -355,7 +355,7 @@ def measure_open(window, app, watch, beat, path: str, repeats: int, rows: list) 
 
 
 #: the groups of rows ``--only`` and ``--skip`` choose from, in the order they run
-GROUPS = ("startup", "first-switch", "edit", "generated", "playback", "tuner", "stats")
+GROUPS = ("startup", "first-switch", "cold", "edit", "generated", "playback", "tuner", "stats")
 
 
 def _format(value, unit: str) -> str:
@@ -467,6 +467,8 @@ def main(argv=None) -> int:
         bg.measure_startup(rows, args.warm_starts, args.cold_starts)
     if "first-switch" in groups:
         bg.measure_first_switch(rows)
+    from benchmarks.gui_cold import cold_group
+    cold_group(groups, rows, args.level, Samples)
     app, window = make_window()
     if window is None:
         return 2

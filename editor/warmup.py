@@ -27,13 +27,22 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 #: the line the warm-up process prints once the kernels of the first frame are in the cache
 READY = "ready"
 #: the line it prints next, once pair finding's kernels (the Statistics panel's) are there too
 PAIRS_READY = "pairs ready"
+#: the lines it prints after those, one per family of kernels the editor's tools call, in this
+#: order: picking and the query tools, editing (moves, new and deleted objects, undo), and the
+#: simulation (pair finding of awake objects, lifespans); see :data:`FAMILIES`
+QUERIES_READY = "queries ready"
+EDITS_READY = "edits ready"
+SIMULATION_READY = "simulation ready"
+#: kernel family -> the line the warm-up process prints once that family is cached, in the
+#: order the process warms them (``editor.qt.kernel_readiness`` enables the tools of each)
+FAMILIES = {"pick": QUERIES_READY, "edit": EDITS_READY, "simulate": SIMULATION_READY}
 #: how far a first switch to a backend has come (:class:`BackendPreparation`'s ``progress``)
 #: when the process said :data:`READY`, :data:`PAIRS_READY` and when this process has loaded
 #: those kernels: compiling the build and node table takes most of the time
@@ -126,13 +135,33 @@ def warm_in_process(backend: str, first_frame_only: bool = False) -> None:
     _READY_HERE.add(backend)
 
 
+class FamilyLoader:
+    """Loads (or compiles) the kernel families of one backend into this process, one family
+    at a time, on a small index of its own: :class:`editor.qt.kernel_readiness.KernelReadiness`
+    calls :meth:`load` on its worker thread once the warm-up process has cached a family, so
+    the window's thread then finds every kernel it calls ready. Touches no document."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self._scene = None
+
+    def load(self, family: str) -> None:
+        """Run ``family`` (a key of :data:`FAMILIES`) on the small scene, or the first frame's
+        kernels and pair counting for ``"first_frame"``."""
+        if self._scene is None:
+            self._scene = warm_first_frame(self.backend)
+            warm_statistics(self._scene[0])
+        if family != "first_frame":
+            FAMILY_WARMERS[family](*self._scene)
+
+
 def warmup_command(backend: str) -> list[str]:
     """The command line of a warm-up process for ``backend``: ``python -m editor.warmup``
     with the plugin folders this process was given (a folder plugin's backend compiles there
     too; ``$PARTITION_STUDIO_PLUGIN_PATH`` is inherited with the environment)."""
     from spatial.registry import plugin_dirs
 
-    command = [sys.executable, "-m", "editor.warmup", backend]
+    command = [sys.executable, "-m", "editor.warmup", backend, "--parent-pipe"]
     for folder in plugin_dirs():  # absolute: the process starts in the repository root
         command += ["--plugin-dir", os.path.abspath(folder)]
     return command
@@ -163,10 +192,30 @@ class KernelWarmup:
         self.backend = backend
         self.ready = False
         self.said: set[str] = set()  # the lines the process has printed so far
+        self._heard = threading.Condition()
+        self._ended = False  # its output has ended (it exited, or closed it)
+        # its stdin is a pipe that only this process holds open: when this process ends,
+        # however it ends, the pipe closes and the warm-up process exits (see _watch_parent)
         self.process = subprocess.Popen(
-            warmup_command(backend), cwd=str(ROOT),
+            warmup_command(backend), cwd=str(ROOT), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         _RUNNING.add(self)
+        # one reader for the process's lines: any number of threads may wait for them
+        threading.Thread(target=self._read_lines, name=f"warmup-{backend}-output",
+                         daemon=True).start()
+
+    def _read_lines(self) -> None:
+        stream = self.process.stdout
+        try:
+            for text in stream:  # a blocking read: the GIL is free meanwhile
+                with self._heard:
+                    self.said.add(text.strip())
+                    self._heard.notify_all()
+        except (OSError, ValueError):  # the pipe was closed under us: the process is ending
+            pass
+        with self._heard:
+            self._ended = True
+            self._heard.notify_all()
 
     @classmethod
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
@@ -177,15 +226,10 @@ class KernelWarmup:
         """Block until the process has printed ``line`` — :data:`READY`, the first frame's
         kernels are cached; :data:`PAIRS_READY`, pair finding's too — or ended, or
         ``timeout`` seconds went by; returns whether it printed it. Later calls return at once."""
-        deadline = time.monotonic() + timeout
-        while line not in self.said and self.process.stdout is not None \
-                and time.monotonic() < deadline:
-            text = self.process.stdout.readline()  # a blocking read: the GIL is free meanwhile
-            if not text:  # the process ended without saying it: compile in place
-                break
-            self.said.add(text.strip())
-        self.ready = READY in self.said
-        return line in self.said
+        with self._heard:
+            self._heard.wait_for(lambda: line in self.said or self._ended, timeout)
+            self.ready = READY in self.said
+            return line in self.said
 
     def wait_finished(self, timeout: float | None = None) -> bool:
         """Block until the process has exited; returns whether it cached every kernel it
@@ -210,6 +254,8 @@ class KernelWarmup:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
         _RUNNING.discard(self)
 
 
@@ -337,16 +383,12 @@ def warm_statistics(index) -> None:
     index.count_pairs("all")
 
 
-def warm(backend: str, announce=print) -> None:
-    """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
-    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
-    then :data:`PAIRS_READY` once pair finding's are."""
+def warm_queries(index, ids, lo, hi) -> None:
+    """Picking and the query tools: boxes, points, spheres, rays (one and batched), frusta."""
     import numpy as np
 
-    index, ids, lo, hi = warm_first_frame(backend)
-    announce(READY)
-    warm_statistics(index)
-    announce(PAIRS_READY)
+    from spatial.geometry import frustum_planes_from_camera
+
     centre = (lo[0] + hi[0]) / 2
     index.query_box(lo[0], hi[0])
     index.query_point(centre)
@@ -354,18 +396,77 @@ def warm(backend: str, announce=print) -> None:
     index.query_ray(lo[0] - 10.0, np.array([1.0, 0.5, 0.25]))
     index.query_boxes(lo[:8], hi[:8])
     index.query_rays(lo[:8] - 10.0, np.tile([1.0, 0.5, 0.25], (8, 1)))
-    from spatial.geometry import frustum_planes_from_camera
     index.query_frustum(frustum_planes_from_camera((50.0, 50.0, -50.0), (0.0, 0.0, 1.0),
                                                    (0.0, 1.0, 0.0), 60.0, 1.5, 1.0, 500.0))
-    index.pairs("all")  # the overlay's pair-test column (warm_statistics counted them above)
-    index.pairs("active")
+    index.query_box(lo[0], hi[0], trace=True)  # the node inspector's and query layer's rows
+
+
+def warm_edits(index, ids, lo, hi) -> None:
+    """Editing: one object moved (a nudge, a drag), several moved, removed and added back."""
+    index.update(ids[:1], lo[:1] + 1.0, hi[:1] + 1.0)
     index.update(ids[:8], lo[:8] + 1.0, hi[:8] + 1.0)
-    index.step(1)
     index.remove(ids[8:16])
     index.insert(ids[8:16], lo[8:16], hi[8:16])
+    index.remove(ids[16:17])
+    index.insert(ids[16:17], lo[16:17], hi[16:17])
+    index.nodes()
+
+
+def warm_simulation(index, ids, lo, hi) -> None:
+    """The simulation's frame: objects moved, lifespans stepped, pairs of awake objects."""
+    import numpy as np
+
+    index.pairs("all")  # the overlay's pair-test column
+    index.pairs("active")
+    index.set_awake(ids[:4], np.zeros(4, dtype=bool))
+    index.set_awake(ids[:4], np.ones(4, dtype=bool))
+    index.update(ids[:8], lo[:8] + 2.0, hi[:8] + 2.0)
+    index.step(1)
+    index.pairs("active")
+    index.count_pairs("active")
     index.pairs("all")
+
+
+#: kernel family -> what exercises it on the small scene of :func:`warm_first_frame`
+FAMILY_WARMERS = {"pick": warm_queries, "edit": warm_edits, "simulate": warm_simulation}
+
+
+def warm(backend: str, announce=print) -> None:
+    """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
+    gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
+    :data:`PAIRS_READY` once pair finding's are, then the line of each of :data:`FAMILIES`
+    once that family's are."""
+    index, ids, lo, hi = warm_first_frame(backend)
+    announce(READY)
+    warm_statistics(index)
+    announce(PAIRS_READY)
+    for family, line in FAMILIES.items():
+        FAMILY_WARMERS[family](index, ids, lo, hi)
+        announce(line)
     # not validate(): the editor never calls it, and compiling it cost 1.3-1.6 s CPU per
     # backend before the warm-up could finish and release pair finding
+
+
+def _watch_parent() -> None:
+    """End this process when the editor that started it ends, however it ends (closed,
+    crashed, killed): a thread reads stdin, a pipe only the editor holds open, and exits when
+    the pipe closes, which the operating system does when the editor's process ends.
+
+    Not ``PR_SET_PDEATHSIG``: Linux sends that signal when the *thread* that started the
+    child ends, and a backend's first switch starts its process from a worker thread that
+    ends long before the compile does. Only with ``--parent-pipe`` (the editor passes it):
+    run by hand, stdin may well be closed from the start."""
+    def watch() -> None:
+        try:  # os.read, not sys.stdin: a buffered reader's lock held by this daemon thread
+            while os.read(fd, 4096):  # would abort the interpreter's normal exit
+                pass
+        except OSError:
+            pass
+        os._exit(0)  # what is cached so far stays cached; numba writes each file atomically
+
+    if sys.stdin is not None:
+        fd = sys.stdin.fileno()
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
@@ -377,11 +478,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m editor.warmup")
     parser.add_argument("backend", nargs="?", default="octree")
     parser.add_argument("--plugin-dir", action="append", default=[])
+    parser.add_argument("--parent-pipe", action="store_true",
+                        help="exit when stdin closes (the editor that started this ended)")
     args = parser.parse_args(argv)
     try:
         os.nice(WARMUP_NICENESS)
     except (AttributeError, OSError):  # no nice() on this platform: run at normal priority
         pass
+    if args.parent_pipe:
+        _watch_parent()
     for folder in args.plugin_dir:
         add_plugin_dir(folder)
 

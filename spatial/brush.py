@@ -570,14 +570,14 @@ class BuiltBrushes:
     """
 
     __slots__ = ("ok", "lo", "hi", "normals", "dists", "face_offsets", "_vertices", "_indices",
-                 "_slot_offsets", "_n_vertices", "_n_indices", "_face_ends")
+                 "_vert_offsets", "_idx_offsets", "_face_ends")
 
     def __init__(self, ok, lo, hi, normals, dists, face_offsets, vertices, indices,
-                 slot_offsets, n_vertices, n_indices, face_ends):
+                 vert_offsets, idx_offsets, face_ends):
         self.ok, self.lo, self.hi = ok, lo, hi
         self.normals, self.dists, self.face_offsets = normals, dists, face_offsets
-        self._vertices, self._indices, self._slot_offsets = vertices, indices, slot_offsets
-        self._n_vertices, self._n_indices, self._face_ends = n_vertices, n_indices, face_ends
+        self._vertices, self._indices = vertices, indices
+        self._vert_offsets, self._idx_offsets, self._face_ends = vert_offsets, idx_offsets, face_ends
 
     def __len__(self) -> int:
         return len(self.ok)
@@ -587,11 +587,11 @@ class BuiltBrushes:
         if not self.ok[b]:
             return None
         f0, f1 = int(self.face_offsets[b]), int(self.face_offsets[b + 1])
-        s0 = int(self._slot_offsets[b])
-        idx = self._indices[s0:s0 + int(self._n_indices[b])].copy()
+        idx = self._indices[int(self._idx_offsets[b]):int(self._idx_offsets[b + 1])].copy()
         ends = self._face_ends[f0:f1].tolist()
         starts = [0] + ends[:-1]
-        return ConvexBrush(vertices=self._vertices[s0:s0 + int(self._n_vertices[b])].copy(),
+        v0, v1 = int(self._vert_offsets[b]), int(self._vert_offsets[b + 1])
+        return ConvexBrush(vertices=self._vertices[v0:v1].copy(),
                            faces=tuple(idx[a:e] for a, e in zip(starts, ends)),
                            normals=self.normals[f0:f1], dists=self.dists[f0:f1],
                            lo=self.lo[b], hi=self.hi[b])
@@ -640,8 +640,27 @@ def _build_arrays(normals, dists, counts, names, on_error) -> BuiltBrushes:
     # Per-face split points inside each brush's index block, computed once for the level.
     running = np.concatenate([[0], np.cumsum(face_len_out)])
     face_ends = running[1:] - np.repeat(running[face_offsets[:-1]], counts)
-    return BuiltBrushes(status == _OK, lo_out, hi_out, normals, dists, face_offsets, vert_out,
-                        face_idx_out, slot_offsets, n_verts, n_idx, face_ends)
+    ok = status == _OK
+    room = np.diff(slot_offsets)  # a failed brush keeps nothing, whatever the kernel left
+    vertices, vert_offsets = _compact(vert_out, slot_offsets,
+                                      np.where(ok, np.clip(n_verts, 0, room), 0))
+    del vert_out
+    indices, idx_offsets = _compact(face_idx_out, slot_offsets,
+                                    np.where(ok, np.clip(n_idx, 0, room), 0))
+    return BuiltBrushes(ok, lo_out, hi_out, normals, dists, face_offsets, vertices,
+                        indices, vert_offsets, idx_offsets, face_ends)
+
+
+def _compact(rows: np.ndarray, offsets: np.ndarray, used: np.ndarray):
+    """The first ``used[b]`` rows of each block ``offsets[b]:offsets[b + 1]`` of ``rows``, packed
+    one after the other, and the packed blocks' start offsets. The kernel writes into blocks
+    sized for the worst case (``F * (F + 4)`` per brush, 60 rows for a box that uses 8 and 24):
+    a 200,000-brush level would keep hundreds of megabytes of unused rows alive."""
+    starts = np.zeros(len(used) + 1, dtype=np.int64)
+    np.cumsum(used, out=starts[1:])
+    keep = np.arange(int(starts[-1]), dtype=np.int64)
+    keep += np.repeat(offsets[:-1] - starts[:-1], used)
+    return rows[keep], starts
 
 
 def _build_many(normals, dists, counts, names, on_error):

@@ -87,12 +87,16 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
 
     marks.mark("modules_imported")
     gl_ok, reason = gl_status()
+    from .shutdown import exit_code
     if args.screenshot:
-        return _screenshot(args, size, gl_ok and not args.no_gl, reason, warmup)
+        return exit_code(_screenshot(args, size, gl_ok and not args.no_gl, reason, warmup))
     window = MainWindow(use_gl=gl_ok and not args.no_gl)
     window.kernel_warmup = warmup
     if warmup is not None:
         app.aboutToQuit.connect(warmup.stop)  # what it cached so far stays cached
+    from .kernel_readiness import start_kernel_readiness
+    readiness = start_kernel_readiness(window, args.backend or "octree", warmup)
+    app.aboutToQuit.connect(readiness.stop)
     if size:
         window.resize(*size)
     marks.mark("window_built")
@@ -118,7 +122,7 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
         window._first_frame_reporter = FirstFrameReporter(window, report_to, marks)
     window.show()
     marks.mark("shown")
-    return app.exec()
+    return exit_code(app.exec(), window)
 
 
 def _start_kernel_warmup(args):

@@ -119,6 +119,7 @@ class MainWindow(QMainWindow):
         self.stats_panel.hold()
         self.first_paint = FirstPaint(self.central_views(), self)
         self.first_paint.painted.connect(self._release_stats_when_compiled)
+        self.kernel_readiness = None  # editor.qt.kernel_readiness: tools wait for kernels
 
     def _release_stats_when_compiled(self) -> None:
         """Let the statistics find pairs once the first frame is shown and, on a first start,
@@ -466,6 +467,8 @@ class MainWindow(QMainWindow):
 
         from .workers import wait_for_workers
         stop_all()  # kernel compile processes: what they cached so far stays cached
+        if self.kernel_readiness is not None:
+            self.kernel_readiness.stop()
         wait_for_workers()
         self.save_layout()
         ev.accept()

@@ -67,6 +67,9 @@ class SceneArrays:
     edge_offsets: np.ndarray = None    # (B + 1,) first edge (line pair) of each brush
     brush_pieces: dict = None          # brush id -> its BrushPieces
     hulls: dict | None = None          # (u, v) axes -> {brush id: (pieces, 2D hull)}, prepared
+    #: (u, v) axes -> that 2D view's chunked outline paths, built on the loading thread; a view
+    #: takes its entry (once) when it shows these arrays first
+    outlines: dict | None = None
     changed: frozenset | None = None
     entities_changed: bool = True
     level_changed: bool = True
@@ -99,6 +102,8 @@ class SceneGeometry:
         self._triangle_ids = np.empty(0, dtype=np.int64)
         #: 2D hulls computed ahead (see :func:`prepare_geometry`), handed to the views
         self.hulls: dict | None = None
+        #: the scene whose arrays :func:`prepare_geometry` built, until they are first shown
+        self._prepared_for = None
 
     def pieces(self, oid: int, brush: Brush) -> BrushPieces:
         hit = self._cache.get(oid)
@@ -177,6 +182,11 @@ class SceneGeometry:
     def update(self, scene, ids) -> SceneArrays:
         """The arrays after an edit that touched ``ids`` (``None``: anything, rebuild all)."""
         old = self._arrays
+        if ids is None and old is not None and self._prepared_for is scene:
+            # built on the loading thread for this very scene (prepare_geometry): the first
+            # showing takes those arrays instead of building them again on the window's thread
+            self._prepared_for = None
+            return old
         if old is None or ids is None:
             return self.build(scene)
         touched_brushes, entities, level = set(), False, False
@@ -270,8 +280,18 @@ def prepare_geometry(scene) -> SceneGeometry:
     slow, Qt-free part of showing a level, run on the loading thread."""
     geometry = SceneGeometry()
     arrays = geometry.build(scene)
+    geometry._prepared_for = scene
     geometry.hulls = {axes: {oid: (p, convex_hull(p.vertices[:, list(axes)]))
                              for oid, p in arrays.brush_pieces.items()} for axes in VIEW_PLANES}
+    arrays.hulls = geometry.hulls  # the arrays shown first carry them too
+    # the 2D views' chunked outline paths (QPainterPath is a value type, safe off the window's
+    # thread): a view only wraps them in items when the level is shown
+    from .views.brush_outlines import BrushOutlines
+    outlines = {}
+    for axes in VIEW_PLANES:
+        outlines[axes] = BrushOutlines(axes)
+        outlines[axes].update(arrays)
+    arrays.outlines = outlines
     return geometry
 
 

@@ -15,12 +15,18 @@ from PySide6.QtCore import QThread, Signal
 _RUNNING: set = set()
 
 
-def wait_for_workers(timeout_ms: int = 10000) -> None:
-    """Cancel every worker and wait for their threads to end (before the window goes away)."""
+def wait_for_workers(timeout_ms: int = 10000) -> list:
+    """Cancel every worker and wait up to ``timeout_ms`` for their threads to end (before the
+    window goes away); returns those still running (compiled code cannot be interrupted).
+    They stay referenced here: destroying a running ``QThread`` aborts the process, so the
+    editor ends those with :func:`editor.qt.shutdown.exit_code` instead."""
+    deadline = time.monotonic() + timeout_ms / 1000
     for worker in list(_RUNNING):
         worker.cancel()
-        worker.wait(timeout_ms)
-    _RUNNING.clear()
+        worker.wait(max(0, int((deadline - time.monotonic()) * 1000)))
+    running = [w for w in list(_RUNNING) if w.isRunning()]
+    _RUNNING.intersection_update(running)
+    return running
 
 
 class _Cancellable(QThread):

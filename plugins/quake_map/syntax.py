@@ -66,6 +66,24 @@ from spatial.errors import ParseError
 
 from .scan import STANDARD_WIDTH, VALVE_WIDTH, scan_canonical_faces
 
+
+def shared_float_columns(numbers: np.ndarray) -> list[list[float]]:
+    """The columns of ``numbers`` (rows, width) as lists of Python floats in which equal
+    numbers are one shared object.
+
+    A map repeats its numbers: texture offsets, rotations and scales are mostly 0 and 1, and
+    each corner coordinate appears on several faces. One float object per number cost 24 bytes
+    times 14 per face (96 MB for 50,000 box brushes); sharing them keeps the faces verbatim
+    (equal means the same bits, so ``-0.0`` stays itself) for a fraction of that.
+    """
+    if not numbers.size:
+        return [[] for _ in range(numbers.shape[1])]
+    bits = np.ascontiguousarray(numbers.T).view(np.int64)
+    unique, inverse = np.unique(bits.reshape(-1), return_inverse=True)
+    shared = unique.view(np.float64).tolist()
+    pick = shared.__getitem__
+    return [list(map(pick, row)) for row in inverse.reshape(bits.shape).tolist()]
+
 STANDARD = "standard"
 VALVE220 = "valve220"
 FORMATS = (STANDARD, VALVE220)
@@ -413,7 +431,7 @@ def _face_sources(records: list) -> tuple:
 def _number_columns(numbers: np.ndarray, valve: bool) -> tuple:
     """``(points, offsets, rotations, scales, u_axes, v_axes)`` as lists of tuples of floats
     from the faces' number rows (one form for all)."""
-    c = numbers.T.tolist()
+    c = shared_float_columns(numbers)
     points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
     if valve:
         # ux uy uz uoffset vx vy vz voffset rotation xscale yscale

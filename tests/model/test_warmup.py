@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from editor.warmup import PAIRS_READY, READY, KernelWarmup, cache_is_cold, warm
+from editor.warmup import FAMILIES, PAIRS_READY, READY, FamilyLoader, KernelWarmup, cache_is_cold, warm
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,7 +42,17 @@ def test_a_cache_with_the_kernels_is_warm():
 def test_warm_runs_every_path_and_announces_ready_after_the_build_then_the_pairs():
     said = []
     warm("octree", announce=said.append)
-    assert said == [READY, PAIRS_READY]
+    assert said == [READY, PAIRS_READY, *FAMILIES.values()]
+
+
+def test_the_family_loader_runs_each_family_on_every_backend():
+    from spatial.registry import default_registry
+    for backend in ("octree", "bvh", "grid", "kdtree", "quadtree", "bsp", "brute"):
+        if backend in default_registry().backends:
+            loader = FamilyLoader(backend)
+            for family in FAMILIES:
+                loader.load(family)
+            assert loader._scene[0].name == backend
 
 
 @pytest.mark.slow
@@ -69,4 +79,48 @@ def test_the_warm_up_process_gets_the_plugin_folders(monkeypatch, tmp_path):
     registry._EXTRA_DIRS.append("my-plugins")
     command = warmup_command("sweep")
     assert command[1:4] == ["-m", "editor.warmup", "sweep"]
-    assert command[4:] == ["--plugin-dir", str(tmp_path / "my-plugins")]
+    assert command[4:] == ["--parent-pipe", "--plugin-dir", str(tmp_path / "my-plugins")]
+
+
+#: a stand-in for the editor: starts a warm-up process, says its process id, then waits
+EDITOR = """
+import sys, time
+from editor.warmup import KernelWarmup
+warmup = KernelWarmup("octree")
+print(warmup.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["kill", "crash"])
+def test_the_warm_up_process_ends_with_the_editor_that_started_it(tmp_path, how):
+    """An editor killed (SIGKILL: no clean-up runs) or crashed (abort) mid-warm-up: its
+    warm-up process, still compiling into an empty cache, ends within seconds."""
+    import signal
+    import time
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty-cache"))
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR], cwd=REPO, env=env,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(editor.stdout.readline())
+        time.sleep(1.0)
+        assert _running(child), "the warm-up process should still be compiling"
+        editor.send_signal(signal.SIGKILL if how == "kill" else signal.SIGABRT)
+        editor.wait(30)
+        deadline = time.monotonic() + 20
+        while _running(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running(child), "the warm-up process outlived its editor"
+    finally:
+        editor.kill()
+        editor.wait()

@@ -26,18 +26,29 @@ class ToolManager:
             "select": SelectTool(state), "brush": BrushTool(state), "entity": EntityTool(state),
             "ray": RayTool(state), "frustum": FrustumTool(state), "inspect": InspectTool(state),
         }
+        #: kernel families the tools still wait for (``editor.qt.kernel_readiness``): until
+        #: they are loaded off the window's thread, gestures that would call them are ignored
+        self.waiting: set[str] = set()
+
+    def ready(self) -> bool:
+        """Whether the kernels every tool calls (picking and editing) are loaded; if not, the
+        status bar says so."""
+        if self.waiting & {"pick", "edit"}:
+            self.state.status_message.emit("The tools are being prepared (see the status bar)…")
+            return False
+        return True
 
     def current(self):
         return self.tools[self.state.tool]
 
     def nudge(self, unit_delta) -> bool:
         doc = self.state.document
-        if doc is None:
+        if doc is None or not self.ready():
             return False
         return nudge_selection(doc, unit_delta, self.state.grid_size, self.state.snap)
 
     def pick3d(self, origin, direction, modifiers) -> None:
-        if self.state.document is None:
+        if self.state.document is None or not self.ready():
             return
         handler = getattr(self.current(), "pick3d", None)
         if handler is not None:

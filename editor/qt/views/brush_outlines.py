@@ -89,6 +89,13 @@ class BrushOutlines:
     def __len__(self) -> int:
         return len(self._chunk_of)
 
+    def adopt(self, built: BrushOutlines) -> None:
+        """Take the chunks and paths of ``built`` (same axes, made on the loading thread for
+        a new scene), as :meth:`update` would have made them here."""
+        if built.axes != self.axes:
+            raise ValueError(f"outlines for axes {built.axes}, not {self.axes}")
+        vars(self).update(vars(built))
+
     # ------------------------------------------------------------------ geometry
     def _hull(self, oid: int, pieces) -> np.ndarray:
         hit = self._hulls.get(oid)

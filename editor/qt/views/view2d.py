@@ -205,7 +205,7 @@ class View2D(pg.PlotWidget):
     # ------------------------------------------------------------------ tool plumbing
     def tool_event(self, kind: str, point: QPointF, modifiers) -> None:
         self.setFocus()
-        if self.state.document is None:  # a level is still loading
+        if self.state.document is None or not self.tools.ready():  # loading, or preparing
             return
         tool = self.tools.current()
         handler = getattr(tool, kind, None)
@@ -253,8 +253,14 @@ class View2D(pg.PlotWidget):
         self.grid.setVisible(self.state.show_grid)
 
     def _on_scene_arrays_changed(self, arrays) -> None:
-        # only the chunks holding the edited brushes are rebuilt and re-rasterised
-        self.outlines.update(arrays)
+        # only the chunks holding the edited brushes are rebuilt and re-rasterised; a level
+        # opened in the background comes with its outline paths built on the loading thread
+        built = (arrays.outlines or {}).pop(tuple(self.axes), None) if arrays.changed is None \
+            else None
+        if built is not None:
+            self.outlines.adopt(built)
+        else:
+            self.outlines.update(arrays)
         self.brushes.sync()
         everything = arrays.changed is None
         if everything or arrays.level_changed:

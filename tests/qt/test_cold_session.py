@@ -1,0 +1,43 @@
+"""No kernel compiles on the window's thread in a first session on a fresh install.
+
+A process of its own with an empty ``$NUMBA_CACHE_DIR`` starts the editor as a first start
+does and drives the real window (``tests/qt/cold_session.py``): the tools wait, disabled, until
+their kernels are ready; then a click selects a brush, an arrow key nudges it and Play runs
+the simulation. Every numba kernel compiled or loaded is recorded with its thread: none may be
+compiled on the window's thread (the warm-up process compiles them, a worker thread loads
+them), and none of the editor's kernels may even be loaded there.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_a_cold_first_session_compiles_nothing_on_the_window_thread(tmp_path):
+    out = tmp_path / "session.json"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"),
+               QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-m", "tests.qt.cold_session", str(out)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    session = json.loads(out.read_text(encoding="utf-8"))
+    assert session["cold"], "the cache was not empty: nothing would compile"
+    assert session["tools_ready"], "the tools were never enabled"
+    # the session really used the kernels: a brush was picked, moved and the simulation ran
+    assert len(session["selected"]) == 1 and session["moved"] and session["frames"] >= 5
+    records = session["records"]
+    # the loader and the warm-up really ran kernels in this process, off the window's thread
+    assert any(not r["gui_thread"] and r["cached_kernel"] for r in records)
+    on_gui = [r for r in records if r["gui_thread"] and r["phase"] in ("click", "nudge", "play")]
+    compiled = sorted({r["kernel"] for r in on_gui if r["compiled"]})
+    assert not compiled, f"compiled on the window's thread: {compiled}"
+    loaded = sorted({r["kernel"] for r in on_gui if r["cached_kernel"]})
+    assert not loaded, f"loaded from the disk cache on the window's thread: {loaded}"
