@@ -292,7 +292,7 @@ def _load_extra_subcommands() -> None:
 
 
 #: modules of this package that hold shared helpers rather than a subcommand
-_NOT_SUBCOMMANDS = frozenset({"limits"})
+_NOT_SUBCOMMANDS = frozenset({"limits", "engine_tune"})
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -69,10 +69,20 @@ def tune_engine(profile: EngineProfile, workload: Workload, frame: LevelFrame,
         raise EngineTuningError(f"{profile.name}: the engine's defaults could not be measured "
                                 f"within {options.budget_s:g} s ({why})")
     chosen = EngineSettings(profile, frame, dict(result.best.params), result.best.cost,
-                            result.defaults.cost, list(result.plateau), source=source)
+                            result.defaults.cost, _engine_plateau(profile, result.plateau),
+                            source=source)
     if profile.alternative_backend:
         _measure_alternative(chosen, workload, options.weights or CostWeights(), registry)
     return EngineTuning(chosen, result)
+
+
+def _engine_plateau(profile: EngineProfile, plateau: list[dict]) -> list[dict]:
+    """The tuner's plateau entries with the engine's own knob names in their sentences."""
+    out = []
+    for entry in plateau:
+        name = profile.knob(entry["name"]).name
+        out.append({**entry, "knob": name, "text": entry["text"].replace(entry["name"], name, 1)})
+    return out
 
 
 def _measure_alternative(chosen: EngineSettings, workload: Workload, weights: CostWeights,
