@@ -108,6 +108,8 @@ def cmd_tune(args) -> dict:
         return engine_list()
     if not args.budget > 0:
         raise CliError(f"--budget must be a positive number of seconds, got {args.budget}")
+    if args.max_trials is not None and args.max_trials < 1:
+        raise CliError(f"--max-trials must be at least 1, got {args.max_trials}")
     if args.engine:
         return run_engine(args, _weights(args.weight), None if args.json else _print_progress)
     if not (args.path or args.demo):

@@ -7,6 +7,7 @@ dialog only routes to them.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
 from spatial.atomic import atomic_write_text
@@ -25,7 +26,7 @@ class EngineChoice:
             profile = engine_profile(name)
             self.combo.addItem(f"{profile.title} ({name})", name)
             self.combo.setItemData(self.combo.count() - 1, f"writes {profile.syntax}; modelled by our "
-                                   f"{profile.backend}", 3)  # Qt.ToolTipRole
+                                   f"{profile.backend}", Qt.ToolTipRole)
         self.combo.setToolTip("Tune a game engine's own broad-phase settings (docs/engines.md)")
         upm, self.up_axis = level_scale(level_path)
         self.units = QDoubleSpinBox()
