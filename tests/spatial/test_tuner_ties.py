@@ -54,3 +54,18 @@ def test_the_search_settles_unneeded_changes_back_to_the_defaults():
         reset = {**best.params, name: defaults[name]}
         same = [t for t in result.trials if t.params == reset and t.ok]
         assert not same or same[0].cost > limit, f"{name}={value} changed for nothing"
+
+
+def test_a_budgeted_search_settles_back_towards_the_defaults():
+    work = small_workload(n=80, frames=2)
+    result = tune(Octree, work, budget_s=3.0, seed=1)
+    defaults = result.trials[0].params
+    settled = [t for t in result.trials if t.phase == "settle"]
+    assert result.best.params == defaults or settled or result.stop_reason != "budget"
+    limit = result.best.cost * (1 + result.tie_tolerance)
+    for t in settled:  # every reset the search kept costs no more than the chosen trial allows
+        if t is result.best:
+            assert t.cost <= limit
+    changed = sum(result.best.params[k] != v for k, v in defaults.items())
+    tied = [t for t in result.trials if t.ok and t.cost <= limit]
+    assert all(sum(t.params[k] != v for k, v in defaults.items()) >= changed for t in tied)
