@@ -9,6 +9,8 @@ space built from the level's coordinates uses.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .profile import Derived, EngineProfile, EngineSettings, Knob, LevelFrame
 from .text import fmt, header_lines, knob_note
 
@@ -49,6 +51,12 @@ class ChipmunkProfile(EngineProfile):
     def backend_params(self, values: dict, frame: LevelFrame) -> dict:
         return {"mode": "hash", "cell_size": float(values["dim"])}
 
+    def measure_in_engine(self, settings: EngineSettings, workload: Any) -> dict | None:
+        from .chipmunk_run import measure_in_chipmunk
+
+        count = self.derived(settings.frame)[0].value
+        return measure_in_chipmunk(workload, (float(settings.values["dim"]), int(count)))
+
     def derived(self, frame: LevelFrame) -> list[Derived]:
         count = max(10 * frame.objects, 1)
         return [Derived("count", count, "cells", f"10 x {frame.objects} objects ({PYMUNK_DOC})")]
@@ -62,7 +70,7 @@ class ChipmunkProfile(EngineProfile):
         out.append(f"/* pymunk: space.use_spatial_hash({fmt(dim)}, {count}) */")
         call = f"cpSpaceUseSpatialHash(space, {fmt(dim)}, {count});"
         if settings.prefer_alternative:  # the tree is the better index: keep the call disabled
-            out.append("/* recommended: keep Chipmunk's default tree; the hash measured costlier */")
+            out.append("/* recommended: keep Chipmunk's default tree (see the notes above) */")
             call = f"/* {call} */"
         out.append(call)
         return "\n".join(out) + "\n"

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 #: engine length units and how many of them make a metre
 LENGTH_UNITS = {"m": 1.0, "cm": 100.0}
+#: an engine's own timings closer than this (relative) are a tie, kept by its default
+ENGINE_NOISE = 0.05
 
 
 @dataclass(frozen=True)
@@ -138,10 +140,18 @@ class EngineSettings:
     source: str = ""
     #: cost of the profile's ``alternative_backend`` at its defaults, when measured
     alternative_cost: float | None = None
+    #: the engine's own timing of the tuned knobs against its alternative, when it could run
+    #: here: ``{"tree_ms", "hash_ms", ...}`` (see :meth:`EngineProfile.measure_in_engine`)
+    engine_run: dict | None = None
 
     @property
     def prefer_alternative(self) -> bool:
-        """Whether the engine's alternative structure measured cheaper than the tuned knobs."""
+        """Whether the engine's alternative structure (its default, e.g. Chipmunk's tree) is the
+        better choice: by the engine's own timing when there is one — the tuned knobs must be
+        faster by more than :data:`ENGINE_NOISE` — else by the model's costs."""
+        if self.engine_run is not None:  # the tuned knobs must be clearly faster to replace it
+            run = self.engine_run
+            return not run["hash_ms"] * (1 + ENGINE_NOISE) < run["tree_ms"]
         return (self.alternative_cost is not None and self.cost is not None
                 and self.alternative_cost < self.cost)
 
@@ -185,6 +195,11 @@ class EngineProfile:
     def derived(self, frame: LevelFrame) -> list[Derived]:
         """Values computed from the level, written beside the knobs."""
         return []
+
+    def measure_in_engine(self, settings: EngineSettings, workload: Any) -> dict | None:
+        """Time the tuned knobs against the alternative in the engine itself, when the engine can
+        run in this process (None: it cannot, the model's comparison stands)."""
+        return None
 
     def render(self, settings: EngineSettings) -> str:
         """The engine's configuration text for ``settings``."""
