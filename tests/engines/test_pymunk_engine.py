@@ -58,3 +58,22 @@ def test_freedoom_e1m1_hash_settings_are_honoured():
 
 def test_generated_level_hash_settings_are_honoured():
     _check_level(generated(600, seed=3))
+
+
+def test_chipmunk_times_its_tree_and_the_hash_and_the_advice_follows_it():
+    from spatial.engines.chipmunk_run import measure_in_chipmunk
+    from spatial.engines.profile import ENGINE_NOISE, EngineSettings
+
+    level = generated(200, seed=1)
+    run = measure_in_chipmunk(level.workload, (2.0, 2000), steps=3, rounds=2)
+    assert run["steps"] == 6 and run["tree_ms"] > 0 and run["hash_ms"] > 0
+    profile = engine_profile("chipmunk")
+    frame = LevelFrame.of(level.workload.lo, level.workload.hi)
+    settings = EngineSettings(profile, frame, {"dim": 2.0}, cost=1.0, alternative_cost=0.5)
+    assert settings.prefer_alternative  # the model alone prefers the tree here
+    settings.engine_run = {"tree_ms": 10.0, "hash_ms": 10.0 / (1 + 2 * ENGINE_NOISE), "steps": 6}
+    assert not settings.prefer_alternative  # the engine's clear verdict wins over the model
+    settings.engine_run = {"tree_ms": 10.0, "hash_ms": 9.9, "steps": 6}
+    assert settings.prefer_alternative  # within noise: keep the engine's default tree
+    text = profile.render(settings)
+    assert "/* cpSpaceUseSpatialHash(space, 2, " in text
