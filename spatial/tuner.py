@@ -11,7 +11,15 @@ bounds, measuring every candidate with :func:`spatial.cost.measure`:
 3. **refine** — a coordinate pattern search from the best point: each dimension in turn is
    stepped up and down (every other value for a choice); the first improvement moves there;
    a sweep without improvement halves the step; below 1/64 of the range the search restarts
-   from a fresh seeded sample. It runs until the budget, the trial limit or a cancel.
+   from a fresh seeded sample. It runs until the budget (less a share kept for step 4), the
+   trial limit or a cancel;
+4. **settle** — each value of the best trial that differs from the defaults is put back to its
+   default, one at a time, and kept there when the cost stays within ``tie_tolerance``.
+
+Ties are then resolved the way a person would (:func:`resolve_ties`): among trials within
+``tie_tolerance`` of the cheapest, the one changing the fewest parameters from the defaults
+(then the nearest to them) is ``best``, and ``plateau`` reports the parameters whose values made
+no difference ("any max_depth >= 7 gives the same cost").
 
 Search space: numbers are mapped to ``[0, 1]``, logarithmically when the field says
 ``scale="log"``. Fields with unit ``"units"`` (lengths) are searched between a quarter of the
@@ -96,6 +104,10 @@ TRIAL_CAP_FACTOR = 10.0
 TRIAL_CAP_MIN_S = 1.0
 #: objects of the warm-up run that compiles a backend's kernels before the clock starts
 WARM_UP_OBJECTS = 32
+#: measured costs within this fraction of the cheapest count as tied (see :func:`resolve_ties`)
+TIE_TOLERANCE = 0.005
+#: share of the time budget kept for settling the chosen trial back towards the defaults
+SETTLE_SHARE = 0.15
 
 
 class CancelToken:
@@ -122,7 +134,7 @@ class Trial:
     """
 
     index: int
-    phase: str            # "default", "start", "refine" or "restart"
+    phase: str            # "default", "start", "refine", "restart" or "settle"
     params: dict
     status: str
     cost: float | None
@@ -166,6 +178,9 @@ class TuneResult:
     workload: str = ""
     space: list[dict] = field(default_factory=list)
     warmup_s: float = 0.0
+    #: parameters whose values tied with the chosen trial's (see :func:`resolve_ties`)
+    plateau: list[dict] = field(default_factory=list)
+    tie_tolerance: float = TIE_TOLERANCE
 
     @property
     def improvement(self) -> float | None:
@@ -183,8 +198,31 @@ class TuneResult:
                 "stop_reason": self.stop_reason, "workload": self.workload, "space": self.space,
                 "best": self.best.as_dict() if self.best else None,
                 "defaults": self.defaults.as_dict() if self.defaults else None,
-                "improvement": self.improvement,
+                "improvement": self.improvement, "plateau": self.plateau,
+                "tie_tolerance": self.tie_tolerance,
                 "trials": [t.as_dict() for t in self.trials]}
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How :func:`tune` searches: budget, seed, objective and limits (see :func:`tune`)."""
+
+    budget_s: float = 10.0
+    seed: int = 0
+    weights: CostWeights | None = None
+    max_trials: int | None = None
+    isolation: str = "none"
+    warm: bool = True
+    fixed: dict | None = None
+    tie_tolerance: float = TIE_TOLERANCE
+
+    def with_settings(self, **settings: Any) -> TuneOptions:
+        """A copy with ``settings`` replaced; an unknown name is a :class:`ParamError`."""
+        known = {f.name for f in dataclasses.fields(self)}
+        for name in settings:
+            if name not in known:
+                raise ParamError(name, f"unknown tuning option (known: {', '.join(sorted(known))})")
+        return dataclasses.replace(self, **settings)
 
 
 # --------------------------------------------------------------------------- search space
@@ -367,8 +405,9 @@ class _Stop(Exception):
 
 
 class _Search:
-    def __init__(self, cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
-                 isolation, fixed=None) -> None:
+    def __init__(self, cls, workload, options: TuneOptions, cancel, on_trial) -> None:
+        weights, budget_s, seed = options.weights or CostWeights(), options.budget_s, options.seed
+        max_trials, isolation, fixed = options.max_trials, options.isolation, options.fixed
         if isolation not in ISOLATIONS:
             raise ParamError("isolation", f"expected one of {', '.join(ISOLATIONS)}, got {isolation!r}")
         if isolation == "process" and "fork" not in multiprocessing.get_all_start_methods():
@@ -394,7 +433,9 @@ class _Search:
         self.best: Trial | None = None
         self.duplicates = 0
         self.start = time.perf_counter()
-        self.deadline = self.start + self.budget_s
+        self.end = self.start + self.budget_s
+        # the search leaves a share of the budget to settle() (nothing to settle without dims)
+        self.deadline = self.end - (SETTLE_SHARE * self.budget_s if self.dims else 0.0)
 
     # ---------------------------------------------------------------- points
     def params_at(self, point: np.ndarray) -> dict:
@@ -481,6 +522,27 @@ class _Search:
             return stop.reason
         return "exhausted"
 
+    def settle(self, chosen: Trial | None, tolerance: float) -> None:
+        """Measure ``chosen`` with each changed value put back to its default, one at a time
+        (most changed first), keeping every reset that costs no more than ``tolerance`` above
+        it: values that only happened to be there go back to the defaults. Runs in the
+        budget's remaining share; :func:`resolve_ties` then sees these trials too."""
+        self.deadline = self.end
+        if chosen is None or chosen.cost is None:
+            return
+        limit = chosen.cost + abs(chosen.cost) * max(tolerance, 0.0)
+        current = dict(chosen.params)
+        changed = [d for d in self.dims if current[d.name] != self.defaults[d.name]]
+        changed.sort(key=lambda d: -abs(d.unit(current[d.name]) - d.unit(self.defaults[d.name])))
+        try:
+            for dim in changed:
+                candidate = {**current, dim.name: self.defaults[dim.name]}
+                trial = self.evaluate(candidate, "settle")
+                if trial.cost is not None and trial.cost <= limit:
+                    current = candidate
+        except _Stop:
+            pass
+
     def refine(self) -> None:
         anchor = self.best if self.best is not None else self.trials[0]
         point, step, phase = self.point_of(anchor.params), FIRST_STEP, "refine"
@@ -519,10 +581,9 @@ class _Search:
         return out
 
 
-def tune(cls: type[SpatialIndex], workload: Workload, *, budget_s: float = 10.0, seed: int = 0,
-         weights: CostWeights | None = None, max_trials: int | None = None,
+def tune(cls: type[SpatialIndex], workload: Workload, options: TuneOptions | None = None, *,
          cancel: CancelToken | None = None, on_trial: Callable[[TuneProgress], None] | None = None,
-         isolation: str = "none", warm: bool = True, fixed: dict | None = None) -> TuneResult:
+         **settings: Any) -> TuneResult:
     """Search ``cls``'s tunable parameters for the lowest cost on ``workload``.
 
     Parameters
@@ -531,40 +592,95 @@ def tune(cls: type[SpatialIndex], workload: Workload, *, budget_s: float = 10.0,
         The backend class (its ``Params`` declares what is tunable and the bounds).
     workload : Workload
         What every trial measures (see :mod:`spatial.cost`).
-    budget_s : float
-        Wall-clock budget of the whole search, in seconds.
-    seed : int
-        Seed of the sampling (same seed and trial count: same trials).
-    weights : CostWeights, optional
-        The objective; default :class:`CostWeights()`, the per-frame work.
-    max_trials : int, optional
-        Stop after this many measured trials (for exactly repeatable runs).
+    options : TuneOptions, optional
+        How to search; ``settings`` (any :class:`TuneOptions` field by name) replace its values:
+
+        ``budget_s`` wall-clock budget of the whole search, in seconds; ``seed`` seed of the
+        sampling (same seed and trial count: same trials); ``weights`` the objective (default
+        :class:`CostWeights()`, the per-frame work); ``max_trials`` stop after this many
+        measured trials (exactly repeatable runs); ``isolation`` ``"none"`` (trials in the
+        calling thread, bounded between stages) or ``"process"`` (forked children killed at
+        the deadline, see the module docstring); ``fixed`` parameters held at these values
+        (e.g. ``{"plane": "xz"}``), in trial 0 too, and left out of the search; ``warm`` first
+        run :func:`warm_up` (not counted in the budget, reported as ``warmup_s``);
+        ``tie_tolerance`` costs within this fraction of the cheapest tie (:func:`resolve_ties`).
     cancel : CancelToken, optional
         Checked before every trial (and while a child trial runs).
     on_trial : callable, optional
         ``on_trial(TuneProgress)`` after every trial.
-    isolation : {"none", "process"}
-        Run trials in the calling thread (bounded between stages) or in forked children
-        (killed at the deadline). See the module docstring.
-    fixed : dict, optional
-        Parameters held at these values (e.g. ``{"plane": "xz"}`` for a y-up level); they
-        replace the defaults in trial 0 too and are left out of the search.
-    warm : bool
-        First run :func:`warm_up` (not counted in ``budget_s``, reported as ``warmup_s``).
 
     Returns
     -------
     TuneResult
+        ``best`` is the tie-resolved choice; ``plateau`` lists the parameters that did not matter.
     """
-    weights = weights or CostWeights()
-    warmup_s = warm_up(cls, workload, params=fixed) if warm else 0.0
-    search = _Search(cls, workload, weights, budget_s, seed, max_trials, cancel, on_trial,
-                     isolation, fixed)
+    options = (options or TuneOptions()).with_settings(**settings)
+    weights = options.weights or CostWeights()
+    warmup_s = warm_up(cls, workload, params=options.fixed) if options.warm else 0.0
+    search = _Search(cls, workload, options, cancel, on_trial)
     reason = search.run()
-    return TuneResult(cls.name, int(seed), weights, float(budget_s),
-                      time.perf_counter() - search.start, search.trials, search.best,
+    if reason != "cancelled":
+        search.settle(search.best, options.tie_tolerance)
+    best, plateau = resolve_ties(search.trials, search.best, search.dims, search.defaults,
+                                 options.tie_tolerance)
+    return TuneResult(cls.name, int(options.seed), weights, float(options.budget_s),
+                      time.perf_counter() - search.start, search.trials, best,
                       search.trials[0] if search.trials else None, reason == "cancelled", reason,
-                      workload.description, [d.describe() for d in search.dims], warmup_s)
+                      workload.description, [d.describe() for d in search.dims], warmup_s,
+                      plateau, options.tie_tolerance)
+
+
+# --------------------------------------------------------------------------- ties
+def _changes(trial: Trial, dims: list[Dimension], defaults: dict) -> tuple[int, float]:
+    """How many searched values differ from the defaults, and how far (unit coordinates)."""
+    changed, distance = 0, 0.0
+    for dim in dims:
+        value, default = trial.params[dim.name], defaults[dim.name]
+        if value != default:
+            changed += 1
+            distance += abs(dim.unit(value) - dim.unit(default))
+    return changed, distance
+
+
+def _plateau_entry(dim: Dimension, tied: list[Trial], chosen: Trial) -> dict | None:
+    """What ``tied`` says about ``dim``: the values (or range) that all cost the same."""
+    values = sorted({t.params[dim.name] for t in tied}, key=lambda v: (str(type(v)), v))
+    if len(values) < 2:
+        return None
+    entry = {"name": dim.name, "chosen": chosen.params[dim.name], "trials": len(tied)}
+    if dim.choices:
+        entry["values"] = values
+        entry["text"] = f"{dim.name}: any of {', '.join(map(str, values))} gives the same cost"
+        return entry
+    lo, hi = values[0], values[-1]
+    entry.update(lo=lo, hi=hi)
+    top = dim.value(1.0)
+    if hi == top and lo != dim.value(0.0):
+        entry["text"] = f"any {dim.name} \u2265 {lo:.4g} gives the same cost ({lo:.4g}\u2013{hi:.4g} measured)"
+    else:
+        entry["text"] = f"any {dim.name} from {lo:.4g} to {hi:.4g} gives the same cost (measured)"
+    return entry
+
+
+def resolve_ties(trials: list[Trial], best: Trial | None, dims: list[Dimension], defaults: dict,
+                 tolerance: float = TIE_TOLERANCE) -> tuple[Trial | None, list[dict]]:
+    """The trial a person would keep among those tied with ``best``, and the plateau.
+
+    Trials whose cost is within ``tolerance`` (relative) of the cheapest are tied: counters
+    that differ by less say nothing about which setting is better. Among them the one that
+    changes the fewest searched parameters from ``defaults`` wins, then the one nearest to
+    them (in the search's unit coordinates), then the cheaper, then the earlier. So a
+    ``max_depth`` that makes no difference stays at its default instead of whatever value the
+    search happened to try last. The plateau lists, per searched parameter, the values seen
+    among the tied trials ("any max_depth >= 7 gives the same cost").
+    """
+    if best is None or best.cost is None:
+        return best, []
+    limit = best.cost + abs(best.cost) * max(tolerance, 0.0)
+    tied = [t for t in trials if t.cost is not None and t.cost <= limit]
+    chosen = min(tied, key=lambda t: (*_changes(t, dims, defaults), t.cost, t.index))
+    plateau = [entry for dim in dims if (entry := _plateau_entry(dim, tied, chosen))]
+    return chosen, plateau
 
 
 def warm_up(cls: type[SpatialIndex], workload: Workload, objects: int = WARM_UP_OBJECTS,
@@ -606,22 +722,23 @@ class Comparison:
         return {"ranking": ranking, "not_evaluated": self.not_evaluated, "order": self.order}
 
 
-def compare_backends(classes: list[type[SpatialIndex]], workload: Workload, *, budget_s: float = 30.0,
-                     seed: int = 0, weights: CostWeights | None = None,
-                     cancel: CancelToken | None = None,
+def compare_backends(classes: list[type[SpatialIndex]], workload: Workload,
+                     options: TuneOptions | None = None, *, cancel: CancelToken | None = None,
                      on_trial: Callable[[str, TuneProgress], None] | None = None,
-                     isolation: str = "none", probe_objects: int = 256) -> Comparison:
+                     probe_objects: int = 256, **settings: Any) -> Comparison:
     """Tune every backend of ``classes`` within one shared budget and rank them by cost.
 
-    Each backend's defaults are first measured on a small subset of the workload
-    (``probe_objects`` objects, within a tenth of the budget in all, without a warm-up, so
-    with ``isolation="process"`` a backend that hangs is cut off); only backends whose probe
-    finished are warmed up in this process. Backends are then tuned
+    ``options`` and ``settings`` are those of :func:`tune` (``budget_s`` is the shared budget,
+    default 30 s here). Each backend's defaults are first measured on a small subset of the
+    workload (``probe_objects`` objects, within a tenth of the budget in all, without a
+    warm-up, so with ``isolation="process"`` a backend that hangs is cut off); only backends
+    whose probe finished are warmed up in this process. Backends are then tuned
     cheapest first, each with an equal share of the time left, so the time a cheap backend does
     not use goes to the costlier ones. A backend whose defaults could not be measured within its
     share (or failed) is listed in ``not_evaluated`` with the reason.
     """
-    weights = weights or CostWeights()
+    options = (options or TuneOptions(budget_s=30.0)).with_settings(**settings)
+    budget_s = options.budget_s
     start = time.perf_counter()
     deadline = start + budget_s
     probe = workload.subset(probe_objects)
@@ -633,8 +750,8 @@ def compare_backends(classes: list[type[SpatialIndex]], workload: Workload, *, b
             break
         began = time.perf_counter()
         # no warm-up yet: a pathological backend must not hold the budget in this process
-        result = tune(cls, probe, budget_s=probe_share, seed=seed, weights=weights,
-                      max_trials=1, cancel=cancel, isolation=isolation, warm=False)
+        result = tune(cls, probe, options, budget_s=probe_share, max_trials=1, cancel=cancel,
+                      warm=False)
         probe_s[cls.name] = (time.perf_counter() - began) if result.best else math.inf
     ordered = sorted(classes, key=lambda c: (probe_s.get(c.name, math.inf), c.name))
     ranked: list[tuple[float, str, TuneResult]] = []
@@ -649,8 +766,7 @@ def compare_backends(classes: list[type[SpatialIndex]], workload: Workload, *, b
         share = left / (len(ordered) - position)
         callback = (lambda p, name=cls.name: on_trial(name, p)) if on_trial else None
         # warm up (here, shared by forked trials) only what the probe showed to be quick
-        result = tune(cls, workload, budget_s=share, seed=seed, weights=weights, cancel=cancel,
-                      on_trial=callback, isolation=isolation,
+        result = tune(cls, workload, options, budget_s=share, cancel=cancel, on_trial=callback,
                       warm=math.isfinite(probe_s.get(cls.name, math.inf)))
         if result.best is None or result.best.cost is None:
             why = result.trials[0].status if result.trials else result.stop_reason

@@ -322,7 +322,7 @@ def _load_extra_subcommands() -> None:
 
 
 #: modules of this package that hold shared helpers rather than a subcommand
-_NOT_SUBCOMMANDS = frozenset({"limits", "outcome"})
+_NOT_SUBCOMMANDS = frozenset({"limits", "outcome", "engine_tune"})
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,6 +5,10 @@
 --out PARAMS.json [--force]
 [--format json|c-header|unreal-ini|godot] [--json]``
 
+``python app.py tune (FILE | --demo) --engine NAME [--units-per-metre U] --out FILE`` tunes a
+game engine's own knobs instead and writes its own settings syntax (:mod:`.engine_tune`,
+``docs/engines.md``); ``--engine list`` names the engines.
+
 The cost model is :mod:`spatial.cost` (per-frame work from deterministic counters by default;
 ``--weight update_ms=...`` adds wall-clock terms), the search is :mod:`spatial.tuner`, the
 workload comes from :mod:`editor.model.tuning`. Trials run in child processes killed when the
@@ -32,7 +36,8 @@ DEFAULT_BUDGET_S = 30.0
 
 
 def _configure(p) -> None:
-    src = p.add_mutually_exclusive_group(required=True)
+    # not required here: `--engine list` needs neither a level nor --out (checked in cmd_tune)
+    src = p.add_mutually_exclusive_group()
     src.add_argument("path", nargs="?", help="scene file (native .json or any importable format)")
     src.add_argument("--demo", action="store_true", help="use the embedded demo level")
     which = p.add_mutually_exclusive_group()
@@ -52,11 +57,17 @@ def _configure(p) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="hold a parameter at this value (e.g. plane=xz); repeatable; "
                         "not with --all-backends")
-    p.add_argument("--out", required=True, metavar="FILE", help="where to write the parameters")
+    p.add_argument("--out", metavar="FILE", help="where to write the parameters (required)")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.add_argument("--format", metavar="NAME",
                    help="output format: a parameters exporter from `plugins` (json, c-header, "
                         "unreal-ini, godot, ...); default: from the --out suffix, else json")
+    p.add_argument("--engine", metavar="NAME",
+                   help="tune this engine's own knobs and write its settings (physx, unity, unreal, "
+                        "godot, bullet, chipmunk, box2d); `--engine list` names them")
+    p.add_argument("--units-per-metre", type=float, metavar="U",
+                   help="level units per metre for --engine (default: 32 for Quake and Doom maps, "
+                        "1 for meshes)")
 
 
 def _exporter(args):
@@ -91,6 +102,25 @@ def _weights(items):
 
 def cmd_tune(args) -> dict:
     """Tune, export, report."""
+    from .engine_tune import engine_list, run_engine
+
+    if args.engine == "list":
+        return engine_list()
+    if not args.budget > 0:
+        raise CliError(f"--budget must be a positive number of seconds, got {args.budget}")
+    if args.max_trials is not None and args.max_trials < 1:
+        raise CliError(f"--max-trials must be at least 1, got {args.max_trials}")
+    if args.engine:
+        return run_engine(args, _weights(args.weight), None if args.json else _print_progress)
+    if not (args.path or args.demo):
+        raise CliError("give a level FILE or --demo")
+    if not args.out:
+        raise CliError("--out FILE is required")
+    return _tune_backend(args)
+
+
+def _tune_backend(args) -> dict:
+    """``tune`` without ``--engine``: one backend (or all) and a parameters exporter."""
     from editor.model.tuning import scene_content_hash, scene_fixed_params, scene_workload
     from spatial.registry import default_registry
     from spatial.tuned_params import tuned_params_document
@@ -169,6 +199,11 @@ def _print_progress(progress, backend: str = "") -> None:
 
 
 def _show(report: dict) -> None:
+    if "engines" in report or "engine" in report:
+        from .engine_tune import show_engine
+
+        show_engine(report)
+        return
     gain = report["improvement"]
     print(f"tuned {report['backend']} on {report['source']}: cost {report['cost']:.1f} "
           f"(defaults {report['default_cost']:.1f}"

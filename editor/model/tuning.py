@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spatial.cost import CostWeights, MotionFrame, Workload
+from spatial.cost import MotionFrame, Workload
 from spatial.geometry import frustum_planes_from_camera
 
 from .entities import Entity
@@ -228,25 +228,26 @@ def scene_fixed_params(scene: Scene, cls: type[SpatialIndex]) -> dict:
     return {k: v for k, v in scene.settings.params.items() if k in policies}
 
 
-def tune_scene(scene: Scene, backend: str | None = None, *, budget_s: float = 10.0, seed: int = 0,
-               weights: CostWeights | None = None, recording=None, max_trials: int | None = None,
-               cancel=None, on_trial: Callable | None = None, isolation: str = "none",
-               registry=None, source: str = "", fixed: dict | None = None):
+def tune_scene(scene: Scene, backend: str | None = None, options=None, *, recording=None,
+               cancel=None, on_trial: Callable | None = None, registry=None, source: str = "",
+               **settings):
     """Tune one backend (default: the scene's) on ``scene``; returns a :class:`TuneResult`.
 
-    Parameters are those of :func:`spatial.tuner.tune`; ``isolation`` defaults to ``"none"``
-    (in-process trials, bounded between stages) because a GUI must not fork; the command line
-    uses ``"process"``. The scene's values of non-tunable policies (see
-    :func:`scene_fixed_params`) and ``fixed`` are held fixed. The scene is only read.
+    ``options`` (a :class:`spatial.tuner.TuneOptions`) and ``settings`` (its fields by name:
+    ``budget_s``, ``seed``, ``weights``, ``max_trials``, ``isolation``, ``fixed``...) are those
+    of :func:`spatial.tuner.tune`; ``isolation`` stays ``"none"`` (in-process trials, bounded
+    between stages) because a GUI must not fork; the command line uses ``"process"``. The
+    scene's values of non-tunable policies (see :func:`scene_fixed_params`) and ``fixed`` are
+    held fixed. The scene is only read.
     """
     from spatial.backend_lookup import backend_class
-    from spatial.tuner import tune
+    from spatial.tuner import TuneOptions, tune
 
+    options = (options or TuneOptions()).with_settings(**settings)
     cls = backend_class(backend or scene.settings.backend, registry)
-    workload = scene_workload(scene, seed, recording=recording, source=source)
-    return tune(cls, workload, budget_s=budget_s, seed=seed, weights=weights,
-                max_trials=max_trials, cancel=cancel, on_trial=on_trial, isolation=isolation,
-                fixed={**scene_fixed_params(scene, cls), **dict(fixed or {})})
+    workload = scene_workload(scene, options.seed, recording=recording, source=source)
+    fixed = {**scene_fixed_params(scene, cls), **dict(options.fixed or {})}
+    return tune(cls, workload, options, cancel=cancel, on_trial=on_trial, fixed=fixed)
 
 
 def tuned_settings_command(result):

@@ -53,6 +53,7 @@ from spatial.tuner import CancelToken
 from ..panels.base import push_button
 from ..throttle import Throttle
 from ..workers import _Cancellable
+from .engine_choice import EngineChoice
 
 #: colours of the trials of each backend (in name order) when several are compared
 BACKEND_COLOURS = [(120, 160, 220), (230, 110, 110), (110, 210, 130), (200, 140, 230),
@@ -157,6 +158,7 @@ class TuneDialog(QDialog):
         self.chosen: _Row | None = None
         self.errors: list[str] = []
         self.not_evaluated: dict[str, str] = {}
+        self.engine_tuning = None              # EngineTuning of an engine search
         self._redraw = Throttle(self._refresh, parent=self)
         self._build()
         self.resize(1180, 760)
@@ -168,7 +170,17 @@ class TuneDialog(QDialog):
         layout.addLayout(top)
         top.addWidget(self._build_settings(), 0)
         top.addWidget(self._build_weights(), 1)
+        layout.addLayout(self._build_run_row())
+        layout.addWidget(self.summary)
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(self._build_plot())
+        split.addWidget(self._build_table())
+        split.setSizes([520, 620])
+        layout.addWidget(split, 1)
+        layout.addLayout(self._build_buttons())
+        self._update_buttons()
 
+    def _build_run_row(self) -> QHBoxLayout:
         run_row = QHBoxLayout()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("tune_run")
@@ -188,10 +200,9 @@ class TuneDialog(QDialog):
         run_row.addWidget(self.run_button)
         run_row.addWidget(self.stop_button)
         run_row.addWidget(self.progress, 1)
-        layout.addLayout(run_row)
-        layout.addWidget(self.summary)
+        return run_row
 
-        split = QSplitter(Qt.Horizontal)
+    def _build_plot(self) -> QWidget:
         self.plot = pg.PlotWidget()
         self.plot.setObjectName("tune_plot")
         self.plot.setBackground("#1b1e23")
@@ -218,8 +229,9 @@ class TuneDialog(QDialog):
                                             symbolBrush=pg.mkBrush("#40e070"), name="chosen")
         for item in (self.trial_points, self.front_line, self.default_points, self.chosen_point):
             self.plot.addItem(item)
-        split.addWidget(self.plot)
+        return self.plot
 
+    def _build_table(self) -> QWidget:
         self.table = QTableWidget(0, 6)
         self.table.setObjectName("tune_table")
         self.table.setHorizontalHeaderLabels(["#", "backend", "cost", "vs defaults", "KiB", "parameters"])
@@ -233,10 +245,9 @@ class TuneDialog(QDialog):
         header.setSectionResizeMode(5, QHeaderView.Stretch)
         self.table.setWordWrap(True)
         self.table.itemSelectionChanged.connect(self._on_row_selected)
-        split.addWidget(self.table)
-        split.setSizes([520, 620])
-        layout.addWidget(split, 1)
+        return self.table
 
+    def _build_buttons(self) -> QHBoxLayout:
         buttons = QHBoxLayout()
         buttons.addWidget(QLabel("Format"))
         self.format_combo = QComboBox()
@@ -257,8 +268,7 @@ class TuneDialog(QDialog):
         self.close_button = push_button("Close", self.reject)
         buttons.addWidget(self.apply_button)
         buttons.addWidget(self.close_button)
-        layout.addLayout(buttons)
-        self._update_buttons()
+        return buttons
 
     def _build_settings(self) -> QWidget:
         box = QGroupBox("Search")
@@ -274,6 +284,10 @@ class TuneDialog(QDialog):
         self.backend_combo.setToolTip("Backend whose parameters are searched; 'all backends' tunes "
                                       "each (brute force excluded) in one shared budget")
         form.addRow("Backend", self.backend_combo)
+        self.engine_choice = EngineChoice(self.document.path)
+        self.engine_choice.combo.currentIndexChanged.connect(self._update_buttons)
+        form.addRow("Engine", self.engine_choice.combo)
+        form.addRow("Units per metre", self.engine_choice.units)
         self.budget_spin = QDoubleSpinBox()
         self.budget_spin.setObjectName("tune_budget")
         self.budget_spin.setRange(0.5, 3600.0)
@@ -338,7 +352,11 @@ class TuneDialog(QDialog):
         # the workload holds copies of the scene's arrays (its IndexInput): the trials on the
         # worker thread never read the scene the user goes on editing
         workload = scene_workload(scene, seed, source=self.document.display_name())
-        if choice == ALL_BACKENDS:
+        engine_job = self.engine_choice.job(workload, budget, seed, weights,
+                                            self.document.display_name())
+        if engine_job is not None:
+            job = engine_job
+        elif choice == ALL_BACKENDS:
             classes = [cls for name, cls in sorted(self.registry.backends.items()) if name != "brute"]
 
             def job(cancel, on_trial, on_stage):
@@ -360,7 +378,7 @@ class TuneDialog(QDialog):
                             on_trial=lambda p: on_trial(cls.name, p), fixed=fixed)
 
         self.rows, self.results, self.defaults, self.chosen = [], {}, {}, None
-        self.not_evaluated = {}
+        self.not_evaluated, self.engine_tuning = {}, None
         self._budget = budget
         self._scene_info = {"source": self.document.path or "demo",
                             "objects": int(len(workload.ids))}
@@ -402,9 +420,13 @@ class TuneDialog(QDialog):
         self._redraw.request()
 
     def _on_done(self, outcome) -> None:
+        from spatial.engines.tuning import EngineTuning
         from spatial.tuner import Comparison
         self.worker = None
-        if isinstance(outcome, Comparison):
+        if isinstance(outcome, EngineTuning):
+            self.engine_tuning = outcome
+            self.results = {outcome.result.backend: outcome.result}
+        elif isinstance(outcome, Comparison):
             self.results = {r.backend: r for r in outcome.results}
             self.not_evaluated = dict(outcome.not_evaluated)
         else:
@@ -413,7 +435,7 @@ class TuneDialog(QDialog):
             if result.defaults is not None:
                 self.defaults[result.backend] = result.defaults
         self.rows = [_Row(r.backend, t) for r in self.results.values() for t in r.trials if t.ok]
-        self.chosen = min(self.rows, key=lambda row: row.trial.cost, default=None)
+        self.chosen = _tie_resolved_choice(self.rows, self.results)
         self.progress.setValue(1000)
         self.progress.setFormat(f"done: {len(self.rows)} trials measured")
         self._redraw.run_now()
@@ -441,6 +463,10 @@ class TuneDialog(QDialog):
             parts.append(text)
         else:
             parts.append("No trial could be measured; raise the budget.")
+        for result in self.results.values():  # knobs that made no difference
+            parts += [entry["text"] for entry in result.plateau]
+        if self.engine_tuning is not None:
+            parts += self.engine_tuning.settings.notes
         if stopped:
             parts.append("stopped before the budget ran out")
         if self.not_evaluated:
@@ -547,10 +573,15 @@ class TuneDialog(QDialog):
         ready = not self.running and self.chosen is not None
         self.run_button.setEnabled(not self.running)
         self.stop_button.setEnabled(self.running)
-        self.apply_button.setEnabled(ready)
-        self.export_button.setEnabled(ready and self.format_combo.count() > 0)
-        for w in (self.backend_combo, self.budget_spin, self.seed_spin, *self.weight_spins.values()):
+        engine = self.engine_tuning is not None
+        # an engine's knobs are exported as its settings, never applied to our backend
+        self.apply_button.setEnabled(ready and not engine)
+        self.export_button.setEnabled(ready and (engine or self.format_combo.count() > 0))
+        self.format_combo.setEnabled(not engine)
+        for w in (self.budget_spin, self.seed_spin, *self.weight_spins.values()):
             w.setEnabled(not self.running)
+        self.engine_choice.set_enabled(not self.running)
+        self.backend_combo.setEnabled(not self.running and not self.engine_choice.name())
 
     # ------------------------------------------------------------------ apply / export
     def apply(self) -> bool:
@@ -589,12 +620,24 @@ class TuneDialog(QDialog):
         return tuned_params_document(result, scene, comparison)
 
     def export_to(self, path: str, fmt: str | None = None) -> None:
-        """Write the chosen trial to ``path`` in ``fmt`` (default: the format combo's)."""
+        """Write the chosen trial to ``path`` in ``fmt`` (default: the format combo's); after an
+        engine search, in that engine's own settings syntax."""
+        if self.engine_tuning is not None:
+            self.engine_choice.export(self.engine_tuning, self.chosen.trial, path)
+            return
         name = fmt or self.format_combo.currentData()
         self.registry.exporters[name].save(self.export_document(), path)
 
     def export_dialog(self) -> None:
         if self.chosen is None:
+            return
+        if self.engine_tuning is not None:
+            profile = self.engine_tuning.settings.profile
+            path, _ = QFileDialog.getSaveFileName(self, f"Export {profile.title} settings",
+                                                  f"{profile.name}-settings{profile.suffix}",
+                                                  f"{profile.syntax} (*{profile.suffix})")
+            if path:
+                self._export_reporting(path)
             return
         exporter = self.registry.exporters[self.format_combo.currentData()]
         patterns = " ".join(exporter.patterns)
@@ -602,15 +645,19 @@ class TuneDialog(QDialog):
         path, _ = QFileDialog.getSaveFileName(self, "Export tuned parameters",
                                               f"{self.chosen.backend}-params{suffix}",
                                               f"{exporter.description} ({patterns})")
-        if not path:
-            return
+        if path:
+            self._export_reporting(path)
+
+    def _export_reporting(self, path: str) -> None:
         try:
             self.export_to(path)
         except Exception as exc:
             self.errors.append(str(exc))
             self.summary.setText(f"Could not export: {exc}")
             return
-        self.summary.setText(f"Exported {self.format_combo.currentText()} to {path}")
+        what = self.engine_tuning.settings.profile.syntax if self.engine_tuning is not None else \
+            self.format_combo.currentText()
+        self.summary.setText(f"Exported {what} to {path}")
 
     # ------------------------------------------------------------------ closing
     def done(self, code: int) -> None:  # noqa: D401 - Qt override: closing cancels a search
@@ -621,6 +668,18 @@ class TuneDialog(QDialog):
             for signal in (worker.stage, worker.trial, worker.done, worker.failed):
                 signal.disconnect()
         super().done(code)
+
+
+def _tie_resolved_choice(rows: list[_Row], results: dict) -> _Row | None:
+    """The row of the cheapest result's ``best`` (the tuner's tie-resolved pick), else the
+    cheapest row."""
+    finished = [r for r in results.values() if r.best is not None and r.best.cost is not None]
+    if finished:
+        best = min(finished, key=lambda r: r.best.cost)
+        for row in rows:
+            if row.backend == best.backend and row.trial is best.best:
+                return row
+    return min(rows, key=lambda row: row.trial.cost, default=None)
 
 
 def _wide(values: np.ndarray) -> bool:
