@@ -129,7 +129,7 @@ def recording_frames(index: SpatialIndex, recording, frames: int) -> list[dict]:
 
     replay = Replay(recording, index)
     replay.seek(recording.first_frame)
-    out = []
+    out: list[dict] = []
     while len(out) < frames and replay.position + 1 < len(recording):
         stats = replay.step().as_dict()
         out.append({k: stats[k] for k in ("frame", "moved", "candidates", "overlapping",
