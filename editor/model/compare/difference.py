@@ -61,13 +61,13 @@ def region_grid(index: SpatialIndex, queries: QuerySet, lo, hi, metric: str = "q
         weights = table.pair_tests.astype(np.float64)
     else:
         points = np.concatenate([(queries.box_lo + queries.box_hi) / 2, queries.ray_origins])
-        weights = []
+        parts: list[np.ndarray] = [np.zeros(0)]
         if len(queries.box_lo):
-            weights.append(index.query_boxes(queries.box_lo, queries.box_hi).nodes_visited)
+            parts.append(index.query_boxes(queries.box_lo, queries.box_hi).nodes_visited)
         if len(queries.ray_origins):
-            weights.append(index.query_rays(queries.ray_origins, queries.ray_directions,
-                                            queries.ray_max_t).nodes_visited)
-        weights = np.concatenate(weights).astype(np.float64) if weights else np.zeros(0)
+            parts.append(index.query_rays(queries.ray_origins, queries.ray_directions,
+                                          queries.ray_max_t).nodes_visited)
+        weights = np.concatenate(parts).astype(np.float64)
     values, x_edges, y_edges = _grid(np.asarray(points).reshape(-1, 3), weights, lo, hi, cells)
     return RegionGrid(values, x_edges, y_edges, metric)
 
