@@ -35,23 +35,11 @@ def _configure(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the queries and motion (default 0)")
 
 
-def default_sides(record, a: str | None, b: str | None) -> tuple[str, str]:
-    """The backends of A and B when the command line leaves them out (module docstring)."""
-    from spatial.registry import default_registry
-
-    backends = default_registry().backends
-    shipped = backends.get("shipped_bsp")
-    if b is None and a in (None, "bsp") and shipped is not None \
-            and shipped.suits_source(record.metadata):
-        return "bsp", "shipped_bsp"  # ours against the node builder's
-    a = a or record.backend or ("octree" if "octree" in backends else "brute")
-    return a, b or ("octree" if a == "bsp" else "bsp")
-
-
 def cmd_compare(args) -> dict:
     """Measure both sides and report them with their ratios."""
     from editor.model.compare import SideSpec
     from editor.model.compare.report import compare_record
+    from editor.model.compare.sides import default_sides
     from editor.model.index_input import index_input
     from spatial.registry import default_registry
 

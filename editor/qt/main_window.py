@@ -196,6 +196,10 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([3, 2])
         self.setCentralWidget(self.splitter)
 
+    def _open_compare(self):
+        from .compare.window import open_compare
+        return open_compare(self)
+
     def central_views(self) -> list:
         """The widgets that paint the level: the 3D view (or its placeholder) and the 2D views'
         viewports (a QGraphicsView paints in its viewport, not in itself)."""
@@ -333,6 +337,9 @@ class MainWindow(QMainWindow):
             self.act_fly = self._action("Fl&y mode (3D view, Z)", self.view3d.set_fly_mode, checkable=True)
             m.addAction(self.act_fly)
         m.addSeparator()
+        self.act_compare = self._action("&Compare…", self._open_compare,
+                                        tip="Two partitions of this level side by side, measured")
+        m.addAction(self.act_compare)
         panels = m.addMenu("&Panels")
         for dock in self.docks.values():
             panels.addAction(dock.toggleViewAction())

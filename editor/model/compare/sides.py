@@ -51,3 +51,30 @@ def build_side(record: IndexInput, spec: SideSpec) -> SpatialIndex:
     index = new_index(record, spec)
     record.build(index)
     return index
+
+
+def default_sides(record: IndexInput, a: str | None = None, b: str | None = None) -> tuple[str, str]:
+    """The backends of A and B when the user leaves them out.
+
+    With neither given, a Doom map compares our BSP with the map's shipped one
+    (``shipped_bsp``); otherwise A is the document's own backend and B the BSP (the octree
+    when A is the BSP).
+    """
+    from spatial.registry import default_registry
+
+    backends = default_registry().backends
+    shipped = backends.get("shipped_bsp")
+    if b is None and a in (None, "bsp") and shipped is not None \
+            and shipped.suits_source(record.metadata):
+        return "bsp", "shipped_bsp"  # ours against the node builder's
+    a = a or record.backend or ("octree" if "octree" in backends else "brute")
+    return a, b or ("octree" if a == "bsp" else "bsp")
+
+
+def scene_side_params(scene, spec: SideSpec) -> dict[str, Any]:
+    """The parameter values of ``spec`` for an index following ``scene``: the document's own
+    values when it uses that backend, then the spec's."""
+    settings = scene.settings
+    values = dict(settings.params) if settings.backend == spec.backend else {}
+    values.update(spec.params)
+    return values

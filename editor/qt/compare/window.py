@@ -1,0 +1,231 @@
+"""The compare window (View → Compare…): two sides of the open level, linked, measured.
+
+Top: the two sides' backends and parameters, the overlay metric both views colour by, the
+difference metric, and *Measure*. Middle: the two top views, each showing the level with its
+side's tree, on one colour scale (said under them); camera, selection and the tools' ray and
+frustum are shared. Bottom: the A, B, B/A table of the ``compare`` command's figures, the
+A minus B heatmap and the objects whose node counts differ most.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter,
+                               QVBoxLayout, QWidget)
+
+from editor.model.commands import SetSelection
+from editor.model.compare import SideSpec
+from editor.model.compare.difference import REGION_METRICS
+from editor.model.compare.sides import default_sides
+from editor.model.index_input import index_input
+from spatial.errors import PartitionStudioError
+from spatial.params import split_assignments
+from spatial.registry import default_registry
+
+from ..overlay import METRICS
+from ..views.view2d import View2D
+from .difference_view import CostliestList, DifferencePlot, difference
+from .links import QueryLink, link_cameras
+from .side_state import SharedScale, SideState
+from .table import CompareTable
+from .worker import CompareWorker
+
+REGION_LABELS = {"query_visits": "query visits", "pair_tests": "pair tests"}
+
+
+class SideControls(QWidget):
+    """A backend box and a ``K=V K=V`` parameter line for one side."""
+
+    def __init__(self, name: str, backend: str, parent=None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel(f"{name}:"))
+        self.backend = QComboBox()
+        self.backend.setObjectName(f"compare_backend_{name.lower()}")
+        for key in sorted(default_registry().backends):
+            self.backend.addItem(key, key)
+        self.backend.setCurrentIndex(max(self.backend.findData(backend), 0))
+        row.addWidget(self.backend)
+        self.params = QLineEdit()
+        self.params.setObjectName(f"compare_params_{name.lower()}")
+        self.params.setPlaceholderText("KEY=VALUE ...")
+        row.addWidget(self.params, 1)
+
+    def spec(self) -> SideSpec:
+        """The side as chosen (a malformed assignment raises ParamError naming it)."""
+        return SideSpec(self.backend.currentData(), split_assignments(self.params.text().split()))
+
+
+class CompareWindow(QWidget):
+    """See the module docstring. ``measured(report dict)`` after each measurement."""
+
+    measured = Signal(object)
+
+    def __init__(self, main_window) -> None:
+        super().__init__(main_window, Qt.Window)
+        self.setObjectName("compare_window")
+        self.setWindowTitle("Compare partitions")
+        self.main = main_window
+        self.scale = SharedScale()
+        record = index_input(main_window.document.scene)
+        a, b = default_sides(record)
+        self.controls = [SideControls("A", a), SideControls("B", b)]
+        self.sides = [SideState(c.spec(), self.scale, self) for c in self.controls]
+        self.views = [View2D(side, main_window.tools, "Top") for side in self.sides]
+        for view, name in zip(self.views, ("compare_view_a", "compare_view_b")):
+            view.setObjectName(name)
+        link_cameras(self.views)
+        self.query_link = QueryLink(main_window.state, self.sides)
+        self.worker: CompareWorker | None = None
+        self.comparison = None
+        self._build()
+        main_window.state.document_replaced.connect(self._on_document_replaced)
+        self.apply_sides()
+
+    # ------------------------------------------------------------------ layout
+    def _build(self) -> None:
+        bar = QHBoxLayout()
+        for c in self.controls:
+            bar.addWidget(c, 1)
+        self.metric_box = QComboBox()
+        self.metric_box.setObjectName("compare_metric")
+        for key, (label, _legend) in METRICS.items():
+            self.metric_box.addItem(label, key)
+        self.metric_box.setCurrentIndex(self.metric_box.findData("pair_tests"))
+        self.metric_box.currentIndexChanged.connect(self._on_metric)
+        bar.addWidget(QLabel("colour:"))
+        bar.addWidget(self.metric_box)
+        self.region_metric = QComboBox()
+        self.region_metric.setObjectName("compare_region_metric")
+        for key in REGION_METRICS:
+            self.region_metric.addItem(REGION_LABELS[key], key)
+        self.region_metric.currentIndexChanged.connect(lambda _i: self._show_difference())
+        bar.addWidget(QLabel("difference:"))
+        bar.addWidget(self.region_metric)
+        self.measure_button = QPushButton("Measure")
+        self.measure_button.setObjectName("compare_measure")
+        self.measure_button.clicked.connect(self.apply_sides)
+        bar.addWidget(self.measure_button)
+        views = QSplitter(Qt.Horizontal)
+        for view in self.views:
+            views.addWidget(view)
+        self.scale_label = QLabel()
+        self.scale_label.setObjectName("compare_scale")
+        self.status = QLabel()
+        self.status.setObjectName("compare_status")
+        self.table = CompareTable()
+        self.diff_plot = DifferencePlot()
+        self.costliest = CostliestList()
+        self.costliest.itemActivated.connect(self._select_object)
+        self.costliest.itemClicked.connect(self._select_object)
+        bottom = QSplitter(Qt.Horizontal)
+        for w in (self.table, self.diff_plot, self.costliest):
+            bottom.addWidget(w)
+        bottom.setStretchFactor(0, 5)
+        bottom.setStretchFactor(1, 3)
+        bottom.setStretchFactor(2, 3)
+        bottom.setSizes([520, 330, 330])
+        body = QSplitter(Qt.Vertical)
+        body.addWidget(views)
+        body.addWidget(bottom)
+        body.setSizes([3, 2])
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(body, 1)
+        info = QHBoxLayout()
+        info.addWidget(self.scale_label, 1)
+        info.addWidget(self.status, 1)
+        layout.addLayout(info)
+        for side in self.sides:
+            side.overlay_changed.connect(lambda _g: self._show_scale())
+        self.resize(1400, 900)
+
+    # ------------------------------------------------------------------ sides
+    def apply_sides(self) -> None:
+        """Rebuild both sides from the controls and measure them."""
+        try:
+            specs = [c.spec() for c in self.controls]
+        except PartitionStudioError as exc:
+            self.status.setText(str(exc))
+            return
+        document = self.main.document
+        metric = self.metric_box.currentData()
+        for side, spec, view, name in zip(self.sides, specs, self.views, "AB"):
+            side.spec = spec
+            side.overlay_settings = type(side.overlay_settings)(metric=metric)
+            side.set_document(document)
+            view.title.setText(f"{name}: {spec.label()}")
+        self.query_link.sync()
+        self.views[0].frame_scene()
+        self.measure()
+
+    def measure(self) -> None:
+        """Measure both sides on a worker thread; the table fills when it is done."""
+        if self.worker is not None:
+            self.worker.cancel()
+        record = index_input(self.main.document.scene, self.main.document.display_name())
+        self.record = record
+        self.worker = CompareWorker(record, *[s.spec for s in self.sides])
+        self.worker.done.connect(self._on_measured)
+        self.worker.failed.connect(lambda text: self.status.setText(f"measurement failed: {text}"))
+        self.status.setText("measuring both sides…")
+        self.worker.start()
+
+    def _on_measured(self, comparison) -> None:
+        self.comparison = comparison
+        report = comparison.as_dict()
+        self.table.show_report(report)
+        self._show_difference()
+        a, b = (s.spec.backend for s in self.sides)
+        self.costliest.show_costs(self.main.document.scene, self.sides[0].index,
+                                  self.sides[1].index, a, b)
+        self.status.setText(f"measured on {comparison.queries.describe()['rays']} rays, "
+                            f"{len(comparison.queries.frusta)} frusta, "
+                            f"{len(comparison.queries.box_lo)} boxes; {comparison.frames_source}")
+        self.measured.emit(report)
+
+    def _show_difference(self) -> None:
+        if self.comparison is None or self.sides[0].index is None:
+            return
+        metric = self.region_metric.currentData()
+        grid = difference(self.sides[0].index, self.sides[1].index, self.comparison.queries,
+                          self.record, metric)
+        self.diff_plot.show_grid(grid, REGION_LABELS[metric])
+
+    def _show_scale(self) -> None:
+        metric = self.metric_box.currentData()
+        label = METRICS[metric][0]
+        self.scale_label.setText(f"colour: {label}, one scale for A and B: "
+                                 f"{self.scale.vmin:,.0f} … {self.scale.vmax:,.0f}")
+
+    def _on_metric(self, _index: int) -> None:
+        for side in self.sides:
+            side.set_overlay_settings(metric=self.metric_box.currentData())
+
+    def _select_object(self, item) -> None:
+        oid = item.data(256)
+        if oid is not None and oid in self.main.document.scene:
+            self.main.document.push(SetSelection([oid]))
+
+    def _on_document_replaced(self, _document) -> None:
+        self.apply_sides()
+
+    def closeEvent(self, event) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+        self.query_link.close()
+        self.main.state.document_replaced.disconnect(self._on_document_replaced)
+        for side in self.sides:
+            side.detach()
+        super().closeEvent(event)
+
+
+def open_compare(main_window) -> CompareWindow:
+    """Show the compare window of ``main_window`` (made on first use)."""
+    window = getattr(main_window, "compare_window", None)
+    if window is None or not window.isVisible():
+        window = CompareWindow(main_window)
+        main_window.compare_window = window
+    window.show()
+    window.raise_()
+    return window
