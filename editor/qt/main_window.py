@@ -36,6 +36,7 @@ from editor.model.loading import (
 )
 from spatial.errors import PartitionStudioError
 
+from .compare.tree_diff_view import TreeDiffTracker
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
+        self.tree_diff = TreeDiffTracker(self)  # every edit's changed nodes, outlined and listed
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.watcher = QFileSystemWatcher(self)

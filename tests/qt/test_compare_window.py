@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from editor.cli import run_cli
@@ -77,3 +78,46 @@ def _figure(side, key):
         kind, name = key.split(".")
         return side["queries"][kind][name]
     return side[key]
+
+
+def wall_adjacent_thing(scene) -> int:
+    """A point entity within 32 units of a wall segment's box (in the top view)."""
+    walls = [scene.segment(i) for i in scene.segment_ids()]
+    lo = np.array([np.minimum(w.a, w.b) for w in walls]) - 32
+    hi = np.array([np.maximum(w.a, w.b) for w in walls]) + 32
+    for oid in scene.point_entity_ids():
+        x, y = scene.entity(oid).origin[:2]
+        if ((lo[:, 0] <= x) & (x <= hi[:, 0]) & (lo[:, 1] <= y) & (y <= hi[:, 1])).any():
+            return oid
+    raise AssertionError("no thing stands next to a wall")
+
+
+@pytest.mark.slow
+def test_edit_next_to_a_wall_lists_the_tree_diff(window, qtbot):
+    from PySide6.QtCore import Qt
+
+    from editor.model.commands import SetSelection
+
+    if not FREEDOOM1.exists():
+        pytest.skip(f"{FREEDOOM1} is absent: install the Debian package 'freedoom'")
+    assert window.open_file(E1M1, background=False)
+    window.state.flush()
+    compare = open_compare(window, qtbot)
+    doc = window.document
+    thing = wall_adjacent_thing(doc.scene)
+    doc.push(SetSelection([thing]))
+    top = window.views2d["Top"]
+    top.setFocus()
+    qtbot.keyClick(top, Qt.Key_BracketRight)  # a coarser grid: each nudge moves further
+    qtbot.keyClick(top, Qt.Key_BracketRight)
+    tracker = window.tree_diff
+    history = window.history_panel.list
+    for _ in range(12):  # nudge until a step reshapes the tree
+        qtbot.keyClick(top, Qt.Key_Right)
+        if tracker.last is not None:
+            break
+    assert tracker.last is not None, "no nudge changed the tree"
+    entry = history.item(doc.stack.index).text()
+    assert entry.startswith("Move") and tracker.last.summary() in entry
+    assert tracker.highlighted() == len(window.views2d) + len(compare.views)
+    qtbot.waitUntil(lambda: tracker.highlighted() == 0, timeout=5000)  # for a moment only
