@@ -36,7 +36,7 @@ from editor.model.loading import (
 )
 from spatial.errors import PartitionStudioError
 
-from .compare.tree_diff_view import TreeDiffTracker
+from .compare.install import install_compare
 from .dialogs import install_dialogs
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
-        self.tree_diff = TreeDiffTracker(self)  # every edit's changed nodes, outlined and listed
+        install_compare(self)  # View → Compare…, focus, depth limit, tree diff of every edit
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.watcher = QFileSystemWatcher(self)
@@ -197,10 +197,6 @@ class MainWindow(QMainWindow):
             s.setSizes([1, 1])
         self.splitter.setSizes([3, 2])
         self.setCentralWidget(self.splitter)
-
-    def _open_compare(self):
-        from .compare.window import open_compare
-        return open_compare(self)
 
     def central_views(self) -> list:
         """The widgets that paint the level: the 3D view (or its placeholder) and the 2D views'
@@ -339,9 +335,6 @@ class MainWindow(QMainWindow):
             self.act_fly = self._action("Fl&y mode (3D view, Z)", self.view3d.set_fly_mode, checkable=True)
             m.addAction(self.act_fly)
         m.addSeparator()
-        self.act_compare = self._action("&Compare…", self._open_compare,
-                                        tip="Two partitions of this level side by side, measured")
-        m.addAction(self.act_compare)
         panels = m.addMenu("&Panels")
         for dock in self.docks.values():
             panels.addAction(dock.toggleViewAction())

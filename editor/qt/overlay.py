@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from editor.model.compare.readable import dim_outside_focus
+
 from .colors import SPLIT_LINE, colormap
 
 #: metric key -> (menu label, legend text)
@@ -51,6 +53,7 @@ class OverlaySettings:
     max_boxes: int = 50_000
     show_loose: bool = True   # loose octree: draw the loose bounds and the core cell dimmer
     show_planes: bool = False  # BSP: draw each drawn node's split plane clipped to its box
+    focus: int = -1           # a node row: its subtree bright, the rest dimmed; planes in it only
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -178,6 +181,7 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
     colours[:, :3] = rgb
     colours[:, 3] = alpha
     bins = np.minimum((np.clip(norm, 0, 1) * COLOUR_BINS).astype(np.int64), COLOUR_BINS - 1)
+    focused = dim_outside_focus(table, rows, settings.focus, colours, bins)
     lo, hi = table.lo[rows], table.hi[rows]
     lines = box_lines(lo, hi)
     colours3d = np.repeat(colours, 24, axis=0)
@@ -195,9 +199,10 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
                            core_colours, cut, len(table), settings.metric, has_loose, lo, hi, bins,
                            log_scale)
     if settings.show_planes and planes is not None and len(planes) == len(table) and len(rows):
-        segments, owner = plane_outlines(planes[rows], lo, hi)
+        keep = focused if focused is not None else slice(None)  # the focused subtree's only
+        segments, owner = plane_outlines(planes[rows][keep], lo[keep], hi[keep])
         geom.plane_lines3d = segments
-        geom.plane_normals = planes[rows][owner, :3]
+        geom.plane_normals = planes[rows][keep][owner, :3]
         geom.plane_colours3d = np.tile(np.array([*SPLIT_LINE, 0.85], dtype=np.float32), (len(segments), 1))
     return geom
 
