@@ -18,7 +18,7 @@ def cell_text(value) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) >= 1e4 else f"{value:.4g}"
+        return f"{value:,.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
     return f"{value:,}"
 
 

@@ -140,6 +140,30 @@ class CompareWindow(QWidget):
         self.resize(1400, 900)
 
     # ------------------------------------------------------------------ sides
+    @property
+    def state(self):
+        """The editor's state (screenshot mode flushes it before a grab)."""
+        return self.main.state
+
+    #: no OpenGL view in this window (screenshot mode composites GL views only)
+    view3d = None
+
+    def choose(self, a: str | None = None, b: str | None = None) -> None:
+        """Pick the backends of A and/or B in the boxes and measure again."""
+        for controls, name in zip(self.controls, (a, b)):
+            if name is not None:
+                index = controls.backend.findData(name)
+                if index < 0:
+                    raise PartitionStudioError(f"no backend named '{name}'")
+                controls.backend.setCurrentIndex(index)
+        self.apply_sides()
+
+    def flush(self) -> None:
+        """Bring both sides' arrays up to date now (before a grab)."""
+        self.main.state.flush()
+        for side in self.sides:
+            side.flush()
+
     def apply_sides(self) -> None:
         """Rebuild both sides from the controls and measure them."""
         try:
