@@ -19,8 +19,14 @@ def open_for_screenshot(window, backend: str):
     """The compare window of ``window`` with B ``backend``, measured and drawn."""
     from PySide6.QtWidgets import QApplication
 
+    from spatial.registry import default_registry
+
     from .window import open_compare
 
+    backends = default_registry().backends
+    if backend not in backends:
+        raise ScreenshotError(f"--compare: no backend named '{backend}'; registered: "
+                              f"{', '.join(sorted(backends))}")
     compare = open_compare(window)
     compare.choose(window.document.index.name, backend)
     compare.resize(window.size())
