@@ -100,3 +100,19 @@ def test_demo_level_text_table_names_both_sides(capsys):
     assert code == 0, err
     assert "A        octree" in out and "B        bvh" in out
     assert all(label in out for _key, label in FIGURES)
+
+
+def test_recording_frames_are_played_into_both_sides(capsys, tmp_path):
+    recording = tmp_path / "demo.npz"
+    assert run_cli(["simulate", "--demo", "--frames", "12", "--save-recording", str(recording),
+                    "--json"]) == 0
+    capsys.readouterr()
+    report = compare(capsys, str(DEMO), "--a", "octree", "--b", "bvh", "--recording",
+                     str(recording), "--frames", "8")
+    assert report["workload"]["motion"] == "recording, 8 frames"
+    a, b = report["a"]["frames"], report["b"]["frames"]
+    assert [f["frame"] for f in a] == [f["frame"] for f in b] and len(a) == 8
+    # the same motion: the same pairs really overlap in both, frame by frame
+    assert [f["overlapping"] for f in a] == [f["overlapping"] for f in b]
+    assert report["a"]["frame_candidates"] == pytest.approx(sum(f["candidates"] for f in a) / 8, abs=1e-3)
+    check_ratios(report)

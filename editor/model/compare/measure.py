@@ -74,7 +74,10 @@ class SideMeasure:
 
 
 def _workload(record: IndexInput, queries: QuerySet) -> Workload:
-    return Workload(record.ids, record.lo, record.hi, record.dynamic, record.awake, [],
+    """The warm-up's workload: the level, two frames of motion (the update path) and the
+    queries."""
+    motion = synthetic_motion(record.ids, record.lo, record.hi, record.dynamic, 2, 0)
+    return Workload(record.ids, record.lo, record.hi, record.dynamic, record.awake, motion,
                     queries.ray_origins, queries.ray_directions, queries.ray_max_t,
                     queries.frusta, record.split_planes)
 
