@@ -121,3 +121,16 @@ def test_edit_next_to_a_wall_lists_the_tree_diff(window, qtbot):
     assert entry.startswith("Move") and tracker.last.summary() in entry
     assert tracker.highlighted() == len(window.views2d) + len(compare.views)
     qtbot.waitUntil(lambda: tracker.highlighted() == 0, timeout=5000)  # for a moment only
+
+
+@pytest.mark.slow
+def test_first_use_of_a_side_backend_is_prepared_off_the_window(window, qtbot, monkeypatch):
+    import editor.warmup as warmup
+
+    monkeypatch.setattr(warmup, "needs_warm_up", lambda name: name == "bsp")
+    window.act_compare.trigger()
+    compare = window.compare_window
+    assert "preparing bsp" in compare.status.text()
+    assert compare.sides[0].document is None  # nothing built before the kernels are ready
+    qtbot.waitUntil(lambda: compare.comparison is not None, timeout=600_000)
+    assert [s.index.name for s in compare.sides] == ["octree", "bsp"]

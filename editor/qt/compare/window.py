@@ -26,7 +26,7 @@ from .difference_view import CostliestList, DifferencePlot, difference
 from .links import QueryLink, link_cameras
 from .side_state import SharedScale, SideState
 from .table import CompareTable
-from .worker import CompareWorker
+from .worker import CompareWorker, PrepareWorker
 
 REGION_LABELS = {"query_visits": "query visits", "pair_tests": "pair tests"}
 
@@ -76,6 +76,7 @@ class CompareWindow(QWidget):
         link_cameras(self.views)
         self.query_link = QueryLink(main_window.state, self.sides)
         self.worker: CompareWorker | None = None
+        self.preparing: PrepareWorker | None = None
         self.comparison = None
         self._build()
         main_window.state.document_replaced.connect(self._on_document_replaced)
@@ -165,12 +166,30 @@ class CompareWindow(QWidget):
             side.flush()
 
     def apply_sides(self) -> None:
-        """Rebuild both sides from the controls and measure them."""
+        """Rebuild both sides from the controls and measure them. A backend whose kernels
+        were never compiled is prepared first on a worker (and a child process), as the
+        editor's own backend switch is."""
+        from editor.warmup import needs_warm_up
+
         try:
             specs = [c.spec() for c in self.controls]
         except PartitionStudioError as exc:
             self.status.setText(str(exc))
             return
+        cold = sorted({s.backend for s in specs if needs_warm_up(s.backend)})
+        if self.preparing is not None:
+            self.preparing.cancel()
+            self.preparing = None
+        if cold:
+            self.preparing = PrepareWorker(cold, self.main.document.index.name)
+            self.preparing.ready.connect(lambda: self._build_sides(specs))
+            self.status.setText(f"preparing {', '.join(cold)} (first use: compiling)…")
+            self.preparing.start()
+            return
+        self._build_sides(specs)
+
+    def _build_sides(self, specs) -> None:
+        self.preparing = None
         document = self.main.document
         metric = self.metric_box.currentData()
         for side, spec, view, name in zip(self.sides, specs, self.views, "AB"):
@@ -234,8 +253,9 @@ class CompareWindow(QWidget):
         self.apply_sides()
 
     def closeEvent(self, event) -> None:
-        if self.worker is not None:
-            self.worker.cancel()
+        for worker in (self.worker, self.preparing):
+            if worker is not None:
+                worker.cancel()
         self.query_link.close()
         self.main.state.document_replaced.disconnect(self._on_document_replaced)
         for side in self.sides:

@@ -29,3 +29,32 @@ class CompareWorker(_Cancellable):
             return
         if not self.cancelled:
             self.done.emit(result)
+
+
+class PrepareWorker(_Cancellable):
+    """Compile (in a child process) and load the kernels of side backends used for the first
+    time, as the editor's own backend switch does (:class:`editor.warmup.BackendPreparation`),
+    so the window never compiles; ``ready()`` when done."""
+
+    ready = Signal()
+
+    def __init__(self, backends: list[str], current: str | None) -> None:
+        super().__init__()
+        from editor.warmup import BackendPreparation
+
+        self.preparations = [BackendPreparation(name, current=current) for name in backends]
+
+    def run(self) -> None:
+        for preparation in self.preparations:
+            if self.cancelled:
+                preparation.cancel()
+                continue
+            preparation.first_frame()
+            preparation.rest()
+        if not self.cancelled:
+            self.ready.emit()
+
+    def cancel(self) -> None:
+        super().cancel()
+        for preparation in self.preparations:
+            preparation.cancel()
