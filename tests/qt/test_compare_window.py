@@ -134,3 +134,19 @@ def test_first_use_of_a_side_backend_is_prepared_off_the_window(window, qtbot, m
     assert compare.sides[0].document is None  # nothing built before the kernels are ready
     qtbot.waitUntil(lambda: compare.comparison is not None, timeout=600_000)
     assert [s.index.name for s in compare.sides] == ["octree", "bsp"]
+
+
+@pytest.mark.slow
+def test_simulated_frames_are_the_compared_motion(window, qtbot):
+    for _ in range(5):  # Simulation → Step one frame, five times: a recording of the run
+        window.act_step.trigger()
+    recording = window.timeline.recording
+    assert recording is not None and len(recording) > 1
+    compare = open_compare(window, qtbot)
+    report = compare.table.report
+    assert report["workload"]["motion"].startswith("recording")
+    frames_a, frames_b = report["a"]["frames"], report["b"]["frames"]
+    assert len(frames_a) == len(frames_b) == len(recording) - 1
+    assert [f["overlapping"] for f in frames_a] == [f["overlapping"] for f in frames_b]
+    x, y = compare.frame_plot.curves["a"].getData()
+    assert list(y) == [f["candidates"] for f in frames_a]

@@ -54,7 +54,9 @@ class SideMeasure:
     """One side measured: its spec, the index built from the document and every figure.
 
     ``index`` is the tree as built (queried, never moved: motion runs on a second index).
-    ``figures`` is the flat dictionary of numbers the report and the GUI's table show.
+    ``figures`` is the flat dictionary of numbers the report and the GUI's table show;
+    ``frames`` one dictionary per frame of the motion (frame, moved, candidates, overlapping,
+    update_ms, pairs_ms), for the per-frame plot.
     """
 
     spec: SideSpec
@@ -68,8 +70,7 @@ class SideMeasure:
         out = {"backend": self.spec.backend, "params": params_to_dict(self.index.params),
                **self.figures,
                "queries": {kind: work.summary() for kind, work in self.queries.items()}}
-        if self.frames:
-            out["frames"] = self.frames
+        out["frames"] = self.frames
         return out
 
 
@@ -170,4 +171,4 @@ def measure_side(record: IndexInput, spec: SideSpec, queries: QuerySet, *, recor
         record.build(mover)
         played = synthetic_frames(mover, record, frames, seed)
     figures.update(motion_figures(played))
-    return SideMeasure(spec, index, figures, work, played if recording is not None else [])
+    return SideMeasure(spec, index, figures, work, played)

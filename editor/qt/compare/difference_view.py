@@ -72,3 +72,32 @@ class CostliestList(QListWidget):
             self.addItem(item)
         if not self.costs:
             self.addItem("every object is held by as many nodes in A as in B")
+
+
+class FramePlot(pg.PlotWidget):
+    """Candidate pair tests per frame of the shared motion, A and B (the timeline of the
+    comparison: a recording's frames, or the seeded drift of the moving entities)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent=parent, background=(24, 26, 31))
+        self.setObjectName("compare_frames")
+        self.setMinimumSize(160, 100)
+        self.plotItem.hideButtons()
+        self.plotItem.setMenuEnabled(False)
+        self.addLegend(offset=(6, 6))
+        self.setLabel("bottom", "frame")
+        self.curves = {}
+
+    def show_frames(self, report: dict) -> None:
+        """Plot ``candidates`` of each side's ``frames``."""
+        self.clear()
+        self.curves = {}
+        for key, colour in (("a", (90, 200, 255)), ("b", (255, 170, 60))):
+            side = report[key]
+            frames = side.get("frames") or []
+            x = [f["frame"] for f in frames]
+            y = [f["candidates"] for f in frames]
+            self.curves[key] = self.plot(x, y, pen=pg.mkPen(colour, width=2),
+                                         name=f"{key.upper()}: {side['backend']}")
+        self.setTitle(f"pair candidates per frame ({report['workload']['motion']})",
+                      color=(200, 205, 215), size="9pt")

@@ -22,7 +22,7 @@ from spatial.registry import default_registry
 
 from ..overlay import METRICS
 from ..views.view2d import View2D
-from .difference_view import CostliestList, DifferencePlot, difference
+from .difference_view import CostliestList, DifferencePlot, FramePlot, difference
 from .links import QueryLink, link_cameras
 from .side_state import SharedScale, SideState
 from .table import CompareTable
@@ -115,11 +115,16 @@ class CompareWindow(QWidget):
         self.status.setObjectName("compare_status")
         self.table = CompareTable()
         self.diff_plot = DifferencePlot()
+        self.frame_plot = FramePlot()
+        middle = QSplitter(Qt.Vertical)
+        middle.addWidget(self.diff_plot)
+        middle.addWidget(self.frame_plot)
+        middle.setSizes([3, 2])
         self.costliest = CostliestList()
         self.costliest.itemActivated.connect(self._select_object)
         self.costliest.itemClicked.connect(self._select_object)
         bottom = QSplitter(Qt.Horizontal)
-        for w in (self.table, self.diff_plot, self.costliest):
+        for w in (self.table, middle, self.costliest):
             bottom.addWidget(w)
         bottom.setStretchFactor(0, 5)
         bottom.setStretchFactor(1, 3)
@@ -207,16 +212,25 @@ class CompareWindow(QWidget):
             self.worker.cancel()
         record = index_input(self.main.document.scene, self.main.document.display_name())
         self.record = record
-        self.worker = CompareWorker(record, *[s.spec for s in self.sides])
+        self.worker = CompareWorker(record, *[s.spec for s in self.sides],
+                                    recording=self.timeline_recording())
         self.worker.done.connect(self._on_measured)
         self.worker.failed.connect(lambda text: self.status.setText(f"measurement failed: {text}"))
         self.status.setText("measuring both sides…")
         self.worker.start()
 
+    def timeline_recording(self):
+        """The editor's recording (a simulation run or a loaded one), when it has frames to
+        play; the sides then replay it instead of the seeded drift."""
+        timeline = getattr(self.main, "timeline", None)
+        recording = timeline.recording if timeline is not None else None
+        return recording if recording is not None and len(recording) > 1 else None
+
     def _on_measured(self, comparison) -> None:
         self.comparison = comparison
         report = comparison.as_dict()
         self.table.show_report(report)
+        self.frame_plot.show_frames(report)
         self._show_difference()
         a, b = (s.spec.backend for s in self.sides)
         self.costliest.show_costs(self.main.document.scene, self.sides[0].index,

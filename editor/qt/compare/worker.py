@@ -16,13 +16,16 @@ class CompareWorker(_Cancellable):
     done = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, record, a, b, seed: int = 0, frames: int = DEFAULT_FRAMES) -> None:
+    def __init__(self, record, a, b, seed: int = 0, frames: int = DEFAULT_FRAMES,
+                 recording=None) -> None:
         super().__init__()
         self.record, self.a, self.b, self.seed, self.frames = record, a, b, seed, frames
+        self.recording = recording
 
     def run(self) -> None:
         try:
-            result = compare_record(self.record, self.a, self.b, seed=self.seed, frames=self.frames)
+            result = compare_record(self.record, self.a, self.b, seed=self.seed, frames=self.frames,
+                                    recording=self.recording)
         except Exception as exc:  # noqa: BLE001 - reported as one line in the window
             if not self.cancelled:
                 self.failed.emit(f"{type(exc).__name__}: {exc}")
