@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from editor.model.compare.difference import costliest_objects, region_grid
@@ -59,6 +59,8 @@ class CostliestList(QListWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("compare_costliest")
+        self.setWordWrap(True)  # a long line wraps instead of hiding behind a scroll bar
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.costs: list = []
 
     def show_costs(self, scene, a_index, b_index, a_name: str, b_name: str, top: int = 12) -> None:
@@ -99,5 +101,4 @@ class FramePlot(pg.PlotWidget):
             y = [f["candidates"] for f in frames]
             self.curves[key] = self.plot(x, y, pen=pg.mkPen(colour, width=2),
                                          name=f"{key.upper()}: {side['backend']}")
-        self.setTitle(f"pair candidates per frame ({report['workload']['motion']})",
-                      color=(200, 205, 215), size="9pt")
+        self.setTitle("pair candidates per frame", color=(200, 205, 215), size="9pt")

@@ -50,6 +50,9 @@ class CompareTable(QTableWidget):
                 item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 self.setItem(r, c, item)
         self.resizeColumnsToContents()
+        # every row stays in sight: the splitter gives the views what the table does not need
+        self.setMinimumHeight(self.horizontalHeader().height() + 2 * self.frameWidth()
+                              + sum(self.rowHeight(r) for r in range(self.rowCount())) + 2)
 
     def values(self) -> dict[str, tuple]:
         """``key -> (A, B, ratio)`` as shown (read back from the cells)."""
