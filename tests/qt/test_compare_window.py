@@ -72,6 +72,15 @@ def test_compare_mode_on_e1m1(window, qtbot, capsys):
             (_figure(report["a"], key), _figure(report["b"], key))), key
     assert compare.costliest.count() > 0 and " bsp node" in compare.costliest.item(0).text()
 
+    # choosing an object in the list selects it in the document both views show
+    from PySide6.QtCore import Qt
+
+    costly = compare.costliest
+    rect = costly.visualItemRect(costly.item(0))
+    qtbot.mouseClick(costly.viewport(), Qt.LeftButton, pos=rect.center())
+    assert window.document.selection == {costly.costs[0].oid}
+    assert a.document.selection == b.document.selection == window.document.selection
+
 
 def _figure(side, key):
     if "." in key:
@@ -117,10 +126,15 @@ def test_edit_next_to_a_wall_lists_the_tree_diff(window, qtbot):
         if tracker.last is not None:
             break
     assert tracker.last is not None, "no nudge changed the tree"
-    entry = history.item(doc.stack.index).text()
+    row = doc.stack.index
+    entry = history.item(row).text()
     assert entry.startswith("Move") and tracker.last.summary() in entry
     assert tracker.highlighted() == len(window.views2d) + len(compare.views)
     qtbot.waitUntil(lambda: tracker.highlighted() == 0, timeout=5000)  # for a moment only
+    # a later step that leaves the tree alone (clearing the selection) keeps the entry's list
+    window.act_select_none.trigger()
+    assert doc.stack.index == row + 1 and not doc.selection
+    assert tracker.last.summary() in history.item(row).text()
 
 
 @pytest.mark.slow

@@ -32,13 +32,14 @@ def _rect_segments(lo: np.ndarray, hi: np.ndarray, axes: tuple[int, int]) -> np.
 
 class TreeDiffTracker(QObject):
     """See the module docstring. ``last`` is the latest step's :class:`TreeDiff`;
-    ``entries`` maps a history row to its summary."""
+    ``entries`` maps a history row to its step's summary, ``undone`` to its undo's."""
 
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
         self.last: TreeDiff | None = None
         self.entries: dict[int, str] = {}
+        self.undone: dict[int, str] = {}
         self._table = None
         self._index = None
         self._position = 0
@@ -51,7 +52,7 @@ class TreeDiffTracker(QObject):
             self._on_document_replaced(window.state.document)
 
     def _on_document_replaced(self, document) -> None:
-        self.entries = {}
+        self.entries, self.undone = {}, {}
         self._snapshot(document)
         self._position = document.stack.index
         document.stack_changed.connect(self._on_stack_changed)
@@ -64,35 +65,46 @@ class TreeDiffTracker(QObject):
         document = self.window.state.document
         stack = document.stack
         before, self._position = self._position, stack.index
+        if stack.index > before and len(stack.history) == stack.index:
+            # a push drops the redo entries after it (their rows now name other steps)
+            self.entries = {r: t for r, t in self.entries.items() if r < stack.index}
+            self.undone = {r: t for r, t in self.undone.items() if r < stack.index}
         if document.index is not self._index:  # a backend switch: a new tree, not an edit's
             self._snapshot(document)
-            return
-        new = document.index.nodes()
-        diff = tree_diff(self._table, new)
-        old, self._table = self._table, new
-        if stack.index > before:  # a push or a redo: the step is the entry now applied
-            row = stack.index
-            if len(stack.history) == stack.index:  # a push drops the redo entries
-                self.entries = {r: t for r, t in self.entries.items() if r < row}
         else:
-            row = before  # an undo: the entry undone
-        if diff.empty:
-            return
-        self.last = diff
-        self.entries[row] = diff.summary()
+            new = document.index.nodes()
+            diff = tree_diff(self._table, new)
+            old, self._table = self._table, new
+            if not diff.empty:
+                self.last = diff
+                if stack.index > before:  # a push or a redo: the entry now applied
+                    self.entries[stack.index] = diff.summary()
+                else:  # an undo: the entry undone
+                    self.undone[before] = diff.summary()
+                self._highlight(diff, old, new)
+        # the panel lists the stack afresh on every change: name the trees' changes again
         self._annotate_history()
-        self._highlight(diff, old, new)
 
     # ------------------------------------------------------------------ history entries
+    def entry_text(self, row: int) -> str:
+        """What the history entry of ``row`` adds: the step's tree diff, and its undo's."""
+        parts = []
+        if row in self.entries:
+            parts.append(self.entries[row])
+        if row in self.undone:
+            parts.append(f"undo: {self.undone[row]}")
+        return "  · " + "; ".join(parts) if parts else ""
+
     def _annotate_history(self) -> None:
         panel = getattr(self.window, "history_panel", None)
         if panel is None:
             return
-        for row, summary in self.entries.items():
+        for row in set(self.entries) | set(self.undone):
             item = panel.list.item(row)
-            if item is not None and summary not in item.text():
-                item.setText(f"{item.text()}  · {summary}")
-                item.setToolTip(summary)
+            extra = self.entry_text(row)
+            if item is not None and not item.text().endswith(extra):
+                item.setText(item.text() + extra)
+                item.setToolTip(extra.strip(" ·"))
 
     # ------------------------------------------------------------------ highlight
     def _views(self) -> list:
