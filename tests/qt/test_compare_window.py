@@ -164,3 +164,20 @@ def test_simulated_frames_are_the_compared_motion(window, qtbot):
     assert [f["overlapping"] for f in frames_a] == [f["overlapping"] for f in frames_b]
     x, y = compare.frame_plot.curves["a"].getData()
     assert list(y) == [f["candidates"] for f in frames_a]
+
+
+def test_a_bad_parameter_is_one_line_and_keeps_the_sides(window, qtbot):
+    from PySide6.QtCore import Qt
+
+    compare = open_compare(window, qtbot)
+    shown = compare.sides[1].index
+    params = compare.findChild(type(compare.controls[1].params), "compare_params_b")
+    params.setText("max_depth=oops")
+    qtbot.mouseClick(compare.measure_button, Qt.LeftButton)
+    assert compare.status.text().startswith("B: ") and "max_depth" in compare.status.text()
+    assert compare.sides[1].index is shown
+    params.setText("max_depth=3")
+    qtbot.mouseClick(compare.measure_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: compare.table.values()["max_depth"][1] == compare.sides[1].index.stats()["max_depth"] <= 3,
+                    timeout=600_000)
+    assert compare.views[1].title.toPlainText() == f"B: {compare.sides[1].spec.label()}"

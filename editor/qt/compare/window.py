@@ -14,10 +14,11 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushBu
 from editor.model.commands import SetSelection
 from editor.model.compare import SideSpec
 from editor.model.compare.difference import REGION_METRICS
-from editor.model.compare.sides import default_sides
+from editor.model.compare.sides import default_sides, scene_side_params
 from editor.model.index_input import index_input
 from spatial.errors import PartitionStudioError
-from spatial.params import split_assignments
+from spatial.backend_lookup import backend_class
+from spatial.params import parse_params, split_assignments
 from spatial.registry import default_registry
 
 from ..overlay import METRICS
@@ -178,11 +179,16 @@ class CompareWindow(QWidget):
         editor's own backend switch is."""
         from editor.warmup import needs_warm_up
 
-        try:
-            specs = [c.spec() for c in self.controls]
-        except PartitionStudioError as exc:
-            self.status.setText(str(exc))
-            return
+        specs = []
+        for name, controls in zip("AB", self.controls):
+            try:  # a bad name or value: one line, and the sides on show stay as they are
+                spec = controls.spec()
+                cls = backend_class(spec.backend)
+                parse_params(cls.Params, scene_side_params(self.main.document.scene, spec))
+            except PartitionStudioError as exc:
+                self.status.setText(f"{name}: {exc}")
+                return
+            specs.append(spec)
         cold = sorted({s.backend for s in specs if needs_warm_up(s.backend)})
         if self.preparing is not None:
             self.preparing.cancel()
