@@ -16,8 +16,8 @@ from editor.model.compare import SideSpec
 from editor.model.compare.difference import REGION_METRICS
 from editor.model.compare.sides import default_sides, scene_side_params
 from editor.model.index_input import index_input
-from spatial.errors import PartitionStudioError
 from spatial.backend_lookup import backend_class
+from spatial.errors import PartitionStudioError
 from spatial.params import parse_params, split_assignments
 from spatial.registry import default_registry
 
