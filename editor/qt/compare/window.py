@@ -9,20 +9,19 @@ A minus B heatmap and the objects whose node counts differ most.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from editor.model.commands import SetSelection
-from editor.model.compare import SideSpec
 from editor.model.compare.difference import REGION_METRICS
 from editor.model.compare.sides import default_sides, scene_side_params
 from editor.model.index_input import index_input
 from spatial.backend_lookup import backend_class
 from spatial.errors import PartitionStudioError
-from spatial.params import parse_params, split_assignments
-from spatial.registry import default_registry
+from spatial.params import parse_params
 
 from ..overlay import METRICS
 from ..views.view2d import View2D
+from .controls import SideControls
 from .difference_view import CostliestList, DifferencePlot, FramePlot, difference
 from .links import QueryLink, link_cameras
 from .side_state import SharedScale, SideState
@@ -30,30 +29,6 @@ from .table import CompareTable
 from .worker import CompareWorker, PrepareWorker
 
 REGION_LABELS = {"query_visits": "query visits", "pair_tests": "pair tests"}
-
-
-class SideControls(QWidget):
-    """A backend box and a ``K=V K=V`` parameter line for one side."""
-
-    def __init__(self, name: str, backend: str, parent=None) -> None:
-        super().__init__(parent)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel(f"{name}:"))
-        self.backend = QComboBox()
-        self.backend.setObjectName(f"compare_backend_{name.lower()}")
-        for key in sorted(default_registry().backends):
-            self.backend.addItem(key, key)
-        self.backend.setCurrentIndex(max(self.backend.findData(backend), 0))
-        row.addWidget(self.backend)
-        self.params = QLineEdit()
-        self.params.setObjectName(f"compare_params_{name.lower()}")
-        self.params.setPlaceholderText("KEY=VALUE ...")
-        row.addWidget(self.params, 1)
-
-    def spec(self) -> SideSpec:
-        """The side as chosen (a malformed assignment raises ParamError naming it)."""
-        return SideSpec(self.backend.currentData(), split_assignments(self.params.text().split()))
 
 
 class CompareWindow(QWidget):
