@@ -181,3 +181,17 @@ def test_a_bad_parameter_is_one_line_and_keeps_the_sides(window, qtbot):
     qtbot.waitUntil(lambda: compare.table.values()["max_depth"][1] == compare.sides[1].index.stats()["max_depth"] <= 3,
                     timeout=600_000)
     assert compare.views[1].title.toPlainText() == f"B: {compare.sides[1].spec.label()}"
+
+
+def test_a_side_over_the_memory_budget_is_one_line(window, qtbot, monkeypatch):
+    from PySide6.QtCore import Qt
+
+    compare = open_compare(window, qtbot)
+    monkeypatch.setenv("PARTITION_STUDIO_MEMORY_BUDGET_MB", "1")
+    controls = compare.controls[0]
+    controls.backend.setCurrentIndex(controls.backend.findData("quadtree"))
+    controls.params.setText("max_depth=24 max_objects=1 max_duplication=4")
+    shown = compare.sides[0].index
+    qtbot.mouseClick(compare.measure_button, Qt.LeftButton)
+    assert compare.status.text().startswith("A: ") and "memory budget" in compare.status.text()
+    assert compare.sides[0].index is shown and compare.sides[0].document is window.document

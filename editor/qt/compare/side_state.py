@@ -70,10 +70,13 @@ class SideState(EditorState):
     def set_document(self, document, geometry=None) -> None:
         """Show ``document`` with this side's own index (the document stays open: it is the
         editor's)."""
-        self.detach()
         scene = document.scene
-        self.sync = IndexSync(scene, self.spec.backend, scene_side_params(scene, self.spec),
-                              follow_settings=False)
+        # built before the old one goes: a side that cannot be built (over the memory budget)
+        # raises here and leaves this side as it was
+        sync = IndexSync(scene, self.spec.backend, scene_side_params(scene, self.spec),
+                         follow_settings=False)
+        self.detach()
+        self.sync = sync
         self.frame_source = SideSource(self)
         self.document = document
         document.scene_changed.connect(self._on_scene_changed)

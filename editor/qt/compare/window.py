@@ -181,9 +181,14 @@ class CompareWindow(QWidget):
         document = self.main.document
         metric = self.metric_box.currentData()
         for side, spec, view, name in zip(self.sides, specs, self.views, "AB"):
-            side.spec = spec
+            previous, side.spec = side.spec, spec
             side.overlay_settings = type(side.overlay_settings)(metric=metric)
-            side.set_document(document)
+            try:
+                side.set_document(document)
+            except PartitionStudioError as exc:  # e.g. over the memory budget: one line
+                side.spec = previous
+                self.status.setText(f"{name}: {exc}")
+                return
             view.title.setText(f"{name}: {spec.label()}")
         self.query_link.sync()
         self.views[0].frame_scene()
