@@ -7,8 +7,8 @@
 * **Depth limit**: when a tree has more nodes than :data:`READABLE_NODES`, the overlay's
   *Max depth* is set to the deepest level that keeps the drawn count under it
   (:func:`~editor.model.compare.readable.auto_depth_limit`), through the Overlay panel's own
-  box, so it is changed there like any depth range; the legend says which limit is in force
-  and whether it was chosen automatically or by hand. Split planes follow the depth range.
+  box, so it is changed there like any depth range; while a limit is in force the legend says
+  which, and whether it was chosen automatically or by hand. Split planes follow the depth range.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ class ReadableTrees(QObject):
         self.legend = QLabel()
         self.legend.setObjectName("depth_limit_legend")
         self.legend.setWordWrap(True)
+        self.legend.setVisible(False)
         panel.body.insertWidget(panel.body.indexOf(panel.summary) + 1, self.legend)
         self.act_focus = window._action("&Focus on inspected node", self.set_focus,
                                         checkable=True,
@@ -74,8 +75,10 @@ class ReadableTrees(QObject):
         self._say(settings.max_depth, geom)
 
     def _say(self, max_depth: int, geom) -> None:
+        # the whole tree on show: nothing to say (the panel's column keeps its room)
+        self.legend.setVisible(max_depth < NO_LIMIT)
         if max_depth >= NO_LIMIT:
-            text = f"Depth limit: none, the whole tree ({geom.total:,} nodes)."
+            text = ""
         elif self.by_hand:
             text = f"Depth limit: {max_depth}, set by hand (Max depth above)."
         else:
