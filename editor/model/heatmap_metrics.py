@@ -89,8 +89,12 @@ class HeatmapMetric:
             vmin, vmax = float(values.min()), float(values.max())
         else:
             vmin = vmax = 0.0
-        log = self.log_scale and vmax - vmin > LOG_SCALE_ABOVE and vmin >= 0
-        return float(vmin), float(vmax), log
+        return float(vmin), float(vmax), self.logarithmic(vmin, vmax)
+
+    def logarithmic(self, vmin: float, vmax: float) -> bool:
+        """Whether the range ``[vmin, vmax]`` is coloured on a log scale (a heavy-tailed count
+        spanning more than :data:`LOG_SCALE_ABOVE`)."""
+        return bool(self.log_scale and vmax - vmin > LOG_SCALE_ABOVE and vmin >= 0)
 
     def recomputes_on(self, change: str) -> bool:
         """Whether ``change`` (e.g. :data:`QUERIES`) makes this metric's colours stale."""

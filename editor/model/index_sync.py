@@ -142,7 +142,10 @@ class IndexSync:
     scene : Scene
         The document to follow.
     backend : str, optional
-        Backend name; default: the scene's ``settings.backend``.
+        Backend name; default: the scene's ``settings.backend``. A backend named here is this
+        sync's own choice (a side of compare mode, a command line's ``--backend``): the index
+        then keeps it when the document's settings change, where a sync without one follows
+        them.
     params : mapping, optional
         Backend parameters; default: the scene's ``settings.params`` (when the backend is the
         scene's).
@@ -195,6 +198,7 @@ class IndexSync:
             registry = default_registry()
         self.scene = scene
         self.registry = registry
+        self.follows_document = backend is None
         self.eager_planes = eager_planes
         self.runner: Runner = runner or run_inline
         self.warm_up = warm_up
@@ -393,7 +397,7 @@ class IndexSync:
     def _on_scene_did_change(self, ids: frozenset, kind: ChangeKind) -> None:
         if kind != ChangeKind.SELECTION:
             self._edit_version += 1
-        if kind & ChangeKind.SETTINGS and self._settings_differ():
+        if kind & ChangeKind.SETTINGS and self.follows_document and self._settings_differ():
             self.rebuild_for_settings()
         if not ids or kind == ChangeKind.SELECTION:
             return

@@ -20,6 +20,8 @@ def _parse(argv: list[str]):
     p.add_argument("--report", metavar="FILE.json",
                    help="with --screenshot: write what was drawn (backend, nodes, brushes, wall "
                         "segments, triangles, entities) as JSON")
+    p.add_argument("--compare", metavar="BACKEND",
+                   help="with --screenshot: draw compare mode, the shown backend against BACKEND")
     p.add_argument("--split-planes", action="store_true",
                    help="draw a BSP's split planes (3D) and split lines (2D) over its nodes")
     p.add_argument("--size", metavar="WxH", default=None, help="window size, e.g. 1600x1000")
@@ -195,9 +197,16 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
         settle(10)
         window.stats_panel.refresh()  # its own timer may not have fired yet after the first frame
         try:
-            save_screenshot(window, args.screenshot)
-            if args.report:
-                write_render_report(window, args.report)
+            if args.compare:  # compare mode instead of the editor (editor/qt/compare/screenshot.py)
+                from .compare.screenshot import compare_render_report, open_for_screenshot
+                shown = open_for_screenshot(window, args.compare)
+                save_screenshot(shown, args.screenshot)
+                if args.report:
+                    write_render_report(window, args.report, compare=compare_render_report(shown))
+            else:
+                save_screenshot(window, args.screenshot)
+                if args.report:
+                    write_render_report(window, args.report)
         except ScreenshotError as exc:
             print(f"partition-studio: error: {exc}", file=sys.stderr)
             return 1

@@ -55,5 +55,5 @@ HIGHLIGHT = (1.0, 0.75, 0.1)         # gesture previews
 QUERY_RAY = (1.0, 1.0, 1.0)          # the ray itself
 QUERY_HIT = (1.0, 0.2, 0.6)          # objects a ray hit or a frustum holds
 VISITED = (0.25, 0.95, 1.0)          # nodes the query visited
-CULLED = (0.62, 0.62, 0.70)          # nodes the frustum rejected
+CULLED = (1.0, 0.55, 0.1)           # nodes the frustum rejected: orange, clear on the dark views
 SPLIT_LINE = (1.0, 0.45, 0.35)       # a BSP's split lines in the 2D views

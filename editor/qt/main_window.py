@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QToolBar,
 )
 
+from .compare.install import install_compare
 from .dialogs import install_dialogs
 from .dock_refit import ColumnRefit
 from .document import Document
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         install_live_link(self)  # File > Connect to game..., the live link's status line
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
         install_problems(self)  # brushes kept as written, listed with their line and reason
+        install_compare(self)  # View → Compare…, focus, depth limit, tree diff of every edit
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.state.document_replaced.connect(self._on_document_replaced)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from editor.model import heatmap_metrics as heatmaps
+from editor.model.compare.readable import dim_outside_focus
 
 from .colors import SPLIT_LINE, colormap
 
@@ -37,6 +38,7 @@ class OverlaySettings:
     max_boxes: int = 50_000
     show_loose: bool = True   # loose octree: draw the loose bounds and the core cell dimmer
     show_planes: bool = False  # BSP: draw each drawn node's split plane clipped to its box
+    focus: int = -1           # a node row: its subtree bright, the rest dimmed; planes in it only
 
     def __post_init__(self) -> None:
         heatmaps.metric(self.metric)  # a registered heatmap metric, else a ValueError
@@ -120,6 +122,24 @@ def box_lines(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(corners[:, _BOX_EDGES.ravel(), :].reshape(-1, 3))
 
 
+def colour_values(values: np.ndarray, vmin: float, vmax: float, log_scale: bool,
+                  alpha: float | np.ndarray = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(colours (N, 4) float32, bins (N,) int64)`` of ``values`` on the range ``[vmin, vmax]``,
+    linear or logarithmic: the one normalisation every overlay (and compare's shared scale)
+    colours with."""
+    if log_scale:
+        lv, lmin, lmax = np.log1p(values), np.log1p(vmin), np.log1p(vmax)
+        norm = (lv - lmin) / (lmax - lmin)
+    else:
+        span = vmax - vmin
+        norm = (values - vmin) / span if span > 0 else np.full(len(values), 0.5)
+    colours = np.empty((len(values), 4), dtype=np.float32)
+    colours[:, :3] = colormap(norm)
+    colours[:, 3] = alpha
+    bins = np.minimum((np.clip(norm, 0, 1) * COLOUR_BINS).astype(np.int64), COLOUR_BINS - 1)
+    return colours, bins
+
+
 def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = None,
                   alpha: float = 1.0, planes: np.ndarray | None = None) -> OverlayGeometry:
     """Turn a node table into overlay arrays (see :class:`OverlayGeometry`).
@@ -131,17 +151,8 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
     chosen = heatmaps.metric(settings.metric)
     values = chosen.values(table, heatmaps.MetricContext(visits=visits))[rows]
     vmin, vmax, log_scale = chosen.colour_range(values)
-    if log_scale:
-        lv, lmin, lmax = np.log1p(values), np.log1p(vmin), np.log1p(vmax)
-        norm = (lv - lmin) / (lmax - lmin)
-    else:
-        span = vmax - vmin
-        norm = (values - vmin) / span if span > 0 else np.full(len(values), 0.5)
-    rgb = colormap(norm)
-    colours = np.empty((len(rows), 4), dtype=np.float32)
-    colours[:, :3] = rgb
-    colours[:, 3] = alpha
-    bins = np.minimum((np.clip(norm, 0, 1) * COLOUR_BINS).astype(np.int64), COLOUR_BINS - 1)
+    colours, bins = colour_values(values, vmin, vmax, log_scale, alpha)
+    focused = dim_outside_focus(table, rows, settings.focus, colours, bins)
     lo, hi = table.lo[rows], table.hi[rows]
     lines = box_lines(lo, hi)
     colours3d = np.repeat(colours, 24, axis=0)
@@ -159,9 +170,10 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
                            core_colours, cut, len(table), settings.metric, has_loose, lo, hi, bins,
                            log_scale)
     if settings.show_planes and planes is not None and len(planes) == len(table) and len(rows):
-        segments, owner = plane_outlines(planes[rows], lo, hi)
+        keep = focused if focused is not None else slice(None)  # the focused subtree's only
+        segments, owner = plane_outlines(planes[rows][keep], lo[keep], hi[keep])
         geom.plane_lines3d = segments
-        geom.plane_normals = planes[rows][owner, :3]
+        geom.plane_normals = planes[rows][keep][owner, :3]
         geom.plane_colours3d = np.tile(np.array([*SPLIT_LINE, 0.85], dtype=np.float32), (len(segments), 1))
     return geom
 

@@ -61,13 +61,17 @@ def render_report(window) -> dict:
             **{key: int(value) for key, value in drawn.items()}}
 
 
-def write_render_report(window, path: str) -> None:
-    """Write :func:`render_report` as JSON to ``path`` (whole or not at all)."""
+def write_render_report(window, path: str, compare: dict | None = None) -> None:
+    """Write :func:`render_report` as JSON to ``path`` (whole or not at all); ``compare``, in
+    compare mode, is added as its ``compare`` part (both sides)."""
     import json
 
     from spatial.atomic import atomic_write_text
 
-    text = json.dumps(render_report(window), indent=2) + "\n"
+    report = render_report(window)
+    if compare is not None:
+        report["compare"] = compare
+    text = json.dumps(report, indent=2) + "\n"
     try:
         atomic_write_text(path, text)
     except OSError as exc:

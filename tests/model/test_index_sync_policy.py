@@ -241,3 +241,14 @@ def test_a_failed_rebuild_in_place_restores_the_parameters(monkeypatch):
     _breaking(registry, monkeypatch, ValueError("no"))
     stack.push(SetSettings(params={"chunk": 9}, registry=registry))
     assert failures == ["tuned-brute"] and sync.index.params.chunk == 5
+
+
+def test_a_backend_named_for_the_sync_is_kept_when_the_settings_change():
+    """A side of compare mode names its own backend: the document's choice does not move it."""
+    scene, stack, ids = small_scene()
+    registry = private_registry()
+    own = IndexSync(scene, "brute", registry=registry)
+    following = IndexSync(scene, registry=registry)
+    stack.push(SetSettings(backend="tuned-brute", registry=registry))
+    assert own.index.name == "brute" and following.index.name == "tuned-brute"
+    assert_index_matches(own)

@@ -1,0 +1,117 @@
+"""The editor state of one side of compare mode.
+
+A :class:`SideState` shows the shared document (its level, selection and edits) but its own
+index: an :class:`~editor.model.index_sync.IndexSync` of the side's backend and parameters,
+built through the document's one path to an index and following every edit incrementally, as
+the editor's own index does. It is displayed through the state's ``frame_source`` hook, so the
+views, overlay and queries read it exactly as they read the editor's index. Its overlay is
+coloured on the scale it shares with the other side (:class:`SharedScale`).
+"""
+from __future__ import annotations
+
+import time
+
+from editor.model.compare.sides import SideSpec, scene_side_params
+from editor.model.index_sync import IndexSync
+
+from ..editor_state import EditorState
+from ..overlay import build_overlay
+from ..scene_geometry import SceneGeometry
+from .scale import rescaled, shared_range
+
+
+class SideSource:
+    """The ``frame_source`` of a side: its own index and node table."""
+
+    def __init__(self, state: SideState) -> None:
+        self.state = state
+
+    def shown_index(self):
+        return self.state.sync.index
+
+    def shown_nodes(self):
+        index = self.state.sync.index
+        if self.state.overlay_settings.metric == "pair_tests":
+            index.pairs("all")  # fills the per-node pair-test column
+        return index.nodes()
+
+
+class SharedScale:
+    """Colours every side's overlay on one value range (see :mod:`.scale`)."""
+
+    def __init__(self) -> None:
+        self.states: list[SideState] = []
+        self.vmin = self.vmax = 0.0
+
+    def changed(self, source: SideState) -> None:
+        """``source`` has a new overlay: recolour every side on the shared range and tell the
+        views of each side whose colours changed."""
+        vmin, vmax = shared_range([s.raw_overlay for s in self.states])
+        moved = (vmin, vmax) != (self.vmin, self.vmax)
+        self.vmin, self.vmax = vmin, vmax
+        for state in self.states:
+            if state.raw_overlay is None or (state is not source and not moved):
+                continue
+            state.overlay = rescaled(state.raw_overlay, vmin, vmax)
+            state.overlay_changed.emit(state.overlay)
+
+
+class SideState(EditorState):
+    """One side of compare mode (see the module docstring)."""
+
+    def __init__(self, spec: SideSpec, scale: SharedScale, parent=None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.scale = scale
+        self.sync: IndexSync | None = None
+        self.raw_overlay = None
+        scale.states.append(self)
+
+    def set_document(self, document, geometry=None) -> None:
+        """Show ``document`` with this side's own index (the document stays open: it is the
+        editor's)."""
+        scene = document.scene
+        # built before the old one goes: a side that cannot be built (over the memory budget)
+        # raises here and leaves this side as it was
+        # a backend of its own: the side keeps it when the document's settings change
+        sync = IndexSync(scene, self.spec.backend, scene_side_params(scene, self.spec))
+        self.detach()
+        self.sync = sync
+        self.frame_source = SideSource(self)
+        self.document = document
+        document.scene_changed.connect(self._on_scene_changed)
+        document.index_changed.connect(self._on_index_changed)
+        self._geometry = geometry if geometry is not None else SceneGeometry()
+        self._touched = None
+        self._dirty = {"scene", "overlay", "queries", "selection"}
+        self.flush()
+        self.document_replaced.emit(document)
+
+    def detach(self) -> None:
+        """Stop following the document (the window closed or shows another level)."""
+        if self.document is not None:
+            self.document.scene_changed.disconnect(self._on_scene_changed)
+            self.document.index_changed.disconnect(self._on_index_changed)
+            self.document = None
+        if self.sync is not None:
+            self.sync.close()
+            self.sync = None
+
+    @property
+    def index(self):
+        """This side's live index."""
+        return self.sync.index if self.sync is not None else None
+
+    def _rebuild_overlay(self, fetch: bool = True) -> None:
+        start = time.perf_counter()
+        if fetch or self.node_table is None:
+            self.node_table = self._fetch_table()
+        if self.inspected_node >= len(self.node_table):
+            self.inspected_node = -1
+        planes = None
+        if self.overlay_settings.show_planes and hasattr(self.node_table_index, "node_planes"):
+            planes = self.node_table_index.node_planes()
+        self.raw_overlay = build_overlay(self.node_table, self.overlay_settings,
+                                         self.query_visits(), planes=planes)
+        self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
+        self.scale.changed(self)
