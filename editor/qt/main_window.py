@@ -52,7 +52,7 @@ from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
 from .prompts import Prompts, file_filters
-from .quiet import set_checked_quietly
+from .quiet import set_checked_quietly, signals_blocked
 from .scene_geometry import prepare_geometry
 from .settings import add_recent_file, default_settings, last_backend, recent_files, set_last_backend
 from .timeline import install_timeline
@@ -716,13 +716,10 @@ class MainWindow(QMainWindow):
 
     def _on_grid_changed(self) -> None:
         st = self.state
-        self.grid_combo.blockSignals(True)
-        self.grid_combo.setCurrentIndex(GRID_SIZES.index(st.grid_size))
-        self.grid_combo.blockSignals(False)
+        with signals_blocked(self.grid_combo):
+            self.grid_combo.setCurrentIndex(GRID_SIZES.index(st.grid_size))
         for w, on in ((self.snap_box, st.snap), (self.act_snap, st.snap), (self.act_grid, st.show_grid)):
-            w.blockSignals(True)
-            w.setChecked(on)
-            w.blockSignals(False)
+            set_checked_quietly(w, on)
         self.settings.setValue("grid_size", st.grid_size)
 
     # ------------------------------------------------------------------ status bar

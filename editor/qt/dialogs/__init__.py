@@ -8,6 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 
+from ..quiet import signals_blocked
+
 
 def _menu(window, title: str):
     """The window's menu whose text (without '&') is ``title``, created if missing."""
@@ -21,13 +23,12 @@ def _menu(window, title: str):
 def reload_backend_chooser(panel) -> None:
     """Refill a parameter panel's backend combo from its registry (after plugins changed)."""
     combo = panel.backend_combo
-    combo.blockSignals(True)
-    combo.clear()
-    for name in sorted(panel.registry.backends):
-        combo.addItem(name, name)
-        combo.setItemData(combo.count() - 1, getattr(panel.registry.backends[name], "description", ""),
-                          Qt.ToolTipRole)
-    combo.blockSignals(False)
+    with signals_blocked(combo):
+        combo.clear()
+        for name in sorted(panel.registry.backends):
+            combo.addItem(name, name)
+            combo.setItemData(combo.count() - 1, getattr(panel.registry.backends[name], "description", ""),
+                              Qt.ToolTipRole)
     if panel.state.document is not None:
         panel._sync_from_model()
 

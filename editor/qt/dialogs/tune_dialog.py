@@ -51,6 +51,7 @@ from spatial.cost import CostWeights
 from spatial.tuner import CancelToken
 
 from ..panels.base import push_button
+from ..quiet import signals_blocked
 from ..throttle import Throttle
 from ..workers import _Cancellable
 
@@ -505,33 +506,32 @@ class TuneDialog(QDialog):
 
     def _fill_table(self) -> None:
         best = self.best_rows()
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(best))
-        selected = -1
-        for k, row in enumerate(best):
-            t = row.trial
-            base = self.defaults.get(row.backend)
-            versus = ""
-            if base is not None and base.ok and base.cost:
-                versus = "defaults" if t is base or t.phase == "default" else \
-                    f"{(t.cost / base.cost - 1) * 100:+.1f} %"
-            changed = {k2: v for k2, v in t.params.items()
-                       if base is None or base.params.get(k2) != v}
-            params = ", ".join(f"{k2}={_fmt(v)}" for k2, v in changed.items()) or "(defaults)"
-            cells = [str(t.index), row.backend, f"{t.cost:,.1f}", versus, f"{self._memory(row):,.1f}", params]
-            for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if c in (0, 2, 3, 4):
-                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                if c == 5:
-                    item.setToolTip("\n".join(f"{k2} = {_fmt(v)}" for k2, v in t.params.items()))
-                self.table.setItem(k, c, item)
-            if self.chosen is not None and row.backend == self.chosen.backend and t is self.chosen.trial:
-                selected = k
-        if selected >= 0:
-            self.table.selectRow(selected)
-        self.table.resizeRowsToContents()
-        self.table.blockSignals(False)
+        with signals_blocked(self.table):
+            self.table.setRowCount(len(best))
+            selected = -1
+            for k, row in enumerate(best):
+                t = row.trial
+                base = self.defaults.get(row.backend)
+                versus = ""
+                if base is not None and base.ok and base.cost:
+                    versus = "defaults" if t is base or t.phase == "default" else \
+                        f"{(t.cost / base.cost - 1) * 100:+.1f} %"
+                changed = {k2: v for k2, v in t.params.items()
+                           if base is None or base.params.get(k2) != v}
+                params = ", ".join(f"{k2}={_fmt(v)}" for k2, v in changed.items()) or "(defaults)"
+                cells = [str(t.index), row.backend, f"{t.cost:,.1f}", versus, f"{self._memory(row):,.1f}", params]
+                for c, text in enumerate(cells):
+                    item = QTableWidgetItem(text)
+                    if c in (0, 2, 3, 4):
+                        item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                    if c == 5:
+                        item.setToolTip("\n".join(f"{k2} = {_fmt(v)}" for k2, v in t.params.items()))
+                    self.table.setItem(k, c, item)
+                if self.chosen is not None and row.backend == self.chosen.backend and t is self.chosen.trial:
+                    selected = k
+            if selected >= 0:
+                self.table.selectRow(selected)
+            self.table.resizeRowsToContents()
 
     def _on_row_selected(self) -> None:
         picked = self.table.selectionModel().selectedRows()

@@ -40,6 +40,7 @@ from editor.model.motion import (
     MotionParam,
 )
 
+from ..quiet import signals_blocked
 from .base import form_host, push_button
 
 #: spin boxes stop here when a parameter is unbounded
@@ -118,10 +119,9 @@ class MotionEditor(QGroupBox):
                                      "entities is on; the entity's own keys always win")
         self._fill_behaviours(default, named)
         self._build_form(in_effect, default if not named or named == (default or {}).get(MOTION_KEY) else None)
-        self.sleep_box.blockSignals(True)
-        self.sleep_box.setChecked((entity.get(SLEEP_KEY) or "1").strip() != "0")
-        self.sleep_box.setFont(_font(self.sleep_box, SLEEP_KEY in entity))
-        self.sleep_box.blockSignals(False)
+        with signals_blocked(self.sleep_box):
+            self.sleep_box.setChecked((entity.get(SLEEP_KEY) or "1").strip() != "0")
+            self.sleep_box.setFont(_font(self.sleep_box, SLEEP_KEY in entity))
         self.clear_button.setEnabled(any(k.startswith(MOTION_PREFIX) for k, _ in entity.properties))
 
     def _fill_behaviours(self, default: dict | None, named: str) -> None:
@@ -133,16 +133,15 @@ class MotionEditor(QGroupBox):
         if named and named not in behaviours and named != NO_MOTION:
             items.append((f"{named} (unknown)", named, "not a registered behaviour"))
         combo = self.behaviour
-        combo.blockSignals(True)
-        # refilled only when the list changes: this runs inside the chooser's own signal too
-        if [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())] != \
-                [(text, data) for text, data, _ in items]:
-            combo.clear()
-            for text, data, tip in items:
-                combo.addItem(text, data)
-                combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)
-        combo.setCurrentIndex(max(combo.findData(named), 0))
-        combo.blockSignals(False)
+        with signals_blocked(combo):
+            # refilled only when the list changes: this runs inside the chooser's own signal too
+            if [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())] != \
+                    [(text, data) for text, data, _ in items]:
+                combo.clear()
+                for text, data, tip in items:
+                    combo.addItem(text, data)
+                    combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)
+            combo.setCurrentIndex(max(combo.findData(named), 0))
 
     def _build_form(self, behaviour: str, class_keys: dict | None) -> None:
         # The widgets are rebuilt only when the behaviour changes: a value edit comes back here
@@ -214,9 +213,7 @@ class MotionEditor(QGroupBox):
         return line
 
     def _set_widget(self, param: MotionParam, widget: QWidget, value: str | None) -> None:
-        for w in [widget] + list(getattr(widget, "spins", [])):
-            w.blockSignals(True)
-        try:
+        with signals_blocked(widget, *getattr(widget, "spins", [])):
             if param.kind == "number":
                 widget.setValue(_number(value, 0.0))
             elif param.kind == "vector":
@@ -227,9 +224,6 @@ class MotionEditor(QGroupBox):
                 widget.setCurrentIndex(max(widget.findText((value or "").strip()), 0))
             else:
                 widget.setText(value or "")
-        finally:
-            for w in [widget] + list(getattr(widget, "spins", [])):
-                w.blockSignals(False)
 
     # ------------------------------------------------------------------ widgets -> commands
     def _request(self, changes: dict) -> None:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from ..colors import SPLIT_LINE, colormap
 from ..overlay import METRICS
-from ..quiet import set_checked_quietly
+from ..quiet import set_checked_quietly, signals_blocked
 from .base import StatePanel
 
 
@@ -149,9 +149,8 @@ class OverlayPanel(StatePanel):
 
     def _on_overlay_changed(self, geom) -> None:
         label, help_text = METRICS[geom.metric]
-        self.metric_combo.blockSignals(True)
-        self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
-        self.metric_combo.blockSignals(False)
+        with signals_blocked(self.metric_combo):
+            self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
         self.legend_title.setText(f"<b>{label}</b>: {help_text}")
         self.legend.set_range(geom.vmin, geom.vmax, integer=True, value_at=geom.value_at,
                               log_scale=geom.log_scale)

@@ -17,6 +17,7 @@ from editor.model import ChangeKind
 from editor.model.entity_classes import CLASS_SIZES
 
 from ..colors import class_colour
+from ..quiet import signals_blocked
 from .base import StatePanel, single_shot_timer
 
 #: role of an item's class name (headings have none)
@@ -84,24 +85,22 @@ class PalettePanel(StatePanel):
 
     def _fill(self) -> None:
         chosen = self.state.entity_class
-        self.list.blockSignals(True)
-        self.list.clear()
-        if self.level_counts:
-            self._heading(f"In this level ({len(self.level_counts)} classes)")
-            ranked = sorted(self.level_counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            for name, count in ranked:
-                self._class_item(name, f"{name}  ×{count}")
-            self._heading("All classes with a known size")
-        for name in sorted(CLASS_SIZES):
-            self._class_item(name, name)
-        self.list.blockSignals(False)
+        with signals_blocked(self.list):
+            self.list.clear()
+            if self.level_counts:
+                self._heading(f"In this level ({len(self.level_counts)} classes)")
+                ranked = sorted(self.level_counts.items(), key=lambda kv: (-kv[1], kv[0]))
+                for name, count in ranked:
+                    self._class_item(name, f"{name}  ×{count}")
+                self._heading("All classes with a known size")
+            for name in sorted(CLASS_SIZES):
+                self._class_item(name, name)
         self._apply_filter(self.filter.text())
         if self.state.tool == "entity":  # keep the armed class highlighted
             for row in range(self.list.count()):
                 if self.list.item(row).data(CLASS_ROLE) == chosen:
-                    self.list.blockSignals(True)
-                    self.list.setCurrentRow(row)
-                    self.list.blockSignals(False)
+                    with signals_blocked(self.list):
+                        self.list.setCurrentRow(row)
                     break
         self.list.scrollToTop()  # the level's own classes, under their heading, first
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from editor.model import ChangeKind
 from spatial.params import param_specs, parse_params
 
+from ..quiet import signals_blocked
 from .base import form_host
 
 
@@ -77,16 +78,15 @@ class ParamsPanel(QWidget):
     # ------------------------------------------------------------------ model -> widgets
     def _fill_backends(self, metadata: dict) -> None:
         """List the backends that suit a document with ``metadata`` (see ``suits_source``)."""
-        self.backend_combo.blockSignals(True)
-        self.backend_combo.clear()
-        for name in sorted(self.registry.backends):
-            cls = self.registry.backends[name]
-            if not cls.suits_source(metadata):
-                continue
-            self.backend_combo.addItem(name, name)
-            self.backend_combo.setItemData(self.backend_combo.count() - 1,
-                                           getattr(cls, "description", ""), Qt.ToolTipRole)
-        self.backend_combo.blockSignals(False)
+        with signals_blocked(self.backend_combo):
+            self.backend_combo.clear()
+            for name in sorted(self.registry.backends):
+                cls = self.registry.backends[name]
+                if not cls.suits_source(metadata):
+                    continue
+                self.backend_combo.addItem(name, name)
+                self.backend_combo.setItemData(self.backend_combo.count() - 1,
+                                               getattr(cls, "description", ""), Qt.ToolTipRole)
 
     def _on_document_replaced(self, document) -> None:
         self._fill_backends(document.scene.settings.metadata)
@@ -102,9 +102,8 @@ class ParamsPanel(QWidget):
         doc = self.state.document
         index = doc.index
         name = index.name
-        self.backend_combo.blockSignals(True)
-        self.backend_combo.setCurrentIndex(max(0, self.backend_combo.findData(name)))
-        self.backend_combo.blockSignals(False)
+        with signals_blocked(self.backend_combo):
+            self.backend_combo.setCurrentIndex(max(0, self.backend_combo.findData(name)))
         self.description.setText(getattr(type(index), "description", ""))
         if name != self._backend:
             self._build_form(type(index))
@@ -168,16 +167,15 @@ class ParamsPanel(QWidget):
         w = self.widgets.get(spec.name)
         if w is None:
             return
-        w.blockSignals(True)
-        if isinstance(w, QComboBox):
-            w.setCurrentIndex(max(0, w.findData(value)))
-        elif isinstance(w, QCheckBox):
-            w.setChecked(bool(value))
-        elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
-            w.setValue(value)
-        else:
-            w.setText(str(value))
-        w.blockSignals(False)
+        with signals_blocked(w):
+            if isinstance(w, QComboBox):
+                w.setCurrentIndex(max(0, w.findData(value)))
+            elif isinstance(w, QCheckBox):
+                w.setChecked(bool(value))
+            elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
+                w.setValue(value)
+            else:
+                w.setText(str(value))
 
     def _value(self, spec):
         w = self.widgets[spec.name]

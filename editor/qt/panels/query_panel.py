@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..colors import CULLED, QUERY_HIT, QUERY_RAY, VISITED
-from ..quiet import set_checked_quietly
+from ..quiet import set_checked_quietly, signals_blocked
 from ..tools.edit_ops import select
 from .base import StatePanel
 
@@ -101,9 +101,8 @@ class QueryPanel(StatePanel):
                                     (self.ray_height_auto, "setChecked", st.ray_height is None)):
             if arg is None:
                 continue
-            widget.blockSignals(True)
-            getattr(widget, setter)(arg)
-            widget.blockSignals(False)
+            with signals_blocked(widget):
+                getattr(widget, setter)(arg)
 
     def _use_camera(self) -> None:
         if self.camera_source is not None:
