@@ -5,6 +5,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractButton
 
 
 @contextmanager
@@ -21,8 +23,8 @@ def signals_blocked(*objects: QObject) -> Iterator[None]:
             obj.blockSignals(was_blocked)
 
 
-def set_checked_quietly(widget: QObject, on: bool) -> None:
+def set_checked_quietly(widget: QAbstractButton | QAction, on: bool) -> None:
     """Check or uncheck ``widget`` (a check box or a checkable action) with its signals blocked,
     so a model change shown in the GUI is not pushed back to the model as a new change."""
     with signals_blocked(widget):
-        widget.setChecked(on)  # type: ignore[attr-defined]  # a QAbstractButton or a QAction
+        widget.setChecked(on)

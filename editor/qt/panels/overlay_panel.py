@@ -55,7 +55,7 @@ class LegendBar(QWidget):
             r, g, b = colormap(np.array([t]))[0]
             grad.setColorAt(float(t), QColor.fromRgbF(r, g, b))
         p.fillRect(bar, grad)
-        p.setPen(QPen(self.palette().color(QPalette.WindowText)))
+        p.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText)))
         p.drawText(bar.left(), bar.bottom() + 14, self._fmt(self.vmin))
         hi = self._fmt(self.vmax)
         p.drawText(bar.right() - p.fontMetrics().horizontalAdvance(hi), bar.bottom() + 14, hi)
@@ -81,7 +81,7 @@ class OverlayPanel(StatePanel):
         self.metric_combo.setObjectName("metric_combo")
         for key, (label, help_text) in METRICS.items():
             self.metric_combo.addItem(label, key)
-            self.metric_combo.setItemData(self.metric_combo.count() - 1, help_text, Qt.ToolTipRole)
+            self.metric_combo.setItemData(self.metric_combo.count() - 1, help_text, Qt.ItemDataRole.ToolTipRole)
         self.metric_combo.currentIndexChanged.connect(
             lambda i: state.set_overlay_settings(metric=self.metric_combo.itemData(i)))
         form.addRow(self.visible, self.metric_combo)

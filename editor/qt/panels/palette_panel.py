@@ -21,7 +21,7 @@ from ..quiet import signals_blocked
 from .base import StatePanel, single_shot_timer
 
 #: role of an item's class name (headings have none)
-CLASS_ROLE = Qt.UserRole
+CLASS_ROLE = Qt.ItemDataRole.UserRole
 #: a burst of placements (or an undo of many) refreshes the counts once
 REFRESH_MS = 150
 
@@ -109,7 +109,7 @@ class PalettePanel(StatePanel):
         font = QFont(item.font())
         font.setBold(True)
         item.setFont(font)
-        item.setFlags(Qt.NoItemFlags)  # a heading cannot be chosen
+        item.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading cannot be chosen
         self.list.addItem(item)
 
     def _class_item(self, name: str, text: str) -> None:

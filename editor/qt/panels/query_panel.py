@@ -70,7 +70,7 @@ class QueryPanel(StatePanel):
         layout.addWidget(self.ray_info)
         self.hits = QListWidget()
         self.hits.setObjectName("ray_hits")
-        self.hits.itemClicked.connect(lambda item: select(state.document, [item.data(Qt.UserRole)]))
+        self.hits.itemClicked.connect(lambda item: select(state.document, [item.data(Qt.ItemDataRole.UserRole)]))
         layout.addWidget(self.hits, 1)
         self.frustum_info = QLabel("Frustum tool (F): drag from the eye toward the target.")
         self.frustum_info.setObjectName("frustum_info")
@@ -134,7 +134,7 @@ class QueryPanel(StatePanel):
                 obj = scene.get(oid)
                 name = obj.classname if obj is not None and hasattr(obj, "classname") else "brush"
                 item = QListWidgetItem(f"{t:9.1f}   {oid}  {name}")
-                item.setData(Qt.UserRole, oid)
+                item.setData(Qt.ItemDataRole.UserRole, oid)
                 self.hits.addItem(item)
         else:
             self.ray_info.setText("Ray tool (R): drag in a 2D view or click in the 3D view.")

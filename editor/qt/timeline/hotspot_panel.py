@@ -13,6 +13,8 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
 
+from editor.model.hotspots import Hotspot
+
 from ..panels.base import Panel, PlaybackRefresh
 from ..tools.edit_ops import select
 from .live_view import frame_box
@@ -24,8 +26,8 @@ MAX_OBJECTS = 40
 #: the ranking is recomputed at most this often while playing (ms)
 REFRESH_MS = 250
 
-_IDS = Qt.UserRole
-_BOX = Qt.UserRole + 1
+_IDS = Qt.ItemDataRole.UserRole
+_BOX = Qt.ItemDataRole.UserRole + 1
 
 
 class HotspotPanel(PlaybackRefresh, Panel):
@@ -33,7 +35,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
 
     def __init__(self, window, controller, parent=None) -> None:
         super().__init__("hotspot_panel", parent, margins=(4, 4, 4, 4))
-        self.window = window
+        self.main_window = window  # not `window`: that would shadow QWidget.window()
         self.state = window.state
         self.controller = controller
         layout = self.body
@@ -51,7 +53,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
         self.tree.headerItem().setToolTip(2, "frames of the window with tests in the cell")
         self.tree.itemClicked.connect(self._on_item_clicked)
         layout.addWidget(self.tree)
-        self.hotspots = []
+        self.hotspots: list[Hotspot] = []
         self.follow_playback(controller, REFRESH_MS)
 
     # ------------------------------------------------------------------ content
@@ -87,7 +89,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
                 child.setData(0, _IDS, [oid] if obj is not None else [])
                 child.setData(0, _BOX, (lo.tolist(), hi.tolist()))
                 if obj is None:
-                    child.setForeground(0, Qt.gray)
+                    child.setForeground(0, Qt.GlobalColor.gray)
                 item.addChild(child)
             if len(ids) > MAX_OBJECTS:
                 item.addChild(QTreeWidgetItem([f"… {len(ids) - MAX_OBJECTS} more", "", "", ""]))
@@ -108,7 +110,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
         ids = [i for i in (item.data(0, _IDS) or []) if i in doc.scene]
         box = item.data(0, _BOX)
         if box is not None:
-            frame_box(self.window, *box)
+            frame_box(self.main_window, *box)
         if not ids:
             return False
         return select(doc, ids, f"Select hotspot objects ({len(ids)})")

@@ -48,7 +48,7 @@ class TimelinePanel(Panel):
         self.record_box.setChecked(controller.record)
         self.record_box.setToolTip("Keep every frame in the recording (for scrubbing and saving)")
         self.record_box.toggled.connect(controller.set_record)
-        self.slider = QSlider(Qt.Horizontal)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("timeline_slider")
         self.slider.setToolTip("Scrub through the recorded frames")
         self.slider.setEnabled(False)
