@@ -34,10 +34,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import data  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 
-E3M4 = "/work/shared/data/quake/librequake_e3m4_valve220.map"
+E3M4 = str(data.data_file(*data.E3M4))
 
 #: action -> (budget in ms, what the budget applies to)
 BUDGETS = {
