@@ -19,12 +19,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.data import doom_dir  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 from editor.model.loading import document_source, load_document  # noqa: E402
 from plugins.bsp import BSPTree  # noqa: E402
 from plugins.doom_wad.shipped_bsp import load_shipped_bsp  # noqa: E402
 
-WADS = Path("/usr/share/games/doom")
+WADS = doom_dir()
 DEFAULT_MAPS = ("freedoom1.wad:E1M1 freedoom1.wad:E1M2 freedoom1.wad:E1M3 freedoom1.wad:E2M1 "
                 "freedoom2.wad:MAP01 freedoom2.wad:MAP02 freedoom2.wad:MAP10")
 
@@ -83,7 +84,7 @@ def table(results: list[dict], max_depth: int) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--maps", default=DEFAULT_MAPS,
-                        help="space-separated WAD:MAP (WAD relative to /usr/share/games/doom)")
+                        help=f"space-separated WAD:MAP (WAD relative to $PARTITION_STUDIO_DOOM, now {WADS})")
     parser.add_argument("--max-depth", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"))

@@ -25,18 +25,15 @@ and :func:`editor.model.index_input.index_input`), once per process.
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks.data import E3M4, data_file, doom_wad
 from spatial.scenegen import random_boxes
 
-REPO = Path(__file__).resolve().parents[1]
-QUAKE_LEVEL = Path(os.environ.get("PARTITION_STUDIO_DATA", REPO.parent / "shared" / "data")) \
-    / "quake" / "librequake_e3m4_valve220.map"
-DOOM_WAD = Path("/usr/share/games/doom/freedoom2.wad")
+QUAKE_LEVEL = data_file(*E3M4)
+DOOM_WAD = doom_wad("freedoom2.wad")
 
 GENERATED = ("uniform", "clustered", "sparse", "mixed")
 FROM_LEVELS = ("quake", "doom")

@@ -18,9 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import data
+
 REPO = Path(__file__).resolve().parents[1]
-E1M1 = "/work/shared/data/quake/quake_id1_e1m1.map"
-OBJ = "/work/shared/data/meshes/oa_dm5_world.obj"
+E1M1 = str(data.data_file(*data.E1M1))
+OBJ = str(data.data_file(*data.OA_DM5))
 #: backends a first switch measures with an empty kernel cache (the demo opens on the octree)
 FIRST_SWITCH_BACKENDS = "kdtree,bvh,grid,quadtree,bsp"
 

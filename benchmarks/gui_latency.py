@@ -34,10 +34,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import data  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 
-E3M4 = "/work/shared/data/quake/librequake_e3m4_valve220.map"
+E3M4 = str(data.data_file(*data.E3M4))
 
 #: action -> (budget in ms, what the budget applies to)
 BUDGETS = {
@@ -431,7 +432,7 @@ def make_window():
     return app, window
 
 
-def main(argv=None) -> int:
+def _parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--level", default=E3M4)
     ap.add_argument("--brushes", type=int, default=20_000, help="size of the generated level (0: skip)")
@@ -447,7 +448,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--first-switch-child", metavar="OUT.json", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = _parse_args(argv)
     t_start = time.perf_counter()
     groups = _groups(args)
     from benchmarks import gui_background as bg
@@ -472,6 +477,16 @@ def main(argv=None) -> int:
     app, window = make_window()
     if window is None:
         return 2
+    _measure_in_window(window, app, args, groups, rows)
+    total = time.perf_counter() - t_start
+    _report(rows, args, argv, total)
+    window.close()
+    return 0
+
+
+def _measure_in_window(window, app, args, groups: list[str], rows: list) -> None:
+    """The groups measured in this process's editor window, their rows appended to ``rows``."""
+    from benchmarks import gui_background as bg
     from benchmarks.gui_overlay import make_scene
     from editor.model.loading import LoadResult
     from editor.qt.screenshot import settle
@@ -502,20 +517,21 @@ def main(argv=None) -> int:
         bg.measure_playback(window, app, watch, beat, bg.E1M1, args.repeats, rows, 20.0)
     if "stats" in groups:
         bg.measure_obj_pairs(window, app, beat, max(3, args.repeats // 2), rows)
-    total = time.perf_counter() - t_start
+
+
+def _report(rows: list[dict], args, argv, total_s: float) -> None:
+    """Print the table (and the JSON rows with ``--json``); write RESULTS.md after a full run."""
     info = describe_machine(Path(__file__).resolve().parents[1], "default")
     machine = (f"{info['cpu']}, {info['usable_cores']} usable cores, load {info['load_average']}, "
                f"{info['date']}, git {info['git']}")
     command = ('xvfb-run -a -s "-screen 0 1600x1000x24" python benchmarks/gui_latency.py '
                + " ".join(a for a in (argv if argv is not None else sys.argv[1:])))
-    body = render(rows, command.strip(), machine, total)
+    body = render(rows, command.strip(), machine, total_s)
     print("\n".join(body))
     if args.json:
         print(json.dumps(rows, indent=2))
     if not args.no_write and not args.only and not args.skip:
         write_section(Path(args.out), body, "gui-latency", heading="## GUI latency")
-    window.close()
-    return 0
 
 
 if __name__ == "__main__":

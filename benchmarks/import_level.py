@@ -31,10 +31,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.data import E3M4, data_file  # noqa: E402
 from benchmarks.machine import describe_machine  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 
-DEFAULT_MAP = REPO.parent / "shared" / "data" / "quake" / "librequake_e3m4_valve220.map"
+DEFAULT_MAP = data_file(*E3M4)
 
 
 def run_once(path: Path, backend: str, rebuild_params: dict) -> dict:

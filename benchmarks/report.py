@@ -167,6 +167,31 @@ def _status_word(cell: Cell) -> str:
     return {"na": "n/a", "skip": "skipped", "error": "failed"}.get(cell.status, cell.status)
 
 
+def _read_named_peer(outcome: TargetOutcome, cells: dict, peers: list[str],
+                     unavailable: dict[str, str]) -> bool:
+    """Set ``outcome.peer_time`` from the cell of the target's own peer; False (with the
+    reason and note set) when that peer has no usable time in this scene."""
+    target = outcome.target
+    peer_cell = cells.get(target.peer, {}).get(target.op)
+    if target.peer == FLOOR and FLOOR not in cells:
+        outcome.reason = "no floor: no exact pair answer of ours in this scene"
+        return False
+    if target.peer not in peers and target.peer not in cells:
+        why = unavailable.get(target.peer)
+        outcome.reason = f"{target.peer} unavailable" if why else f"{target.peer} not in --peers"
+        outcome.note = why or ""
+        return False
+    if peer_cell is None:
+        outcome.reason = f"{target.peer} did not run"
+        return False
+    if peer_cell.status != "ok":
+        outcome.reason = f"{target.peer} {_status_word(peer_cell)}"
+        outcome.note = peer_cell.note
+        return False
+    outcome.peer_time = peer_cell.median
+    return True
+
+
 def _evaluate(target: Target, layout: str, n: int, scene: dict | None, ops: list[str],
               ours: list[str], peers: list[str], unavailable: dict[str, str]) -> TargetOutcome:
     outcome = TargetOutcome(target, layout, n, NOT_MEASURED)
@@ -189,23 +214,8 @@ def _evaluate(target: Target, layout: str, n: int, scene: dict | None, ops: list
             outcome.peer, outcome.peer_time = best
     else:
         outcome.peer = target.peer
-        peer_cell = cells.get(target.peer, {}).get(op)
-        if target.peer == FLOOR and FLOOR not in cells:
-            outcome.reason = "no floor: no exact pair answer of ours in this scene"
+        if not _read_named_peer(outcome, cells, peers, unavailable):
             return outcome
-        if target.peer not in peers and target.peer not in cells:
-            why = unavailable.get(target.peer)
-            outcome.reason = f"{target.peer} unavailable" if why else f"{target.peer} not in --peers"
-            outcome.note = why or ""
-            return outcome
-        if peer_cell is None:
-            outcome.reason = f"{target.peer} did not run"
-            return outcome
-        if peer_cell.status != "ok":
-            outcome.reason = f"{target.peer} {_status_word(peer_cell)}"
-            outcome.note = peer_cell.note
-            return outcome
-        outcome.peer_time = peer_cell.median
     if outcome.backend is None:
         outcome.reason = "no backend of ours completed it"
         return outcome

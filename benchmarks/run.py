@@ -194,111 +194,144 @@ class Predictor:
 def run_implementation(adapter: Adapter, w: Workload, ops: list[str], args, predictor: Predictor,
                        deadline: float) -> tuple[dict[str, Cell], dict]:
     """Every requested operation of one implementation on one scene; never raises."""
-    cells: dict[str, Cell] = {}
-    side: dict = {}  # answers kept for the cross-checks (not serialised)
-    moves = 0  # updates applied so far: moves alternate between displaced and original bounds
+    run = _ImplementationRun(adapter, w, ops, args, predictor, deadline)
+    run.run()
+    return run.cells, run.side
 
-    def skipped_for(op: str) -> Cell | None:
-        if deadline and time.monotonic() > deadline:
+
+class _ImplementationRun:
+    """The cells of one implementation on one scene, measured in the order of :data:`OPS`."""
+
+    def __init__(self, adapter: Adapter, w: Workload, ops: list[str], args, predictor: Predictor,
+                 deadline: float) -> None:
+        self.adapter, self.w, self.ops, self.args = adapter, w, ops, args
+        self.predictor, self.deadline = predictor, deadline
+        self.cells: dict[str, Cell] = {}
+        self.side: dict = {}  # answers kept for the cross-checks (not serialised)
+        self.moves = 0  # updates applied so far: moves alternate between displaced and original bounds
+
+    # ------------------------------------------------------------------ one cell
+    def skipped_for(self, op: str) -> Cell | None:
+        w, args = self.w, self.args
+        if self.deadline and time.monotonic() > self.deadline:
             return Cell("skip", note="run budget (--budget) spent")
         if op in PAIR_OPS and w.estimated_pairs > args.max_pairs:
             return Cell("skip", note=f"≈{w.estimated_pairs:.2g} pairs estimated: above --max-pairs "
                                      f"{args.max_pairs:.2g} (output alone would swamp time and memory)")
-        guess = predictor.predict(adapter.label, w.layout, op, w.n, w.estimated_pairs)
+        guess = self.predictor.predict(self.adapter.label, w.layout, op, w.n, w.estimated_pairs)
         if guess and guess[0] > SKIP_FACTOR * args.time_limit:
             return Cell("skip", note=f"predicted ≈{format_seconds(guess[0])} per run from N={guess[1]:,} "
                                      f"(> {SKIP_FACTOR:g} × the {args.time_limit:g} s limit)")
         return None
 
-    def measure(op: str, run, summarize=None) -> None:
-        cell = skipped_for(op) or time_op(run, args.repeats, args.time_limit, summarize)
-        cells[op] = cell
+    def measure(self, op: str, run, summarize=None) -> None:
+        w, label = self.w, self.adapter.label
+        cell = self.skipped_for(op) or time_op(run, self.args.repeats, self.args.time_limit, summarize)
+        self.cells[op] = cell
         if cell.status == "ok":
-            predictor.record(adapter.label, w.layout, op, w.n, w.estimated_pairs, cell.median)
+            self.predictor.record(label, w.layout, op, w.n, w.estimated_pairs, cell.median)
         status = format_seconds(cell.median) if cell.status == "ok" else f"{cell.status}: {cell.note}"
-        print(f"    {adapter.label:>10} {op:<8} {status}", flush=True)
+        print(f"    {label:>10} {op:<8} {status}", flush=True)
 
-    def pairs_summary(pairs):
-        if adapter.family == "ours" and adapter.exact:
-            side["pairs_answer"] = pairs  # the floor is timed over a known exact answer
-        return {"count": int(len(pairs)), "checksum": pair_checksum(pairs, w.n)}
+    def pairs_summary(self, pairs):
+        if self.adapter.family == "ours" and self.adapter.exact:
+            self.side["pairs_answer"] = pairs  # the floor is timed over a known exact answer
+        return {"count": int(len(pairs)), "checksum": pair_checksum(pairs, self.w.n)}
 
-    def ready():
-        adapter.ready(*w.probe())
+    def ready(self) -> None:
+        self.adapter.ready(*self.w.probe())
 
-    def build_and_ready(_repeat):
-        adapter.build(w.ids, w.lo, w.hi)
-        ready()
-
-    def update_and_ready(index, lo, hi):
-        adapter.update(index, lo, hi)
-        ready()
-
-    def rebuild_and_ready(_repeat):
-        adapter.rebuild()
-        ready()
-
-    def frame(index, lo, hi):
-        return adapter.frame(index, lo, hi, *w.frame_ray_batch())
-
-    def move_and(op_call):
+    def move_and(self, op_call):
         def run(_repeat):
-            nonlocal moves
-            index, lo, hi = w.move(moves)
+            index, lo, hi = self.w.move(self.moves)
             answer = op_call(index, lo, hi)
-            moves += 1
+            self.moves += 1
             return answer
         return run
 
-    measure("build", build_and_ready)
-    if cells["build"].status != "ok":
-        for op in ops:
-            if op != "build":
-                cells[op] = Cell("skip", note="not built")
-        return cells, side
-    try:
-        side["memory_reported"] = adapter.memory()
-    except Exception:
-        side["memory_reported"] = None
-    if "pairs" in ops:
-        measure("pairs", lambda _r: adapter.pairs(), pairs_summary)
-    if "oneshot" in ops:
-        measure("oneshot", lambda _r: adapter.oneshot(w.ids, w.lo, w.hi), pairs_summary)
-        if cells["oneshot"].status == "error":
-            # A failed run may have left a half-built structure; the later operations expect
-            # the one from the build cell. A completed run rebuilt exactly that (same arrays),
-            # so only a failure needs this untimed rebuild.
-            try:
-                adapter.build(w.ids, w.lo, w.hi)
-            except Exception as exc:
-                for op in ops[ops.index("oneshot") + 1:]:
-                    cells[op] = Cell("skip", note=f"rebuild after the failed build + pairs failed: "
-                                                  f"{type(exc).__name__}")
-                return cells, side
-    if "box" in ops:
-        measure("box", lambda _r: adapter.query_boxes(w.query_lo, w.query_hi),
-                lambda ans: {"hits": int(np.sum(ans[1])), "checksum": csr_checksum(ans[0], ans[1], w.n)})
-    if "ray" in ops:
-        def keep_rays(ans):
-            side["rays"] = (np.asarray(ans[0]), np.asarray(ans[1]))
-            return {"hits": int(np.sum(np.asarray(ans[0]) >= 0))}
-        measure("ray", lambda _r: adapter.query_rays(w.ray_origins, w.ray_directions), keep_rays)
-    if "update" in ops:
-        measure("update", move_and(update_and_ready))
-    if "rebuild" in ops:
-        measure("rebuild", rebuild_and_ready)
-    if "frame" in ops:
-        if moves % 2:
-            # Start every implementation's frames from the original scene, so their final
-            # states (and pair answers) match whenever they made the same number of runs.
-            try:
-                adapter.update(*w.move(moves))
-                moves += 1
-            except Exception:
-                pass  # an update failure is already reported in its own cell
-        measure("frame", move_and(frame),
-                lambda ans: {**pairs_summary(ans), "moves": moves})
-    return cells, side
+    # ------------------------------------------------------------------ the sequence
+    def run(self) -> None:
+        adapter, w = self.adapter, self.w
+
+        def build_and_ready(_repeat):
+            adapter.build(w.ids, w.lo, w.hi)
+            self.ready()
+
+        self.measure("build", build_and_ready)
+        if self.cells["build"].status != "ok":
+            for op in self.ops:
+                if op != "build":
+                    self.cells[op] = Cell("skip", note="not built")
+            return
+        try:
+            self.side["memory_reported"] = adapter.memory()
+        except Exception:
+            self.side["memory_reported"] = None
+        if not self._pair_cells():
+            return
+        self._query_cells()
+        self._update_cells()
+
+    def _pair_cells(self) -> bool:
+        """``pairs`` and ``oneshot``; False when the structure is gone and nothing can follow."""
+        adapter, w, ops = self.adapter, self.w, self.ops
+        if "pairs" in ops:
+            self.measure("pairs", lambda _r: adapter.pairs(), self.pairs_summary)
+        if "oneshot" in ops:
+            self.measure("oneshot", lambda _r: adapter.oneshot(w.ids, w.lo, w.hi), self.pairs_summary)
+            if self.cells["oneshot"].status == "error":
+                # A failed run may have left a half-built structure; the later operations expect
+                # the one from the build cell. A completed run rebuilt exactly that (same arrays),
+                # so only a failure needs this untimed rebuild.
+                try:
+                    adapter.build(w.ids, w.lo, w.hi)
+                except Exception as exc:
+                    for op in ops[ops.index("oneshot") + 1:]:
+                        self.cells[op] = Cell("skip", note=f"rebuild after the failed build + pairs failed: "
+                                                           f"{type(exc).__name__}")
+                    return False
+        return True
+
+    def _query_cells(self) -> None:
+        adapter, w, ops = self.adapter, self.w, self.ops
+        if "box" in ops:
+            self.measure("box", lambda _r: adapter.query_boxes(w.query_lo, w.query_hi),
+                         lambda ans: {"hits": int(np.sum(ans[1])), "checksum": csr_checksum(ans[0], ans[1], w.n)})
+        if "ray" in ops:
+            def keep_rays(ans):
+                self.side["rays"] = (np.asarray(ans[0]), np.asarray(ans[1]))
+                return {"hits": int(np.sum(np.asarray(ans[0]) >= 0))}
+            self.measure("ray", lambda _r: adapter.query_rays(w.ray_origins, w.ray_directions), keep_rays)
+
+    def _update_cells(self) -> None:
+        adapter, w, ops = self.adapter, self.w, self.ops
+
+        def update_and_ready(index, lo, hi):
+            adapter.update(index, lo, hi)
+            self.ready()
+
+        def rebuild_and_ready(_repeat):
+            adapter.rebuild()
+            self.ready()
+
+        def frame(index, lo, hi):
+            return adapter.frame(index, lo, hi, *w.frame_ray_batch())
+
+        if "update" in ops:
+            self.measure("update", self.move_and(update_and_ready))
+        if "rebuild" in ops:
+            self.measure("rebuild", rebuild_and_ready)
+        if "frame" in ops:
+            if self.moves % 2:
+                # Start every implementation's frames from the original scene, so their final
+                # states (and pair answers) match whenever they made the same number of runs.
+                try:
+                    adapter.update(*w.move(self.moves))
+                    self.moves += 1
+                except Exception:
+                    pass  # an update failure is already reported in its own cell
+            self.measure("frame", self.move_and(frame),
+                         lambda ans: {**self.pairs_summary(ans), "moves": self.moves})
 
 
 WARM_UP_N = 2000
@@ -557,17 +590,9 @@ def main(argv=None) -> int:
         limit = int(args.memory_limit * 2**30)
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     sizes = [int(s) for s in _split(args.sizes)]
-    layouts = _split(args.layouts)
     threads = _thread_limits()
     ours, peers, unavailable = select_implementations(args)
-    for layout in list(layouts):
-        try:
-            make_workload(10, layout, queries=1, rays=1, world=world_side(10, args.world))
-        except FamilyUnavailable as exc:
-            unavailable[f"family {layout}"] = str(exc)
-            layouts.remove(layout)
-        except ValueError as exc:
-            raise SystemExit(f"--layouts: {exc}") from None
+    layouts = _usable_layouts(_split(args.layouts), args, unavailable)
     print(f"ours: {[a.label for a in ours]}  peers: {[a.label for a in peers]}", flush=True)
     for name, why in unavailable.items():
         print(f"  not measured: {name}: {why}", flush=True)
@@ -588,74 +613,104 @@ def main(argv=None) -> int:
 
     for n in sizes:  # size outer: every layout at small N finishes before any big scene
         for layout in layouts:
-            w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed,
-                              world=world_side(n, args.world))
-            print(f"== {layout}, N = {n:,}, world {w.world:.0f}", flush=True)
-            scene = {"layout": layout, "n": n, "world": w.world,
-                     "estimated_pairs": w.estimated_pairs, "cells": {},
-                     "checks": [], "memory_reported": {}}
-            sides = {}
-            for adapter in ours + peers:
-                if f"{adapter.label}@{layout}" in _split(args.skip):
-                    scene["cells"][adapter.label] = {op: Cell("skip", note=f"not run in this family "
-                                                              f"(--skip {adapter.label}@{layout})")
-                                                     for op in ops}
-                    continue
-                if adapter.label == "brute" and n > args.brute_max:
-                    scene["cells"][adapter.label] = {op: Cell("skip", note=f"brute force is quadratic: "
-                                                              f"run only up to --brute-max {args.brute_max:,}")
-                                                     for op in ops}
-                    continue
-                cells, side = run_implementation(adapter, w, ops, args, predictor, deadline)
-                adapter.close()
-                scene["cells"][adapter.label] = cells
-                scene["memory_reported"][adapter.label] = side.pop("memory_reported", None)
-                if "pairs_answer" in side:
-                    known = side.pop("pairs_answer")
-                    if "floor" not in scene["cells"]:
-                        scene["cells"]["floor"] = {"pairs": pair_floor(known, w.n, args.repeats,
-                                                                       args.time_limit, args.seed)}
-                    del known
-                gc.collect()
-                sides[adapter.label] = side
-                marks = [m for m, on in (("rebuilds", adapter.rebuilds_per_frame),
-                                         ("no rays", not adapter.frame_casts_rays)) if on]
-                if marks:
-                    frame_rebuilds[adapter.label] = "; ".join(marks)
-            scene["checks"] = check_scene(scene, w, ours + peers, sides)
-            for line in scene["checks"]:
-                print(("!!! " if "MISMATCH" in line else "    ") + line, flush=True,
-                      file=sys.stderr if "MISMATCH" in line else sys.stdout)
+            scene = _run_scene(n, layout, args, ops, ours + peers, predictor, deadline, frame_rebuilds)
             results["scenes"].append(scene)
-            del w, sides
             gc.collect()
             _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
 
     if not args.no_memory and results["scenes"]:
-        layout = layouts[0]
-        targets, reported = [], {}
-        for name in our_names + peer_names:
-            built = [(s["n"], s["cells"][name]["build"].median) for s in results["scenes"]
-                     if s["layout"] == layout and name in s["cells"]
-                     and s["cells"][name].get("build", Cell("na")).status == "ok"]
-            if built:
-                targets.append((name, *max(built)))
-                reported[name] = next(s["memory_reported"].get(name) for s in results["scenes"]
-                                      if s["layout"] == layout and s["n"] == max(built)[0])
-        if args.memory_all:
-            from spatial.registry import default_registry
-
-            probed = {t[0] for t in targets}
-            targets += [(name, max(sizes), 30.0) for name in sorted(default_registry().backends)
-                        if name not in probed and name != "brute"]
-        print(f"== memory probes ({layout})", flush=True)
-        probes = probe_memory(targets, layout, args.seed, args.memory_budget, args.world)
-        for name, probe in probes.items():
-            # The timed run's own figure stands when the probe could not finish.
-            probe["reported"] = probe.get("reported") or reported.get(name)
-        results["memory"] = {"layout": layout, "probes": probes}
+        results["memory"] = _memory_section(results["scenes"], layouts[0], sizes, our_names + peer_names, args)
         _write(results, args, ops, our_names, peer_names, frame_rebuilds, out)
     return 0
+
+
+def _usable_layouts(layouts: list[str], args, unavailable: dict[str, str]) -> list[str]:
+    """The requested layouts whose scene can be made here; the others go to ``unavailable``."""
+    usable = []
+    for layout in layouts:
+        try:
+            make_workload(10, layout, queries=1, rays=1, world=world_side(10, args.world))
+        except FamilyUnavailable as exc:
+            unavailable[f"family {layout}"] = str(exc)
+            continue
+        except ValueError as exc:
+            raise SystemExit(f"--layouts: {exc}") from None
+        usable.append(layout)
+    return usable
+
+
+def _not_run(adapter: Adapter, layout: str, n: int, args, ops: list[str]) -> dict[str, Cell] | None:
+    """Skipped cells for an implementation left out of this scene, or ``None`` to run it."""
+    if f"{adapter.label}@{layout}" in _split(args.skip):
+        note = f"not run in this family (--skip {adapter.label}@{layout})"
+    elif adapter.label == "brute" and n > args.brute_max:
+        note = f"brute force is quadratic: run only up to --brute-max {args.brute_max:,}"
+    else:
+        return None
+    return {op: Cell("skip", note=note) for op in ops}
+
+
+def _run_scene(n: int, layout: str, args, ops: list[str], adapters: list[Adapter], predictor: Predictor,
+               deadline: float, frame_rebuilds: dict[str, str]) -> dict:
+    """Every implementation on the scene of ``layout`` with ``n`` objects, cross-checked."""
+    w = make_workload(n, layout, queries=args.queries, rays=args.rays, seed=args.seed,
+                      world=world_side(n, args.world))
+    print(f"== {layout}, N = {n:,}, world {w.world:.0f}", flush=True)
+    scene = {"layout": layout, "n": n, "world": w.world,
+             "estimated_pairs": w.estimated_pairs, "cells": {},
+             "checks": [], "memory_reported": {}}
+    sides = {}
+    for adapter in adapters:
+        skipped = _not_run(adapter, layout, n, args, ops)
+        if skipped is not None:
+            scene["cells"][adapter.label] = skipped
+            continue
+        cells, side = run_implementation(adapter, w, ops, args, predictor, deadline)
+        adapter.close()
+        scene["cells"][adapter.label] = cells
+        scene["memory_reported"][adapter.label] = side.pop("memory_reported", None)
+        if "pairs_answer" in side:
+            known = side.pop("pairs_answer")
+            if "floor" not in scene["cells"]:
+                scene["cells"]["floor"] = {"pairs": pair_floor(known, w.n, args.repeats,
+                                                               args.time_limit, args.seed)}
+            del known
+        gc.collect()
+        sides[adapter.label] = side
+        marks = [m for m, on in (("rebuilds", adapter.rebuilds_per_frame),
+                                 ("no rays", not adapter.frame_casts_rays)) if on]
+        if marks:
+            frame_rebuilds[adapter.label] = "; ".join(marks)
+    scene["checks"] = check_scene(scene, w, adapters, sides)
+    for line in scene["checks"]:
+        print(("!!! " if "MISMATCH" in line else "    ") + line, flush=True,
+              file=sys.stderr if "MISMATCH" in line else sys.stdout)
+    return scene
+
+
+def _memory_section(scenes: list[dict], layout: str, sizes: list[int], names: list[str], args) -> dict:
+    """Memory probes of every implementation at the largest ``layout`` scene it built."""
+    targets, reported = [], {}
+    for name in names:
+        built = [(s["n"], s["cells"][name]["build"].median) for s in scenes
+                 if s["layout"] == layout and name in s["cells"]
+                 and s["cells"][name].get("build", Cell("na")).status == "ok"]
+        if built:
+            targets.append((name, *max(built)))
+            reported[name] = next(s["memory_reported"].get(name) for s in scenes
+                                  if s["layout"] == layout and s["n"] == max(built)[0])
+    if args.memory_all:
+        from spatial.registry import default_registry
+
+        probed = {t[0] for t in targets}
+        targets += [(name, max(sizes), 30.0) for name in sorted(default_registry().backends)
+                    if name not in probed and name != "brute"]
+    print(f"== memory probes ({layout})", flush=True)
+    probes = probe_memory(targets, layout, args.seed, args.memory_budget, args.world)
+    for name, probe in probes.items():
+        # The timed run's own figure stands when the probe could not finish.
+        probe["reported"] = probe.get("reported") or reported.get(name)
+    return {"layout": layout, "probes": probes}
 
 
 def _write(results, args, ops, ours, peers, frame_rebuilds, out: Path | None) -> None:

@@ -343,10 +343,13 @@ class BackendPreparation:
 
     def _failure(self) -> str:
         """Why the compile process gave no kernels (it is stopped if it still runs)."""
+        warmup = self.warmup
+        if warmup is None:
+            return "the compile process was not started"
         try:  # its output has ended: so is the process, or about to be
-            code = self.warmup.process.wait(timeout=2.0)
+            code = warmup.process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            self.warmup.stop()
+            warmup.stop()
             return "the compile process did not finish in time"
         if code < 0:
             return f"the compile process was stopped by signal {-code}"

@@ -1,11 +1,13 @@
 """The project's own rules, checked on every run: lint, architecture contracts, declared imports.
 
 * ``ruff check`` is clean (rules in ``pyproject.toml``);
-* the import-linter contracts in ``pyproject.toml`` hold (layers, Qt only in the GUI, the editor
-  reaching plugin code only through the registry), imports inside functions included;
+* the import-linter contracts in ``pyproject.toml`` hold (layers with the benchmarks on top, Qt
+  only in the GUI, the editor reaching plugin code only through the registry, nothing importing
+  ``app.py``), imports inside functions included;
 * every third-party package the product or the tests import is declared: the product's in the
   base dependencies, the tests' in the base dependencies or the ``test`` extra. A package that is
-  only present on a developer's machine would otherwise pass here and fail for a new user.
+  only present on a developer's machine would otherwise pass here and fail for a new user. This
+  also keeps any other Qt binding (PyQt5, PySide2...) out: only PySide6 is declared.
 """
 from __future__ import annotations
 
@@ -67,10 +69,14 @@ def test_a_broken_contract_is_reported(tmp_path):
         def late():
             from editor.model import scene  # a lazy import is still an import
     """))
+    (tmp_path / "editor" / "model" / "scene.py").write_text("import app  # the entry point\n")
+    (tmp_path / "plugins" / "timing.py").write_text("import benchmarks  # the layer on top\n")
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     result = _lint_imports(tmp_path)
     assert result.returncode != 0
     assert "spatial.geometry -> editor.model" in result.stdout
+    assert "editor.model.scene -> app" in result.stdout
+    assert "plugins.timing -> benchmarks" in result.stdout
 
 
 # --------------------------------------------------------------------------- declared imports

@@ -1,5 +1,6 @@
-"""The GUI-free layers type-check: ``python -m mypy`` (``[tool.mypy]`` in ``pyproject.toml``:
-``spatial`` and ``editor/model``) reports no error outside the files still excluded below.
+"""The code type-checks: ``python -m mypy`` (``[tool.mypy]`` in ``pyproject.toml``: ``spatial``,
+``editor/model`` and ``editor/qt``, with ``check_untyped_defs``) reports no error outside the
+files still excluded below (and the modules its ``ignore_errors`` overrides name).
 
 docs/ARCHITECTURE.md ("Typing") says what is checked and how to take a file off the list.
 """

@@ -54,10 +54,10 @@ def build_demo_scene() -> Scene:
     b.add(box_brush(world, (-16, -HALF + WALL, HEIGHT - 64), (16, HALF - WALL, HEIGHT - 32), "wood1_1", valve=True))
     # pillars: four octagons and two rotated (non-axial) ones
     for x, y in ((-256, -256), (256, -256), (-256, 256), (256, 256)):
-        b.add(prism_brush(world, (x, y), 32, 0, HEIGHT - 64, sides=8, angle_deg=22.5,
+        b.add(prism_brush(world, (x, y), 32, (0, HEIGHT - 64), sides=8, angle_deg=22.5,
                           texture="metal1_2", valve=True))
-    b.add(prism_brush(world, (0, 192), 40, 0, 96, sides=4, angle_deg=30, texture="metal2_4", valve=True))
-    b.add(prism_brush(world, (-128, -96), 36, 0, 72, sides=3, angle_deg=10, texture="metal2_4", valve=True))
+    b.add(prism_brush(world, (0, 192), 40, (0, 96), sides=4, angle_deg=30, texture="metal2_4", valve=True))
+    b.add(prism_brush(world, (-128, -96), 36, (0, 72), sides=3, angle_deg=10, texture="metal2_4", valve=True))
     # ramps up to the upper deck (the deck itself lives in a layer)
     b.add(ramp_brush(world, (160, 64, 0), (352, 160, 64), rise_axis=0, texture="ground1_7", valve=True))
     b.add(ramp_brush(world, (-448, 96, 0), (-352, 288, 64), rise_axis=1, texture="ground1_7", valve=True))

@@ -66,9 +66,11 @@ def ramp_brush(entity: int, lo, hi, rise_axis: int = 0, texture: str = "__TB_emp
     return Brush(entity, tuple(keep) + (slope,)).check()
 
 
-def prism_brush(entity: int, center, radius: float, z0: float, z1: float, sides: int = 6,
+def prism_brush(entity: int, center, radius: float, heights: tuple[float, float], sides: int = 6,
                 angle_deg: float = 0.0, texture: str = "__TB_empty", valve: bool = False) -> Brush:
-    """An upright regular prism (pillar) with ``sides`` vertical faces."""
+    """An upright regular prism (pillar) with ``sides`` vertical faces around ``center``
+    ``(x, y)``, from the floor to the top of ``heights`` ``(z0, z1)``."""
+    z0, z1 = heights
     if sides < 3 or not (radius > 0 and z1 > z0):
         raise GeometryError("prism needs at least 3 sides, radius > 0 and z1 > z0")
     cx, cy = float(center[0]), float(center[1])

@@ -50,7 +50,7 @@ def make_application(argv0: str = "partition-studio"):
 
     app = QApplication.instance()
     if app is None:
-        QCoreApplication.setAttribute(Qt.AA_ShareOpenGLContexts)
+        QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
         app = QApplication([argv0])
         app.setApplicationName("Partition Studio")
         app.setOrganizationName("PartitionStudio")
@@ -121,7 +121,7 @@ def run_gui(argv: list[str], launched: float | None = None) -> int:
     report_to = report_path()
     if report_to:
         from .first_frame import FirstFrameReporter
-        window._first_frame_reporter = FirstFrameReporter(window, report_to, marks)
+        FirstFrameReporter(window, report_to, marks)  # a child of the window, which keeps it alive
     window.show()
     marks.mark("shown")
     return exit_code(app.exec(), window)
@@ -177,7 +177,7 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
         print(f"partition-studio: error: cannot render the 3D view: {reason}", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as tmp:  # a screenshot never changes the user's layout
-        settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.IniFormat)
+        settings = QSettings(os.path.join(tmp, "settings.ini"), QSettings.Format.IniFormat)
         window = MainWindow(settings=settings, use_gl=use_gl)
         window.kernel_warmup = warmup
         from .prompts import UnattendedPrompts

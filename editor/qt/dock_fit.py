@@ -19,6 +19,8 @@ def content_need(dock: QDockWidget, at_least_minimum: bool = False) -> int:
     such as plots) plus the dock's own frame and title bar."""
     widget = dock.widget()
     inner = widget.widget() if isinstance(widget, QScrollArea) else widget
+    if widget is None or inner is None:
+        return 0  # an empty dock needs no room for content
     hint = inner.minimumSizeHint() if at_least_minimum else inner.sizeHint()
     chrome = max(0, dock.height() - widget.height())
     return hint.height() + chrome
@@ -44,5 +46,5 @@ def fit_column(window, stacked: list[QDockWidget], stretching: QDockWidget,
     sizes = [fixed if fixed is not None and d is tab_under else need(d) for d in stacked]
     spare = room - sum(sizes)
     sizes[stacked.index(stretching)] += max(0, spare)
-    window.resizeDocks(stacked, sizes, Qt.Vertical)
+    window.resizeDocks(stacked, sizes, Qt.Orientation.Vertical)
     return fixed is not None

@@ -67,7 +67,7 @@ class FirstPaint(QObject):
             widget.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.Paint and watched in self._waiting:
+        if event.type() == QEvent.Type.Paint and watched in self._waiting:
             self._waiting.discard(watched)
             watched.removeEventFilter(self)
             # a view the user collapsed (a splitter at zero size) never paints: do not wait for it
@@ -125,10 +125,10 @@ class FirstFrameReporter(QObject):
 
     def _write(self) -> None:
         marks = self.marks.marks
-        start = marks.get("launched", marks.get("gui_entered"))
+        start = marks["launched"] if "launched" in marks else marks["gui_entered"]
         report = {"first_frame_s": marks["first_frame"] - start, "clock": "time.perf_counter",
                   "pid": os.getpid(), "marks": marks}
         atomic_write_text(self.path, json.dumps(report, indent=1))
         self.window.ask_save = lambda: "discard"  # quitting must never wait on a dialog
         self.window.close()
-        QApplication.instance().quit()
+        QApplication.quit()  # a static slot: no instance needed

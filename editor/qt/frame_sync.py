@@ -41,7 +41,7 @@ class CompositeCounter(QObject):
         window.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
-        if watched is self.window and event.type() == QEvent.UpdateRequest:
+        if watched is self.window and event.type() == QEvent.Type.UpdateRequest:
             self.frames += 1
             self.before_composite()
         return False
@@ -69,4 +69,4 @@ class FrameSync(CompositeCounter):
         for view in self.window.findChildren(QGraphicsView):
             scene = view.scene()
             if scene is not None and view.isVisible():
-                QCoreApplication.sendPostedEvents(scene, QEvent.MetaCall)
+                QCoreApplication.sendPostedEvents(scene, QEvent.Type.MetaCall)

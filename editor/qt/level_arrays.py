@@ -187,7 +187,7 @@ class LevelGeometryCache:
                            {k: v for k, v in empty.items() if k.startswith("wall_")})
         if not tris_same:
             empty = empty_level_arrays().__dict__
-            columns.update(mesh_arrays(*tris, self.cap) if len(tris[0]) else
+            columns.update(mesh_arrays(tris[0], tris[1], self.cap) if len(tris[0]) else
                            {k: empty[k] for k in ("triangle_ids", "triangle_corners",
                                                   "mesh_vertices", "mesh_colours",
                                                   "triangles_total")})

@@ -43,7 +43,7 @@ from .panels.properties_panel import PropertiesPanel
 from .panels.query_panel import QueryPanel
 from .panels.stats_panel import StatsPanel
 from .prompts import Prompts
-from .quiet import set_checked_quietly
+from .quiet import set_checked_quietly, signals_blocked
 from .settings import default_settings
 from .shortcuts import add_redo_shortcut
 from .status_bar import ProgressStatus, StatusLabels
@@ -415,13 +415,10 @@ class MainWindow(QMainWindow):
 
     def _on_grid_changed(self) -> None:
         st = self.state
-        self.grid_combo.blockSignals(True)
-        self.grid_combo.setCurrentIndex(GRID_SIZES.index(st.grid_size))
-        self.grid_combo.blockSignals(False)
+        with signals_blocked(self.grid_combo):
+            self.grid_combo.setCurrentIndex(GRID_SIZES.index(st.grid_size))
         for w, on in ((self.snap_box, st.snap), (self.act_snap, st.snap), (self.act_grid, st.show_grid)):
-            w.blockSignals(True)
-            w.setChecked(on)
-            w.blockSignals(False)
+            set_checked_quietly(w, on)
         self.settings.setValue("grid_size", st.grid_size)
 
     # ------------------------------------------------------------------ window

@@ -36,13 +36,13 @@ class Prompts:
 
     def __init__(self, parent) -> None:
         self.parent = parent
-        self.error_box = None
+        self.error_box: QMessageBox | None = None
 
     def show_error(self, message: str) -> QMessageBox:
         """Show ``message`` (one line naming the file and position) without blocking."""
-        box = QMessageBox(QMessageBox.Warning, APP_TITLE, message, QMessageBox.Ok, self.parent)
+        box = QMessageBox(QMessageBox.Icon.Warning, APP_TITLE, message, QMessageBox.StandardButton.Ok, self.parent)
         box.setObjectName("error_box")
-        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.setModal(False)
         box.show()
         self.error_box = box
@@ -50,25 +50,26 @@ class Prompts:
 
     def ask_save(self, name: str) -> str:
         """``"save"``, ``"discard"`` or ``"cancel"`` for unsaved changes to ``name``."""
-        box = QMessageBox(QMessageBox.Question, APP_TITLE, f"Save changes to {name} before closing?",
-                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self.parent)
-        answer = box.exec()
-        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
+        button = QMessageBox.StandardButton
+        box = QMessageBox(QMessageBox.Icon.Question, APP_TITLE, f"Save changes to {name} before closing?",
+                          button.Save | button.Discard | button.Cancel, self.parent)
+        answer = button(box.exec())
+        return {button.Save: "save", button.Discard: "discard"}.get(answer, "cancel")
 
     def ask_reload(self, name: str) -> bool:
         """True to reload ``name`` from disk and lose the unsaved changes."""
         answer = QMessageBox.question(
             self.parent, APP_TITLE, f"{name} changed on disk. Reload it and lose your unsaved "
-            "changes?", QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-        return answer == QMessageBox.Yes
+            "changes?", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def open_path(self, start: str, filters: list[str]) -> str | None:
         """A file name to open; a typed ``FILE.wad:MAP`` is accepted as it is."""
         dialog = QFileDialog(self.parent, "Open level", start)
-        dialog.setAcceptMode(QFileDialog.AcceptOpen)
-        dialog.setFileMode(QFileDialog.AnyFile)  # "doom.wad:E1M2" names no file of its own
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
+        dialog.setFileMode(QFileDialog.FileMode.AnyFile)  # "doom.wad:E1M2" names no file of its own
         dialog.setNameFilters(filters)
-        if dialog.exec() != QDialog.Accepted or not dialog.selectedFiles():
+        if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.selectedFiles():
             return None
         return dialog.selectedFiles()[0]
 
@@ -80,7 +81,7 @@ class Prompts:
     def choose_part(self, file: str, parts: list[dict]) -> str | None:
         """The name of the level to open from a file holding several (None: cancelled)."""
         dialog = LevelPicker(file, parts, self.parent)
-        return dialog.chosen() if dialog.exec() == QDialog.Accepted else None
+        return dialog.chosen() if dialog.exec() == QDialog.DialogCode.Accepted else None
 
 
 class LevelPicker(QDialog):
@@ -97,15 +98,17 @@ class LevelPicker(QDialog):
         self.tree.setObjectName("level_list")
         self.tree.setRootIsDecorated(False)
         self.tree.setHeaderLabels([c.capitalize() for c in columns])
+        items = []
         for part in parts:
             item = QTreeWidgetItem(["" if part.get(c) is None else str(part.get(c)) for c in columns])
-            item.setData(0, Qt.UserRole, part["name"])
+            item.setData(0, Qt.ItemDataRole.UserRole, part["name"])
             self.tree.addTopLevelItem(item)
-        if parts:
-            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+            items.append(item)
+        if items:
+            self.tree.setCurrentItem(items[0])
         self.tree.itemDoubleClicked.connect(lambda *a: self.accept())
         layout.addWidget(self.tree)
-        buttons = QDialogButtonBox(QDialogButtonBox.Open | QDialogButtonBox.Cancel)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -113,7 +116,7 @@ class LevelPicker(QDialog):
 
     def chosen(self) -> str | None:
         item = self.tree.currentItem()
-        return None if item is None else item.data(0, Qt.UserRole)
+        return None if item is None else item.data(0, Qt.ItemDataRole.UserRole)
 
 
 class UnattendedPrompts(Prompts):

@@ -63,9 +63,9 @@ class SceneArrays:
     brush_ids: np.ndarray          # (B,)
     brush_polys: list              # per brush: its vertices (V, 3) for 2D hulls
     level: LevelArrays             # Doom walls and mesh triangles
-    mesh_offsets: np.ndarray = None    # (B + 1,) first mesh vertex of each brush
-    edge_offsets: np.ndarray = None    # (B + 1,) first edge (line pair) of each brush
-    brush_pieces: dict = None          # brush id -> its BrushPieces
+    mesh_offsets: np.ndarray       # (B + 1,) first mesh vertex of each brush
+    edge_offsets: np.ndarray       # (B + 1,) first edge (line pair) of each brush
+    brush_pieces: dict             # brush id -> its BrushPieces
     hulls: dict | None = None          # (u, v) axes -> {brush id: (pieces, 2D hull)}, prepared
     #: (u, v) axes -> that 2D view's chunked outline paths, built on the loading thread; a view
     #: takes its entry (once) when it shows these arrays first
@@ -305,7 +305,7 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
         return np.array(pts, dtype=np.float64).reshape(-1, 2)
 
     def half(seq):
-        out = []
+        out: list[tuple[float, ...]] = []
         for p in seq:
             while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
                                      - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:

@@ -17,9 +17,8 @@ class ScreenshotError(RuntimeError):
 
 
 def settle(rounds: int = 6) -> None:
-    app = QApplication.instance()
     for _ in range(rounds):
-        app.processEvents()
+        QApplication.processEvents()  # a static method: no instance needed
 
 
 def grab_window(window):
@@ -87,11 +86,11 @@ def save_screenshot(window, path: str) -> None:
     pixmap = grab_window(window)
     data = QByteArray()
     buffer = QBuffer(data)
-    buffer.open(QIODevice.WriteOnly)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if not pixmap.save(buffer, "PNG"):
         raise ScreenshotError(f"{path}: could not encode the PNG")
     buffer.close()
     try:
-        atomic_write_bytes(path, bytes(data))
+        atomic_write_bytes(path, bytes(data.data()))
     except OSError as exc:
         raise ScreenshotError(f"{path}: could not write the PNG: {exc.strerror or exc}") from None

@@ -14,14 +14,14 @@ MAX_RECENT = 10
 
 
 def default_settings() -> QSettings:
-    return QSettings(QSettings.IniFormat, QSettings.UserScope, ORGANIZATION, APPLICATION)
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
 
 
 def recent_files(settings: QSettings) -> list[str]:
     value = settings.value("recent_files", [])
-    if isinstance(value, str):
-        value = [value]
-    return [str(v) for v in (value or [])]
+    if isinstance(value, str):  # QSettings gives a one-entry list back as its single string
+        return [value]
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
 
 def add_recent_file(settings: QSettings, path: str) -> list[str]:

@@ -35,9 +35,9 @@ class _Cancellable(QThread):
         self._cancelled = False
         self.finished.connect(lambda: _RUNNING.discard(self))
 
-    def start(self) -> None:
-        _RUNNING.add(self)
-        super().start()
+    def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
+        _RUNNING.add(self)  # kept alive until finished (see _RUNNING)
+        super().start(priority)
 
     def cancel(self) -> None:
         self._cancelled = True

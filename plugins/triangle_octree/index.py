@@ -1,6 +1,6 @@
 """Triangle octree: mesh triangles stored in every leaf cube they truly intersect.
 
-The structure of DESIGN.md §3 "Triangle octree": the root is a cube with a power-of-two side
+The structure: the root is a cube with a power-of-two side
 enclosing every object (centred on them); a node splits into octants while it holds more than
 ``max_triangles`` items and its side can halve above ``min_size``; an item goes into *every*
 child it meets, a triangle by the exact triangle-box test (:mod:`spatial.triangles`), so a

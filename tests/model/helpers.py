@@ -42,7 +42,7 @@ def small_scene():
         world: brush_entity("worldspawn", [("wad", "base.wad")]),
         ids["floor"]: box_brush(world, (-256, -256, -16), (256, 256, 0), "floor"),
         ids["ramp"]: ramp_brush(world, (0, 0, 0), (128, 64, 64), 0, "ramp"),
-        ids["pillar"]: prism_brush(world, (-128, 128), 24, 0, 128, sides=5, angle_deg=7),
+        ids["pillar"]: prism_brush(world, (-128, 128), 24, (0, 128), sides=5, angle_deg=7),
         door: brush_entity("func_door", [("angle", "90")]),
         ids["door_brush"]: box_brush(door, (-32, -256, 0), (32, -240, 96), "door", valve=True),
         ids["player"]: point_entity("info_player_start", (0, -128, 24), [("angle", "90")]),

@@ -9,7 +9,7 @@ from spatial.errors import GeometryError
 
 
 def test_translate_moves_solid_and_keeps_textures():
-    brush = prism_brush(0, (10, 20), 16, 0, 32, sides=5, angle_deg=13, texture="rock", valve=True)
+    brush = prism_brush(0, (10, 20), 16, (0, 32), sides=5, angle_deg=13, texture="rock", valve=True)
     moved = brush.translated((3.5, -2, 8))
     np.testing.assert_allclose(moved.solid.vertices, brush.solid.vertices + [3.5, -2, 8], atol=1e-9)
     assert [(f.texture, f.u_axis, f.offset) for f in moved.faces] == \

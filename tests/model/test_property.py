@@ -62,7 +62,7 @@ def _draw_command(data, scene, registry):
         if data.draw(st.booleans()):
             brush = box_brush(owner, (x, y, z), (x + 32, y + 48, z + 16), "box")
         else:
-            brush = prism_brush(owner, (x, y), 20, z, z + 40, sides=data.draw(st.integers(3, 7)),
+            brush = prism_brush(owner, (x, y), 20, (z, z + 40), sides=data.draw(st.integers(3, 7)),
                                 angle_deg=data.draw(st.integers(0, 90)))
         return [AddObjects({oid: brush}, select=data.draw(st.booleans()))]
     if kind == "add_entity":

@@ -8,6 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 
+from ..quiet import signals_blocked
+
 
 def _menu(window, title: str):
     """The window's menu whose text (without '&') is ``title``, created if missing."""
@@ -21,13 +23,12 @@ def _menu(window, title: str):
 def reload_backend_chooser(panel) -> None:
     """Refill a parameter panel's backend combo from its registry (after plugins changed)."""
     combo = panel.backend_combo
-    combo.blockSignals(True)
-    combo.clear()
-    for name in sorted(panel.registry.backends):
-        combo.addItem(name, name)
-        combo.setItemData(combo.count() - 1, getattr(panel.registry.backends[name], "description", ""),
-                          Qt.ToolTipRole)
-    combo.blockSignals(False)
+    with signals_blocked(combo):
+        combo.clear()
+        for name in sorted(panel.registry.backends):
+            combo.addItem(name, name)
+            combo.setItemData(combo.count() - 1, getattr(panel.registry.backends[name], "description", ""),
+                              Qt.ItemDataRole.ToolTipRole)
     if panel.state.document is not None:
         panel._sync_from_model()
 
@@ -48,7 +49,7 @@ def open_tune_dialog(window):
         current.activateWindow()
         return current
     dialog = TuneDialog(window.document, window)
-    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     # results of one document must not be applied to the next: a new document closes it
     window.state.document_replaced.connect(dialog.reject)
     window.tune_dialog = dialog
@@ -60,7 +61,7 @@ def open_plugins_dialog(window, registry=None):
     """Show the Plugins dialog; a folder added there refreshes the window's backend chooser."""
     from .plugins_dialog import PluginsDialog
     dialog = PluginsDialog(window, registry=registry)
-    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.plugins_changed.connect(lambda: reload_backend_chooser(window.params_panel))
     window.plugins_dialog = dialog
     dialog.show()

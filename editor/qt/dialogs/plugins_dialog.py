@@ -60,7 +60,7 @@ class PluginsDialog(QDialog):
         self.summary = QLabel()
         self.summary.setObjectName("plugins_summary")
         layout.addWidget(self.summary)
-        split = QSplitter(Qt.Vertical)
+        split = QSplitter(Qt.Orientation.Vertical)
         self.tree = QTreeWidget()
         self.tree.setObjectName("plugins_tree")
         self.tree.setColumnCount(len(COLUMNS))
@@ -70,7 +70,7 @@ class PluginsDialog(QDialog):
         self.tree.setWordWrap(True)
         header = self.tree.header()
         for c in range(3):
-            header.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.tree.currentItemChanged.connect(self._on_current)
         split.addWidget(self.tree)
@@ -110,7 +110,7 @@ class PluginsDialog(QDialog):
             status = "failed" if error else ("loaded" if plugin["loaded"] else "not loaded")
             provides = error if error else (", ".join(plugin["provides"]) or "nothing")
             item = QTreeWidgetItem([plugin["name"], _source_text(plugin["source"]), status, provides])
-            item.setData(0, Qt.UserRole, plugin)
+            item.setData(0, Qt.ItemDataRole.UserRole, plugin)
             tip = f"{plugin['name']}\n{plugin['source']}\n" + (f"Error: {error}" if error else
                                                                  "\n".join(plugin["provides"]))
             for c in range(len(COLUMNS)):
@@ -130,13 +130,14 @@ class PluginsDialog(QDialog):
 
     def rows(self) -> list[dict]:
         """The plugin records shown, in order (tests and callers read them)."""
-        return [self.tree.topLevelItem(i).data(0, Qt.UserRole) for i in range(self.tree.topLevelItemCount())]
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [item.data(0, Qt.ItemDataRole.UserRole) for item in items if item is not None]
 
     def _on_current(self, item, _previous=None) -> None:
         if item is None:
             self.details.clear()
             return
-        plugin = item.data(0, Qt.UserRole)
+        plugin = item.data(0, Qt.ItemDataRole.UserRole)
         lines = [plugin["name"], f"source: {plugin['source']}"]
         if plugin["error"]:
             lines += ["status: failed", "", plugin["error"]]

@@ -48,9 +48,10 @@ from PySide6.QtWidgets import (
 
 from editor.model.commands import SetSettings
 from spatial.cost import CostWeights
-from spatial.tuner import CancelToken
+from spatial.tuner import CancelToken, Trial, TuneResult
 
 from ..panels.base import push_button
+from ..quiet import signals_blocked
 from ..throttle import Throttle
 from ..workers import _Cancellable
 from .engine_choice import EngineChoice
@@ -111,14 +112,31 @@ class TuneWorker(_Cancellable):
 
 @dataclasses.dataclass
 class _Row:
-    """One measured trial with the backend it belongs to."""
+    """One measured trial with the backend it belongs to (its cost and report are known)."""
 
     backend: str
-    trial: object
+    trial: Trial
+    cost: float = dataclasses.field(init=False)
+    memory_bytes: int = dataclasses.field(init=False)
 
-    @property
-    def memory_bytes(self) -> int:
-        return int(self.trial.report["memory_bytes"])
+    def __post_init__(self) -> None:
+        if self.trial.cost is None or self.trial.report is None:
+            raise ValueError(f"trial {self.trial.index} of {self.backend} was not measured")
+        self.cost = self.trial.cost
+        self.memory_bytes = int(self.trial.report["memory_bytes"])
+
+
+def _ranking(results) -> list[dict]:
+    """The backends' best trials, cheapest first (a backend with no measured trial has none)."""
+    ranking = []
+    for r in results:
+        best = r.best
+        if best is None or best.cost is None:
+            continue
+        ranking.append({"backend": r.backend, "cost": best.cost,
+                        "default_cost": r.defaults.cost if r.defaults else None,
+                        "params": best.params, "trials": len(r.trials)})
+    return sorted(ranking, key=lambda entry: entry["cost"])
 
 
 def pareto_front(cost: np.ndarray, memory: np.ndarray) -> np.ndarray:
@@ -153,8 +171,8 @@ class TuneDialog(QDialog):
         self.setWindowTitle(f"Tune parameters — {document.display_name()}")
         self.worker: TuneWorker | None = None
         self.rows: list[_Row] = []           # every measured trial, all backends
-        self.results: dict[str, object] = {}  # backend -> TuneResult of the finished search
-        self.defaults: dict[str, object] = {}  # backend -> its defaults trial
+        self.results: dict[str, TuneResult] = {}  # backend -> TuneResult of the finished search
+        self.defaults: dict[str, Trial] = {}  # backend -> its defaults trial
         self.chosen: _Row | None = None
         self.errors: list[str] = []
         self.not_evaluated: dict[str, str] = {}
@@ -236,13 +254,13 @@ class TuneDialog(QDialog):
         self.table.setObjectName("tune_table")
         self.table.setHorizontalHeaderLabels(["#", "backend", "cost", "vs defaults", "KiB", "parameters"])
         self.table.verticalHeader().setVisible(False)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
         for c in range(5):
-            header.setSectionResizeMode(c, QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(5, QHeaderView.Stretch)
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(True)
         self.table.itemSelectionChanged.connect(self._on_row_selected)
         return self.table
@@ -255,7 +273,7 @@ class TuneDialog(QDialog):
         for name, exporter in self.registry.exporters_of_kind("params").items():
             self.format_combo.addItem(name, name)
             self.format_combo.setItemData(self.format_combo.count() - 1, exporter.description,
-                                          Qt.ToolTipRole)
+                                          Qt.ItemDataRole.ToolTipRole)
         buttons.addWidget(self.format_combo)
         self.export_button = push_button(
             "Export…", self.export_dialog,
@@ -454,7 +472,7 @@ class TuneDialog(QDialog):
         stopped = any(r.cancelled for r in self.results.values())
         if self.chosen is not None:
             base = self.defaults.get(self.chosen.backend)
-            best = self.chosen.trial.cost
+            best = self.chosen.cost
             text = f"Best: {self.chosen.backend}, cost {best:,.1f}"
             if base is not None and base.ok and base.cost:
                 saved = (1 - best / base.cost) * 100
@@ -481,7 +499,7 @@ class TuneDialog(QDialog):
                 item.setData([], [])
             self.table.setRowCount(0)
             return
-        cost = np.array([r.trial.cost for r in rows])
+        cost = np.array([r.cost for r in rows])
         self._choose_memory_unit(max(r.memory_bytes for r in rows))
         memory = np.array([self._memory(r) for r in rows])
         backends = sorted({r.backend for r in rows})
@@ -491,13 +509,13 @@ class TuneDialog(QDialog):
         self._update_backend_legend(backends if len(backends) > 1 else [], brushes)
         # a few pathological trials can cost 100x the rest: log axes keep the good ones apart
         self.plot.setLogMode(x=_wide(memory), y=_wide(cost))
-        self.table.horizontalHeaderItem(3).setText("vs its defaults" if len(backends) > 1 else "vs defaults")
+        self._set_header(3, "vs its defaults" if len(backends) > 1 else "vs defaults")
         front = pareto_front(cost, memory)
         self.front_line.setData(memory[front], cost[front])
         base = [r for r in rows if r.trial.phase == "default"]
-        self.default_points.setData([self._memory(r) for r in base], [r.trial.cost for r in base])
+        self.default_points.setData([self._memory(r) for r in base], [r.cost for r in base])
         if self.chosen is not None:
-            self.chosen_point.setData([self._memory(self.chosen)], [self.chosen.trial.cost])
+            self.chosen_point.setData([self._memory(self.chosen)], [self.chosen.cost])
         self._fill_table()
 
     def _update_backend_legend(self, backends: list[str], brushes: dict) -> None:
@@ -520,44 +538,48 @@ class TuneDialog(QDialog):
         if unit != self._memory_unit:
             self._memory_unit = unit
             self.plot.setLabel("bottom", f"memory estimate ({unit[1]})")
-            self.table.horizontalHeaderItem(4).setText(unit[1])
+            self._set_header(4, unit[1])
+
+    def _set_header(self, column: int, text: str) -> None:
+        header = self.table.horizontalHeaderItem(column)
+        if header is not None:  # the table is made with its header labels
+            header.setText(text)
 
     def _memory(self, row: _Row) -> float:
         return row.memory_bytes / self._memory_unit[0]
 
     def best_rows(self) -> list[_Row]:
         """The cheapest measured trials, best first (what the table shows)."""
-        return sorted(self.rows, key=lambda r: (r.trial.cost, r.backend, r.trial.index))[:TABLE_ROWS]
+        return sorted(self.rows, key=lambda r: (r.cost, r.backend, r.trial.index))[:TABLE_ROWS]
 
     def _fill_table(self) -> None:
         best = self.best_rows()
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(best))
-        selected = -1
-        for k, row in enumerate(best):
-            t = row.trial
-            base = self.defaults.get(row.backend)
-            versus = ""
-            if base is not None and base.ok and base.cost:
-                versus = "defaults" if t is base or t.phase == "default" else \
-                    f"{(t.cost / base.cost - 1) * 100:+.1f} %"
-            changed = {k2: v for k2, v in t.params.items()
-                       if base is None or base.params.get(k2) != v}
-            params = ", ".join(f"{k2}={_fmt(v)}" for k2, v in changed.items()) or "(defaults)"
-            cells = [str(t.index), row.backend, f"{t.cost:,.1f}", versus, f"{self._memory(row):,.1f}", params]
-            for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if c in (0, 2, 3, 4):
-                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                if c == 5:
-                    item.setToolTip("\n".join(f"{k2} = {_fmt(v)}" for k2, v in t.params.items()))
-                self.table.setItem(k, c, item)
-            if self.chosen is not None and row.backend == self.chosen.backend and t is self.chosen.trial:
-                selected = k
-        if selected >= 0:
-            self.table.selectRow(selected)
-        self.table.resizeRowsToContents()
-        self.table.blockSignals(False)
+        with signals_blocked(self.table):
+            self.table.setRowCount(len(best))
+            selected = -1
+            for k, row in enumerate(best):
+                t = row.trial
+                base = self.defaults.get(row.backend)
+                versus = ""
+                if base is not None and base.ok and base.cost:
+                    versus = "defaults" if t is base or t.phase == "default" else \
+                        f"{(row.cost / base.cost - 1) * 100:+.1f} %"
+                changed = {k2: v for k2, v in t.params.items()
+                           if base is None or base.params.get(k2) != v}
+                params = ", ".join(f"{k2}={_fmt(v)}" for k2, v in changed.items()) or "(defaults)"
+                cells = [str(t.index), row.backend, f"{row.cost:,.1f}", versus, f"{self._memory(row):,.1f}", params]
+                for c, text in enumerate(cells):
+                    item = QTableWidgetItem(text)
+                    if c in (0, 2, 3, 4):
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    if c == 5:
+                        item.setToolTip("\n".join(f"{k2} = {_fmt(v)}" for k2, v in t.params.items()))
+                    self.table.setItem(k, c, item)
+                if self.chosen is not None and row.backend == self.chosen.backend and t is self.chosen.trial:
+                    selected = k
+            if selected >= 0:
+                self.table.selectRow(selected)
+            self.table.resizeRowsToContents()
 
     def _on_row_selected(self) -> None:
         picked = self.table.selectionModel().selectedRows()
@@ -566,7 +588,7 @@ class TuneDialog(QDialog):
         best = self.best_rows()
         if picked[0].row() < len(best):
             self.chosen = best[picked[0].row()]
-            self.chosen_point.setData([self._memory(self.chosen)], [self.chosen.trial.cost])
+            self.chosen_point.setData([self._memory(self.chosen)], [self.chosen.cost])
             self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -608,14 +630,12 @@ class TuneDialog(QDialog):
         from spatial.tuned_params import tuned_params_document
 
         row = self.chosen
+        if row is None:
+            raise ValueError("no trial was measured: there is nothing to export")
         result = dataclasses.replace(self.results[row.backend], best=row.trial)
         comparison = None
         if len(self.results) > 1:
-            comparison = {"ranking": [{"backend": r.backend, "cost": r.best.cost,
-                                       "default_cost": r.defaults.cost if r.defaults else None,
-                                       "params": r.best.params, "trials": len(r.trials)}
-                                      for r in sorted(self.results.values(), key=lambda r: r.best.cost)],
-                          "not_evaluated": self.not_evaluated}
+            comparison = {"ranking": _ranking(self.results.values()), "not_evaluated": self.not_evaluated}
         scene = {**self._scene_info, "hash": scene_content_hash(self.document.scene)}
         return tuned_params_document(result, scene, comparison)
 

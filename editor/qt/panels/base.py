@@ -5,8 +5,12 @@ keeps the construction in one place so margins and names stay consistent across 
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QBoxLayout, QFormLayout, QPushButton, QWidget
+
+W = TypeVar("W", bound=QWidget)
 
 #: margins of a dock panel's layout (px): docks sit edge to edge, so a little air between them
 PANEL_MARGINS = (6, 6, 6, 6)
@@ -27,13 +31,13 @@ class Panel(QWidget):
     """
 
     def __init__(self, object_name: str, parent=None, margins=PANEL_MARGINS,
-                 direction=QBoxLayout.TopToBottom) -> None:
+                 direction=QBoxLayout.Direction.TopToBottom) -> None:
         super().__init__(parent)
         self.setObjectName(object_name)
         self.body = QBoxLayout(direction, self)
         self.body.setContentsMargins(*margins)
 
-    def add(self, widget: QWidget, object_name: str | None = None, stretch: int = 0) -> QWidget:
+    def add(self, widget: W, object_name: str | None = None, stretch: int = 0) -> W:
         """Append ``widget`` to :attr:`body`, naming it when ``object_name`` is given."""
         if object_name is not None:
             widget.setObjectName(object_name)
@@ -69,7 +73,7 @@ def form_host() -> tuple[QWidget, QFormLayout]:
     return host, form
 
 
-def single_shot_timer(owner: QWidget, interval_ms: int, slot) -> QTimer:
+def single_shot_timer(owner: QObject, interval_ms: int, slot) -> QTimer:
     """A single-shot timer owned by ``owner`` that calls ``slot`` ``interval_ms`` after a start.
 
     Panels use it to coalesce bursts of changes (edits, played frames) into one refresh.
@@ -89,8 +93,16 @@ class PlaybackRefresh:
     which should stop ``self._timer`` first.
     """
 
+    #: the timeline controller the widget follows (set by the widget before following it)
+    controller: Any
+
+    def refresh(self) -> None:
+        """Redraw from the controller's current frame (the widget implements it)."""
+        raise NotImplementedError
+
     def follow_playback(self, controller, interval_ms: int) -> None:
         """Connect to ``controller``'s frame and play-state signals."""
+        assert isinstance(self, QObject), "PlaybackRefresh is a mixin for widgets"
         self._timer = single_shot_timer(self, interval_ms, self.refresh)
         controller.frame_changed.connect(self._on_frame_changed)
         controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget
 
+from ..quiet import signals_blocked
 from .base import StatePanel
 
 
@@ -20,19 +21,18 @@ class HistoryPanel(StatePanel):
 
     def refresh(self) -> None:
         stack = self.state.document.stack
-        self.list.blockSignals(True)
-        self.list.clear()
-        self.list.addItem("<opened>")
-        for text in stack.history:
-            self.list.addItem(text)
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if i > stack.index:
-                item.setForeground(QColor(120, 120, 130))  # undone steps, still redoable
-            if stack.clean_index == i:
-                item.setText(item.text() + "  (saved)")
-        self.list.setCurrentRow(stack.index)
-        self.list.blockSignals(False)
+        with signals_blocked(self.list):
+            self.list.clear()
+            self.list.addItem("<opened>")
+            for text in stack.history:
+                self.list.addItem(text)
+            for i in range(self.list.count()):
+                item = self.list.item(i)
+                if i > stack.index:
+                    item.setForeground(QColor(120, 120, 130))  # undone steps, still redoable
+                if stack.clean_index == i:
+                    item.setText(item.text() + "  (saved)")
+            self.list.setCurrentRow(stack.index)
 
     def _on_row(self, row: int) -> None:
         if row >= 0:

@@ -13,9 +13,9 @@ class InspectorPanel(StatePanel):
         super().__init__(state, "inspector_panel", parent)
         self.info = self.add(QLabel("Pick the Inspect tool (I) and click a node."), "node_info")
         self.info.setWordWrap(True)
-        self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.objects = self.add(QListWidget(), "node_objects", stretch=1)
-        self.objects.setSelectionMode(QListWidget.ExtendedSelection)
+        self.objects.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         self.objects.itemDoubleClicked.connect(lambda item: self._select([item]))
         button = self.add(QPushButton("Select these objects"))
         button.clicked.connect(lambda: self._select(self.objects.selectedItems() or
@@ -52,10 +52,10 @@ class InspectorPanel(StatePanel):
             obj = scene.get(oid)
             name = getattr(obj, "classname", None) if obj is not None and hasattr(obj, "classname") else "brush"
             item = QListWidgetItem(f"{oid}  {name}")
-            item.setData(Qt.UserRole, oid)
+            item.setData(Qt.ItemDataRole.UserRole, oid)
             self.objects.addItem(item)
 
     def _select(self, items) -> None:
-        ids = [it.data(Qt.UserRole) for it in items if it is not None]
+        ids = [it.data(Qt.ItemDataRole.UserRole) for it in items if it is not None]
         if ids:
             select(self.state.document, ids, text="Select node objects")

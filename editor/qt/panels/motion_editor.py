@@ -40,6 +40,7 @@ from editor.model.motion import (
     MotionParam,
 )
 
+from ..quiet import signals_blocked
 from .base import form_host, push_button
 
 #: spin boxes stop here when a parameter is unbounded
@@ -107,7 +108,7 @@ class MotionEditor(QGroupBox):
         self.entity = entity
         shown = entity is not None and entity.is_point
         self.setVisible(shown)
-        if not shown:
+        if entity is None or not shown:
             return
         corners = path_corners(scene) if scene is not None and entity.get("target") else None
         default = class_default(entity, corners)
@@ -118,10 +119,9 @@ class MotionEditor(QGroupBox):
                                      "entities is on; the entity's own keys always win")
         self._fill_behaviours(default, named)
         self._build_form(in_effect, default if not named or named == (default or {}).get(MOTION_KEY) else None)
-        self.sleep_box.blockSignals(True)
-        self.sleep_box.setChecked((entity.get(SLEEP_KEY) or "1").strip() != "0")
-        self.sleep_box.setFont(_font(self.sleep_box, SLEEP_KEY in entity))
-        self.sleep_box.blockSignals(False)
+        with signals_blocked(self.sleep_box):
+            self.sleep_box.setChecked((entity.get(SLEEP_KEY) or "1").strip() != "0")
+            self.sleep_box.setFont(_font(self.sleep_box, SLEEP_KEY in entity))
         self.clear_button.setEnabled(any(k.startswith(MOTION_PREFIX) for k, _ in entity.properties))
 
     def _fill_behaviours(self, default: dict | None, named: str) -> None:
@@ -133,16 +133,15 @@ class MotionEditor(QGroupBox):
         if named and named not in behaviours and named != NO_MOTION:
             items.append((f"{named} (unknown)", named, "not a registered behaviour"))
         combo = self.behaviour
-        combo.blockSignals(True)
-        # refilled only when the list changes: this runs inside the chooser's own signal too
-        if [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())] != \
-                [(text, data) for text, data, _ in items]:
-            combo.clear()
-            for text, data, tip in items:
-                combo.addItem(text, data)
-                combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)
-        combo.setCurrentIndex(max(combo.findData(named), 0))
-        combo.blockSignals(False)
+        with signals_blocked(combo):
+            # refilled only when the list changes: this runs inside the chooser's own signal too
+            if [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())] != \
+                    [(text, data) for text, data, _ in items]:
+                combo.clear()
+                for text, data, tip in items:
+                    combo.addItem(text, data)
+                    combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            combo.setCurrentIndex(max(combo.findData(named), 0))
 
     def _build_form(self, behaviour: str, class_keys: dict | None) -> None:
         # The widgets are rebuilt only when the behaviour changes: a value edit comes back here
@@ -165,14 +164,14 @@ class MotionEditor(QGroupBox):
             widget, label = self.widgets[key], self.labels[key]
             value, source = self._value(param, class_keys)
             self._set_widget(param, widget, value)
-            explicit = key in self.entity
+            explicit = self.entity is not None and key in self.entity
             widget.setToolTip(f"{key}: {param.help}" + ("" if explicit else f" ({source})"))
             label.setToolTip(widget.toolTip())
             label.setFont(_font(label, explicit))
             label.setStyleSheet("" if explicit else "color: gray")
 
     def _value(self, param: MotionParam, class_keys: dict | None) -> tuple[str | None, str]:
-        own = self.entity.get(param.key)
+        own = self.entity.get(param.key) if self.entity is not None else None
         if own is not None:
             return own, "set on the entity"
         if class_keys and param.key in class_keys:
@@ -188,11 +187,10 @@ class MotionEditor(QGroupBox):
             spin.valueChanged.connect(lambda v, k=param.key: self._request({k: format_number(v)}))
             return spin
         if param.kind == "vector":
-            host = QWidget()
+            host = _VectorEditor()
             host.setObjectName(name)
             row = QHBoxLayout(host)
             row.setContentsMargins(0, 0, 0, 0)
-            host.spins = []
             for axis in "xyz":
                 spin = _spin(-math.inf, math.inf, "")
                 spin.setObjectName(f"{name}_{axis}")
@@ -214,22 +212,18 @@ class MotionEditor(QGroupBox):
         return line
 
     def _set_widget(self, param: MotionParam, widget: QWidget, value: str | None) -> None:
-        for w in [widget] + list(getattr(widget, "spins", [])):
-            w.blockSignals(True)
-        try:
-            if param.kind == "number":
+        # the widget _make_widget made for param.kind
+        with signals_blocked(widget, *(widget.spins if isinstance(widget, _VectorEditor) else [])):
+            if isinstance(widget, QDoubleSpinBox):
                 widget.setValue(_number(value, 0.0))
-            elif param.kind == "vector":
+            elif isinstance(widget, _VectorEditor):
                 parts = (value or "0 0 0").split()
                 for spin, text in zip(widget.spins, parts + ["0"] * (3 - len(parts))):
                     spin.setValue(_number(text, 0.0))
-            elif param.kind == "choice":
+            elif isinstance(widget, QComboBox):
                 widget.setCurrentIndex(max(widget.findText((value or "").strip()), 0))
-            else:
+            elif isinstance(widget, QLineEdit):
                 widget.setText(value or "")
-        finally:
-            for w in [widget] + list(getattr(widget, "spins", [])):
-                w.blockSignals(False)
 
     # ------------------------------------------------------------------ widgets -> commands
     def _request(self, changes: dict) -> None:
@@ -264,6 +258,14 @@ class MotionEditor(QGroupBox):
             keys = {k: None for k, _ in self.entity.properties if k.startswith(MOTION_PREFIX)}
             if keys:
                 self.edit_requested.emit(keys)
+
+
+class _VectorEditor(QWidget):
+    """Three spin boxes in a row, for a vector parameter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spins: list[QDoubleSpinBox] = []
 
 
 def _spin(lo: float, hi: float, unit: str) -> QDoubleSpinBox:

@@ -23,7 +23,7 @@ from editor.model.heatmap_metrics import METRICS
 from editor.model.heatmap_metrics import metric as heatmap_metric
 
 from ..colors import SPLIT_LINE, colormap
-from ..quiet import set_checked_quietly
+from ..quiet import set_checked_quietly, signals_blocked
 from .base import StatePanel
 
 
@@ -57,7 +57,7 @@ class LegendBar(QWidget):
             r, g, b = colormap(np.array([t]))[0]
             grad.setColorAt(float(t), QColor.fromRgbF(r, g, b))
         p.fillRect(bar, grad)
-        p.setPen(QPen(self.palette().color(QPalette.WindowText)))
+        p.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText)))
         p.drawText(bar.left(), bar.bottom() + 14, self._fmt(self.vmin))
         hi = self._fmt(self.vmax)
         p.drawText(bar.right() - p.fontMetrics().horizontalAdvance(hi), bar.bottom() + 14, hi)
@@ -92,7 +92,7 @@ class OverlayPanel(StatePanel):
         self.metric_combo.setObjectName("metric_combo")
         for metric in METRICS.values():  # every registered heatmap metric, in the table's order
             self.metric_combo.addItem(metric.label, metric.key)
-            self.metric_combo.setItemData(self.metric_combo.count() - 1, metric.legend, Qt.ToolTipRole)
+            self.metric_combo.setItemData(self.metric_combo.count() - 1, metric.legend, Qt.ItemDataRole.ToolTipRole)
         self.metric_combo.currentIndexChanged.connect(
             lambda i: state.set_overlay_settings(metric=self.metric_combo.itemData(i)))
         form.addRow(self.visible, self.metric_combo)
@@ -163,9 +163,8 @@ class OverlayPanel(StatePanel):
 
     def _on_overlay_changed(self, geom) -> None:
         metric = heatmap_metric(geom.metric)
-        self.metric_combo.blockSignals(True)
-        self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
-        self.metric_combo.blockSignals(False)
+        with signals_blocked(self.metric_combo):
+            self.metric_combo.setCurrentIndex(self.metric_combo.findData(geom.metric))
         self.legend_title.setText(f"<b>{metric.label}</b>: {metric.legend}")
         self.legend.set_range(geom.vmin, geom.vmax, integer=metric.integer, value_at=geom.value_at,
                               log_scale=geom.log_scale)

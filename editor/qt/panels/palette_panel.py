@@ -17,10 +17,11 @@ from editor.model import ChangeKind
 from editor.model.entity_classes import CLASS_SIZES
 
 from ..colors import class_colour
+from ..quiet import signals_blocked
 from .base import StatePanel, single_shot_timer
 
 #: role of an item's class name (headings have none)
-CLASS_ROLE = Qt.UserRole
+CLASS_ROLE = Qt.ItemDataRole.UserRole
 #: a burst of placements (or an undo of many) refreshes the counts once
 REFRESH_MS = 150
 
@@ -84,24 +85,22 @@ class PalettePanel(StatePanel):
 
     def _fill(self) -> None:
         chosen = self.state.entity_class
-        self.list.blockSignals(True)
-        self.list.clear()
-        if self.level_counts:
-            self._heading(f"In this level ({len(self.level_counts)} classes)")
-            ranked = sorted(self.level_counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            for name, count in ranked:
-                self._class_item(name, f"{name}  ×{count}")
-            self._heading("All classes with a known size")
-        for name in sorted(CLASS_SIZES):
-            self._class_item(name, name)
-        self.list.blockSignals(False)
+        with signals_blocked(self.list):
+            self.list.clear()
+            if self.level_counts:
+                self._heading(f"In this level ({len(self.level_counts)} classes)")
+                ranked = sorted(self.level_counts.items(), key=lambda kv: (-kv[1], kv[0]))
+                for name, count in ranked:
+                    self._class_item(name, f"{name}  ×{count}")
+                self._heading("All classes with a known size")
+            for name in sorted(CLASS_SIZES):
+                self._class_item(name, name)
         self._apply_filter(self.filter.text())
         if self.state.tool == "entity":  # keep the armed class highlighted
             for row in range(self.list.count()):
                 if self.list.item(row).data(CLASS_ROLE) == chosen:
-                    self.list.blockSignals(True)
-                    self.list.setCurrentRow(row)
-                    self.list.blockSignals(False)
+                    with signals_blocked(self.list):
+                        self.list.setCurrentRow(row)
                     break
         self.list.scrollToTop()  # the level's own classes, under their heading, first
 
@@ -110,7 +109,7 @@ class PalettePanel(StatePanel):
         font = QFont(item.font())
         font.setBold(True)
         item.setFont(font)
-        item.setFlags(Qt.NoItemFlags)  # a heading cannot be chosen
+        item.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading cannot be chosen
         self.list.addItem(item)
 
     def _class_item(self, name: str, text: str) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -23,8 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from editor.model import ChangeKind
-from spatial.params import param_specs
+from spatial.params import ParamSpec, param_specs
 
+from ..quiet import signals_blocked
 from .base import form_host
 
 
@@ -72,23 +74,22 @@ class ParamsPanel(QWidget):
         layout.addWidget(self.reset_button)
         layout.addStretch(1)
         self.widgets: dict[str, QWidget] = {}
-        self._specs = []
-        self._backend = None
+        self._specs: list[ParamSpec] = []
+        self._backend: str | None = None
         state.document_replaced.connect(self._on_document_replaced)
 
     # ------------------------------------------------------------------ model -> widgets
     def _fill_backends(self, metadata: dict) -> None:
         """List the backends that suit a document with ``metadata`` (see ``suits_source``)."""
-        self.backend_combo.blockSignals(True)
-        self.backend_combo.clear()
-        for name in sorted(self.registry.backends):
-            cls = self.registry.backends[name]
-            if not cls.suits_source(metadata):
-                continue
-            self.backend_combo.addItem(name, name)
-            self.backend_combo.setItemData(self.backend_combo.count() - 1,
-                                           getattr(cls, "description", ""), Qt.ToolTipRole)
-        self.backend_combo.blockSignals(False)
+        with signals_blocked(self.backend_combo):
+            self.backend_combo.clear()
+            for name in sorted(self.registry.backends):
+                cls = self.registry.backends[name]
+                if not cls.suits_source(metadata):
+                    continue
+                self.backend_combo.addItem(name, name)
+                self.backend_combo.setItemData(self.backend_combo.count() - 1,
+                                               getattr(cls, "description", ""), Qt.ItemDataRole.ToolTipRole)
 
     def _on_document_replaced(self, document) -> None:
         self._fill_backends(document.scene.settings.metadata)
@@ -105,9 +106,8 @@ class ParamsPanel(QWidget):
         doc = self.state.document
         index = doc.index
         name = index.name
-        self.backend_combo.blockSignals(True)
-        self.backend_combo.setCurrentIndex(max(0, self.backend_combo.findData(name)))
-        self.backend_combo.blockSignals(False)
+        with signals_blocked(self.backend_combo):
+            self.backend_combo.setCurrentIndex(max(0, self.backend_combo.findData(name)))
         self.description.setText(getattr(type(index), "description", ""))
         if name != self._backend:
             self._build_form(type(index))
@@ -136,51 +136,52 @@ class ParamsPanel(QWidget):
 
     def _make_widget(self, spec) -> QWidget:
         if spec.choices:
-            w = QComboBox()
+            combo = QComboBox()
             for c in spec.choices:
-                w.addItem(str(c), c)
-            w.currentIndexChanged.connect(lambda _=0, s=spec: self._on_edited(s))
-        elif spec.kind is bool:
-            w = QCheckBox()
-            w.toggled.connect(lambda _=False, s=spec: self._on_edited(s))
-        elif spec.kind is int:
-            w = QSpinBox()
-            w.setRange(int(spec.lo) if spec.lo is not None else -2**31 + 1,
-                       int(min(spec.hi, 2**31 - 1)) if spec.hi is not None else 2**31 - 1)
+                combo.addItem(str(c), c)
+            combo.currentIndexChanged.connect(lambda _=0, s=spec: self._on_edited(s))
+            return combo
+        if spec.kind is bool:
+            box = QCheckBox()
+            box.toggled.connect(lambda _=False, s=spec: self._on_edited(s))
+            return box
+        if spec.kind is int:
+            spin = QSpinBox()
+            spin.setRange(int(spec.lo) if spec.lo is not None else -2**31 + 1,
+                          int(min(spec.hi, 2**31 - 1)) if spec.hi is not None else 2**31 - 1)
             if spec.unit:
-                w.setSuffix(f" {spec.unit}")
-            w.setKeyboardTracking(False)
-            w.valueChanged.connect(lambda _=0, s=spec: self._on_edited(s))
-        elif spec.kind is float:
-            w = QDoubleSpinBox()
-            w.setDecimals(_decimals(spec))
-            w.setRange(spec.lo if spec.lo is not None else -1e12, spec.hi if spec.hi is not None else 1e12)
+                spin.setSuffix(f" {spec.unit}")
+            spin.setKeyboardTracking(False)
+            spin.valueChanged.connect(lambda _=0, s=spec: self._on_edited(s))
+            return spin
+        if spec.kind is float:
+            real = QDoubleSpinBox()
+            real.setDecimals(_decimals(spec))
+            real.setRange(spec.lo if spec.lo is not None else -1e12, spec.hi if spec.hi is not None else 1e12)
             span = (spec.hi - spec.lo) if spec.lo is not None and spec.hi is not None else 10.0
-            w.setSingleStep(0.1 if span <= 10 else (1.0 if span <= 1000 else max(abs(spec.default), 1.0)))
+            real.setSingleStep(0.1 if span <= 10 else (1.0 if span <= 1000 else max(abs(spec.default), 1.0)))
             if spec.unit:
-                w.setSuffix(f" {spec.unit}")
-            w.setKeyboardTracking(False)
-            w.valueChanged.connect(lambda _=0.0, s=spec: self._on_edited(s))
-        else:
-            from PySide6.QtWidgets import QLineEdit
-            w = QLineEdit()
-            w.editingFinished.connect(lambda s=spec: self._on_edited(s))
-        return w
+                real.setSuffix(f" {spec.unit}")
+            real.setKeyboardTracking(False)
+            real.valueChanged.connect(lambda _=0.0, s=spec: self._on_edited(s))
+            return real
+        line = QLineEdit()
+        line.editingFinished.connect(lambda s=spec: self._on_edited(s))
+        return line
 
     def _set_widget(self, spec, value) -> None:
         w = self.widgets.get(spec.name)
         if w is None:
             return
-        w.blockSignals(True)
-        if isinstance(w, QComboBox):
-            w.setCurrentIndex(max(0, w.findData(value)))
-        elif isinstance(w, QCheckBox):
-            w.setChecked(bool(value))
-        elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
-            w.setValue(value)
-        else:
-            w.setText(str(value))
-        w.blockSignals(False)
+        with signals_blocked(w):
+            if isinstance(w, QComboBox):
+                w.setCurrentIndex(max(0, w.findData(value)))
+            elif isinstance(w, QCheckBox):
+                w.setChecked(bool(value))
+            elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
+                w.setValue(value)
+            elif isinstance(w, QLineEdit):
+                w.setText(str(value))
 
     def _value(self, spec):
         w = self.widgets[spec.name]
@@ -190,6 +191,7 @@ class ParamsPanel(QWidget):
             return w.isChecked()
         if isinstance(w, (QSpinBox, QDoubleSpinBox)):
             return w.value()
+        assert isinstance(w, QLineEdit), "_make_widget makes no other kind"
         return w.text()
 
     # ------------------------------------------------------------------ widgets -> commands
@@ -202,6 +204,8 @@ class ParamsPanel(QWidget):
     def set_param(self, name: str, value) -> None:
         """Change one parameter through the undoable settings command."""
         doc = self.state.document
+        if self._backend is None:
+            return  # no document shown yet: there is no form to edit
         values = dict(doc.scene.settings.params) if doc.scene.settings.backend == self._backend else {}
         values[name] = value
         try:  # the command parses and checks them, once, and the document keeps the result

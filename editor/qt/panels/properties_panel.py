@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from editor.model import Brush, ChangeKind, Entity, SetProperties
 
+from ..quiet import signals_blocked
 from .base import push_button
 from .motion_editor import MotionEditor
 
@@ -36,7 +37,7 @@ class PropertiesPanel(QWidget):
         self.table = QTableWidget(0, 2)
         self.table.setObjectName("properties_table")
         self.table.setHorizontalHeaderLabels(["Key", "Value"])
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.itemChanged.connect(self._on_item_changed)
         layout.addWidget(self.table, 1)
@@ -79,23 +80,22 @@ class PropertiesPanel(QWidget):
         if doc is None:
             return
         self.entity_id = self._target()
-        self.table.blockSignals(True)
-        self.table.setRowCount(0)
-        self._keys = []
-        if self.entity_id is None:
-            self.title.setText("Select one entity (or brushes of one entity)")
-        else:
-            ent = doc.scene[self.entity_id]
-            self.title.setText(f"<b>{ent.classname}</b> (id {self.entity_id}, {ent.kind} entity)")
-            for key, value in ent.properties:
-                r = self.table.rowCount()
-                self.table.insertRow(r)
-                k = QTableWidgetItem(key)
-                k.setFlags(k.flags() & ~Qt.ItemIsEditable)
-                self.table.setItem(r, 0, k)
-                self.table.setItem(r, 1, QTableWidgetItem(value))
-                self._keys.append(key)
-        self.table.blockSignals(False)
+        with signals_blocked(self.table):
+            self.table.setRowCount(0)
+            self._keys = []
+            if self.entity_id is None:
+                self.title.setText("Select one entity (or brushes of one entity)")
+            else:
+                ent = doc.scene[self.entity_id]
+                self.title.setText(f"<b>{ent.classname}</b> (id {self.entity_id}, {ent.kind} entity)")
+                for key, value in ent.properties:
+                    r = self.table.rowCount()
+                    self.table.insertRow(r)
+                    k = QTableWidgetItem(key)
+                    k.setFlags(k.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                    self.table.setItem(r, 0, k)
+                    self.table.setItem(r, 1, QTableWidgetItem(value))
+                    self._keys.append(key)
         self.motion_editor.show_entity(None if self.entity_id is None else doc.scene[self.entity_id],
                                        doc.scene)
         enabled = self.entity_id is not None

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..colors import CULLED, QUERY_HIT, QUERY_RAY, VISITED
-from ..quiet import set_checked_quietly
+from ..quiet import set_checked_quietly, signals_blocked
 from ..tools.edit_ops import select
 from .base import StatePanel
 
@@ -70,7 +70,7 @@ class QueryPanel(StatePanel):
         layout.addWidget(self.ray_info)
         self.hits = QListWidget()
         self.hits.setObjectName("ray_hits")
-        self.hits.itemClicked.connect(lambda item: select(state.document, [item.data(Qt.UserRole)]))
+        self.hits.itemClicked.connect(lambda item: select(state.document, [item.data(Qt.ItemDataRole.UserRole)]))
         layout.addWidget(self.hits, 1)
         self.frustum_info = QLabel("Frustum tool (F): drag from the eye toward the target.")
         self.frustum_info.setObjectName("frustum_info")
@@ -101,9 +101,8 @@ class QueryPanel(StatePanel):
                                     (self.ray_height_auto, "setChecked", st.ray_height is None)):
             if arg is None:
                 continue
-            widget.blockSignals(True)
-            getattr(widget, setter)(arg)
-            widget.blockSignals(False)
+            with signals_blocked(widget):
+                getattr(widget, setter)(arg)
 
     def _use_camera(self) -> None:
         if self.camera_source is not None:
@@ -135,7 +134,7 @@ class QueryPanel(StatePanel):
                 obj = scene.get(oid)
                 name = obj.classname if obj is not None and hasattr(obj, "classname") else "brush"
                 item = QListWidgetItem(f"{t:9.1f}   {oid}  {name}")
-                item.setData(Qt.UserRole, oid)
+                item.setData(Qt.ItemDataRole.UserRole, oid)
                 self.hits.addItem(item)
         else:
             self.ray_info.setText("Ray tool (R): drag in a 2D view or click in the 3D view.")

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import copy
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel
 
 from .base import StatePanel, single_shot_timer
+
+if TYPE_CHECKING:  # for the annotation only: the panel imports it where a count starts
+    from ..workers import CallWorker
 
 #: the panel refreshes this long after the last index change
 SETTLE_MS = 250
@@ -70,7 +74,7 @@ class StatsPanel(StatePanel):
         layout.addLayout(plots, 1)
         self.stats: dict = {}
         self.on_hold = False
-        self._counter = None        # the pair count running on a worker thread
+        self._counter: CallWorker | None = None  # the pair count running on a worker thread
         self._count_again = False
         # figures follow the edits once they pause: a burst of edits (key repeat, a drag)
         # restarts the wait instead of repainting the panel between its frames

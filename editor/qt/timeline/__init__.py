@@ -46,7 +46,7 @@ def install_timeline(window) -> TimelineController:
     window.timeline_panel = TimelinePanel(controller)
     window.hotspot_panel = HotspotPanel(window, controller)
     timeline_dock = window.add_bottom_dock("Timeline", window.timeline_panel, "dock_timeline")
-    hotspot_dock = window._dock("Hotspots", window.hotspot_panel, Qt.RightDockWidgetArea,
+    hotspot_dock = window._dock("Hotspots", window.hotspot_panel, Qt.DockWidgetArea.RightDockWidgetArea,
                                 "dock_hotspots")
     window.docks["timeline"] = timeline_dock
     window.docks["hotspots"] = hotspot_dock
@@ -64,7 +64,7 @@ def install_timeline(window) -> TimelineController:
 def _open_timeline(window, dock, controller) -> None:
     if controller.active and dock.isHidden():
         dock.show()
-        window.resizeDocks([dock], [TIMELINE_HEIGHT], Qt.Vertical)
+        window.resizeDocks([dock], [TIMELINE_HEIGHT], Qt.Orientation.Vertical)
         # the hotspots are what a running simulation is about; the statistics tab behind them
         # then skips its per-frame pair finding over the edited level
         window.docks["hotspots"].raise_()

@@ -147,28 +147,32 @@ class TimelineController(QObject):
 
     def shown_index(self):
         """The spatial index of the displayed frame, or ``None`` (show the document's)."""
-        if self.live:
-            return self.simulation.index
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0:  # live
+            return sim.index
         if self.replay is not None and self.replay_frame >= 0:
             return self.replay.index
         return None
 
     def shown_nodes(self):
         """Node table of the displayed frame (the live one is read once per frame already)."""
-        if self.live and self.simulation.last_nodes is not None:
-            return self.simulation.last_nodes
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0 and sim.last_nodes is not None:  # live
+            return sim.last_nodes
         index = self.shown_index()
         return None if index is None else index.nodes()
 
     def shown_pairs(self):
-        if self.live:
-            return self.simulation.last_pairs
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0:  # live
+            return sim.last_pairs
         return self.replay.last_pairs if self.replay is not None else None
 
     def shown_bodies(self):
         """``(ids, lo, hi, awake)`` of the dynamic objects of the displayed frame, or ``None``."""
-        if self.live:
-            return self.simulation.bodies_bounds()
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0:  # live
+            return sim.bodies_bounds()
         if self.replay is not None and self.replay_frame >= 0:
             rec = self.replay.recording.get(self.replay_frame)
             return rec.ids, rec.lo, rec.hi, rec.awake
@@ -378,6 +382,8 @@ class TimelineController(QObject):
 
     def _advance_one(self) -> FrameStats | None:
         rec = self.recording
+        if rec is None:
+            return None  # nothing runs or was loaded: there is no next frame
         if self.replay_frame >= 0:
             pos = rec.index_of(self.replay_frame)
             if pos + 1 < len(rec):
@@ -385,11 +391,13 @@ class TimelineController(QObject):
                 if self.simulation is not None and nxt == self.simulation.frame:
                     self.replay_frame = -1  # caught up with the live edge
                     return self.simulation.last_stats
-                stats = self.replay.step()
-                self.replay_frame = self.replay.frame
-                if self.simulation is None:
-                    self.replay_hotspots.push(self.replay_frame, self.replay.index.nodes(),
-                                              self.replay.last_pairs.node_tests)
+                replay = self.replay
+                assert replay is not None, "a replay frame is shown only through a replay"
+                stats = replay.step()
+                self.replay_frame = replay.frame
+                pairs = replay.last_pairs
+                if self.simulation is None and pairs is not None:
+                    self.replay_hotspots.push(self.replay_frame, replay.index.nodes(), pairs.node_tests)
                 self.history.setdefault(self.replay_frame, stats)
                 return stats
             if self.loop:
@@ -421,6 +429,8 @@ class TimelineController(QObject):
 
     def _wrap(self) -> FrameStats | None:
         rec = self.recording
+        if rec is None:
+            return None
         self.replay = None  # a fresh index, so lifespans restart like the first pass
         first = rec.first_frame
         if self.simulation is not None and first == 0:

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
 
 from editor.model.hotspot_pairs import cell_objects, describe_cell, find_cell, object_label
+from editor.model.hotspots import Hotspot
 
 from ..panels.base import Panel, PlaybackRefresh
 from ..tools.edit_ops import select
@@ -30,8 +31,8 @@ MAX_PAIRS = 20
 #: the ranking is recomputed at most this often while playing (ms)
 REFRESH_MS = 250
 
-_IDS = Qt.UserRole
-_BOX = Qt.UserRole + 1
+_IDS = Qt.ItemDataRole.UserRole
+_BOX = Qt.ItemDataRole.UserRole + 1
 
 
 class HotspotPanel(PlaybackRefresh, Panel):
@@ -39,7 +40,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
 
     def __init__(self, window, controller, parent=None) -> None:
         super().__init__("hotspot_panel", parent, margins=(4, 4, 4, 4))
-        self.window = window
+        self.main_window = window  # not `window`: that would shadow QWidget.window()
         self.state = window.state
         self.controller = controller
         layout = self.body
@@ -57,7 +58,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
         self.tree.headerItem().setToolTip(2, "frames of the window with tests in the cell")
         self.tree.itemClicked.connect(self._on_item_clicked)
         layout.addWidget(self.tree)
-        self.hotspots = []
+        self.hotspots: list[Hotspot] = []
         self.follow_playback(controller, REFRESH_MS)
 
     # ------------------------------------------------------------------ content
@@ -124,7 +125,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
         child.setData(0, _BOX, box)
         child.setToolTip(0, text)
         if not selectable:
-            child.setForeground(0, Qt.gray)
+            child.setForeground(0, Qt.GlobalColor.gray)
         return child
 
     # ------------------------------------------------------------------ selection
@@ -142,7 +143,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
         ids = [i for i in (item.data(0, _IDS) or []) if i in doc.scene]
         box = item.data(0, _BOX)
         if box is not None:
-            frame_box(self.window, *box)
+            frame_box(self.main_window, *box)
         if not ids:
             return False
         return select(doc, ids, f"Select hotspot objects ({len(ids)})")

@@ -24,7 +24,7 @@ class LivePlots(PlaybackRefresh, Panel):
     """Three small plots side by side sharing the frame axis, with a line at the displayed frame."""
 
     def __init__(self, controller, parent=None) -> None:
-        super().__init__("timeline_plots", parent, margins=(0, 0, 0, 0), direction=QBoxLayout.LeftToRight)
+        super().__init__("timeline_plots", parent, margins=(0, 0, 0, 0), direction=QBoxLayout.Direction.LeftToRight)
         self.controller = controller
         layout = self.body
         self.widgets: dict[str, pg.PlotWidget] = {}
@@ -40,7 +40,7 @@ class LivePlots(PlaybackRefresh, Panel):
             # with the grid on, each axis covers the whole plot: the moving cursor and every
             # new point would replay its ticks, labels and grid lines; blit them from a pixmap
             for side in ("bottom", "left"):
-                plot.getAxis(side).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             plot.addLegend(offset=(4, 2), labelTextSize="7pt", verSpacing=-6)
             if first is None:
                 first = plot

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..panels.base import Panel, push_button
+from ..quiet import signals_blocked
 from .controller import SPEEDS
 from .plots import LivePlots
 
@@ -47,7 +48,7 @@ class TimelinePanel(Panel):
         self.record_box.setChecked(controller.record)
         self.record_box.setToolTip("Keep every frame in the recording (for scrubbing and saving)")
         self.record_box.toggled.connect(controller.set_record)
-        self.slider = QSlider(Qt.Horizontal)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("timeline_slider")
         self.slider.setToolTip("Scrub through the recorded frames")
         self.slider.setEnabled(False)
@@ -73,11 +74,10 @@ class TimelinePanel(Panel):
     def _on_frame_changed(self, stats) -> None:
         c = self.controller
         first, last = c.frame_range()
-        self.slider.blockSignals(True)
-        self.slider.setEnabled(first >= 0)
-        self.slider.setRange(max(first, 0), max(last, 0))
-        self.slider.setValue(max(c.frame, 0))
-        self.slider.blockSignals(False)
+        with signals_blocked(self.slider):
+            self.slider.setEnabled(first >= 0)
+            self.slider.setRange(max(first, 0), max(last, 0))
+            self.slider.setValue(max(c.frame, 0))
         if stats is None or c.frame < 0:
             self.frame_label.setText("stopped: showing the edited level")
             return

@@ -23,7 +23,7 @@ HANDLE_GRAB_PX = 7.0
 
 
 def _mods(modifiers) -> tuple[bool, bool]:
-    return bool(modifiers & Qt.ShiftModifier), bool(modifiers & Qt.ControlModifier)
+    return bool(modifiers & Qt.KeyboardModifier.ShiftModifier), bool(modifiers & Qt.KeyboardModifier.ControlModifier)
 
 
 def pick_in_view(state, view, point) -> list[int]:
@@ -49,12 +49,12 @@ class SelectTool:
 
     def __init__(self, state) -> None:
         self.state = state
-        self.mode = None
-        self.start = None
+        self.mode: str | None = None  # "box", "move" or "resize" while a drag is on
+        self.start = np.zeros(2)  # where the drag started (view pixels), read while mode is set
         self.applied = np.zeros(3)
         self.handle = -1
-        self.bounds0 = None
-        self.drag_id = None
+        self.bounds0: tuple[np.ndarray, np.ndarray] | None = None
+        self.drag_id: tuple[str, int] | None = None
 
     def click(self, view, point, modifiers) -> None:
         doc = self.state.document
@@ -112,6 +112,8 @@ class SelectTool:
 
     def _resize(self, view, cur) -> None:
         doc = self.state.document
+        if self.bounds0 is None:
+            return
         lo0, hi0 = (b.copy() for b in self.bounds0)
         lo, hi = lo0.copy(), hi0.copy()
         u, v = view.axes
@@ -159,7 +161,7 @@ class BrushTool:
 
     def __init__(self, state) -> None:
         self.state = state
-        self.start = None
+        self.start: np.ndarray | None = None
 
     def drag_start(self, view, point, modifiers) -> None:
         self.start = self.state.snap_value(np.array([point.x(), point.y()]))

@@ -14,12 +14,13 @@ class RayTool:
 
     def __init__(self, state) -> None:
         self.state = state
-        self.start = None
+        self.start: np.ndarray | None = None
 
     def drag_start(self, view, point, modifiers) -> None:
-        self.start = view.to_world(point)
+        start = view.to_world(point)
         if view.depth_axis == 2:  # drawn from above: at the ray height (shown in the panel)
-            self.start[2] = self.state.top_view_ray_height(self.start[0], self.start[1])
+            start[2] = self.state.top_view_ray_height(start[0], start[1])
+        self.start = start
 
     def drag_move(self, view, point, modifiers) -> None:
         if self.start is None:
@@ -47,23 +48,27 @@ class FrustumTool:
 
     def __init__(self, state, fov_y_deg: float = 60.0, aspect: float = 16 / 9) -> None:
         self.state = state
-        self.start = None
+        self.start: np.ndarray | None = None
         self.fov_y_deg = fov_y_deg
         self.aspect = aspect
         self.camera_source = None  # callable returning the 3D view's CameraShot
 
     def drag_start(self, view, point, modifiers) -> None:
-        self.start = view.to_world(point)
+        start = view.to_world(point)
         if view.depth_axis == 2:  # the eye of a camera placed from above: at the ray height
-            self.start[2] = self.state.top_view_ray_height(self.start[0], self.start[1])
+            start[2] = self.state.top_view_ray_height(start[0], start[1])
+        self.start = start
 
     def _shot(self, view, point):
-        end = view.to_world(point, depth=self.start[view.depth_axis])
-        forward = end - self.start
+        start = self.start
+        if start is None:
+            return None
+        end = view.to_world(point, depth=start[view.depth_axis])
+        forward = end - start
         far = float(np.linalg.norm(forward))
         if far < 1e-6:
             return None
-        return CameraShot(self.start, forward, (0, 0, 1), self.fov_y_deg, self.aspect,
+        return CameraShot(start, forward, np.array([0.0, 0.0, 1.0]), self.fov_y_deg, self.aspect,
                           near=min(4.0, far / 4), far=far)
 
     def drag_move(self, view, point, modifiers) -> None:

@@ -56,8 +56,8 @@ class BrushLayer:
         list, new paths for the dirty chunks only."""
         outlines = self.outlines
         if outlines.rebuilt_all:
-            for pair in self._items.values():
-                for item in pair:
+            for old_pair in self._items.values():
+                for item in old_pair:
                     self.view_box.removeItem(item)
             self._items = {}
         for chunk in outlines.dirty:
@@ -67,7 +67,7 @@ class BrushLayer:
             if pair is None:
                 pair = (PathsItem(z=FILL_Z), PathsItem(z=EDGE_Z))
                 for item in pair:
-                    item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+                    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
                     self.view_box.addItem(item, ignoreBounds=True)
                 self._items[id(chunk)] = pair
             fill, edges = chunk.layers(self.fill_brush, self.edge_pen)

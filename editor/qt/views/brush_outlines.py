@@ -143,13 +143,12 @@ class BrushOutlines:
         dirty: dict[int, OutlineChunk] = {}
         for oid in arrays.changed:
             old = self._chunk_of.get(oid)
-            alive = oid in self._pieces
-            home = self._home(self._code(oid)) if alive else None
+            home = self._home(self._code(oid)) if oid in self._pieces else None  # None: deleted
             if old is not None and old is not home:
                 old.ids.remove(oid)
                 del self._chunk_of[oid]
                 dirty[id(old)] = old
-            if not alive:
+            if home is None:
                 self._hulls.pop(oid, None)
                 continue
             if old is not home:

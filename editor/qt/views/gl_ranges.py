@@ -108,7 +108,8 @@ class RangeTrianglesItem(gl.GLMeshItem):
     def __init__(self, gl_options="translucent") -> None:
         super().__init__(vertexes=np.zeros((3, 3), dtype=np.float32), smooth=False,
                          drawEdges=False, computeNormals=False, glOptions=gl_options)
-        self.vertexes = self.colors = None
+        self.vertexes: np.ndarray | None = None
+        self.colors: np.ndarray | None = None
         self.position_uploads = RangeUploads()
         self.colour_uploads = RangeUploads()
         #: left out of the frames drawn while this is set (level of detail in motion), without

@@ -4,6 +4,7 @@ slow; a few painter paths are fast)."""
 from __future__ import annotations
 
 import math
+from typing import TypeAlias
 
 import numpy as np
 import pyqtgraph as pg
@@ -17,7 +18,7 @@ def qcolor(rgb, alpha: float = 1.0) -> QColor:
     return c
 
 
-def cosmetic_pen(rgb, alpha: float = 1.0, width: float = 1.0, style=Qt.SolidLine) -> QPen:
+def cosmetic_pen(rgb, alpha: float = 1.0, width: float = 1.0, style=Qt.PenStyle.SolidLine) -> QPen:
     pen = QPen(qcolor(rgb, alpha))
     pen.setCosmetic(True)
     pen.setWidthF(width)
@@ -83,6 +84,10 @@ def rects_bounds(rects: np.ndarray, margin: tuple[float, float] = (0.0, 0.0)) ->
     return QRectF(float(u0 - mu), float(v0 - mv), float(u1 - u0 + 2 * mu), float(v1 - v0 + 2 * mv))
 
 
+#: one drawn layer: a path stroked with the pen (if any) and filled with the brush (if any)
+Layer: TypeAlias = "tuple[QPainterPath, QPen | None, QBrush | None]"
+
+
 class PathsItem(pg.GraphicsObject):
     """Draws a list of ``(path, pen, brush)`` layers; replaced wholesale by :meth:`set_layers`.
 
@@ -92,7 +97,7 @@ class PathsItem(pg.GraphicsObject):
 
     def __init__(self, z: float = 0.0) -> None:
         super().__init__()
-        self._layers: list[tuple[QPainterPath, QPen, QBrush | None]] = []
+        self._layers: list[Layer] = []
         self._rect = QRectF()
         self.paints = 0
         self.setZValue(z)
@@ -138,8 +143,8 @@ class PathsItem(pg.GraphicsObject):
     def paint(self, painter, *args) -> None:
         self.paints += 1
         for path, pen, brush in self._layers:
-            painter.setPen(pen if pen is not None else Qt.NoPen)
-            painter.setBrush(brush if brush is not None else Qt.NoBrush)
+            painter.setPen(pen if pen is not None else Qt.PenStyle.NoPen)
+            painter.setBrush(brush if brush is not None else Qt.BrushStyle.NoBrush)
             painter.drawPath(path)
 
 
@@ -252,6 +257,6 @@ class LabelsItem(pg.GraphicsObject):
             p = transform.map(QPointF(float(x), float(y)))
             box = QRectF(p.x() - 40, p.y() - 9, 80, 18)
             painter.setPen(self._shadow)
-            painter.drawText(box.translated(1, 1), Qt.AlignCenter, text)
+            painter.drawText(box.translated(1, 1), Qt.AlignmentFlag.AlignCenter, text)
             painter.setPen(self._pen)
-            painter.drawText(box, Qt.AlignCenter, text)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)

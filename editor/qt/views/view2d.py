@@ -34,6 +34,7 @@ from .follow_state import follow_state
 from .items2d import (
     GridItem,
     LabelsItem,
+    Layer,
     PathsItem,
     changed_rows,
     cosmetic_pen,
@@ -62,14 +63,14 @@ class EditorViewBox(pg.ViewBox):
         self._view = view
 
     def mouseClickEvent(self, ev) -> None:
-        if ev.button() == Qt.LeftButton:
+        if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
             self._view.tool_event("click", self.mapToView(ev.pos()), ev.modifiers())
         else:
             ev.ignore()
 
     def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.button() == Qt.LeftButton:
+        if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
             if ev.isStart():
                 self._view.tool_event("drag_start", self.mapToView(ev.buttonDownPos()), ev.modifiers())
@@ -99,7 +100,7 @@ class View2D(pg.PlotWidget):
         self.tools = tools
         super().__init__(parent=parent, viewBox=EditorViewBox(self), background=(24, 26, 31))
         self.setObjectName(f"view2d_{name.lower()}")
-        self.setFocusPolicy(Qt.StrongFocus)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(160, 120)
         self.plotItem.hideButtons()
         self.plotItem.setMenuEnabled(False)
@@ -146,11 +147,11 @@ class View2D(pg.PlotWidget):
         self.labels = LabelsItem(self._label_font)
         self.labels.setCacheMode(pg.QtWidgets.QGraphicsItem.DeviceCoordinateCache)
         self.vb.addItem(self.labels, ignoreBounds=True)
-        self._rects = None       # projected overlay rectangles (unique), for labels
-        self._rect_counts = None
-        self._rect_bins = None
-        self._core_rects = None
-        self._plane_segments = None
+        self._rects: np.ndarray | None = None  # projected overlay rectangles (unique), for labels
+        self._rect_counts = np.empty(0, dtype=np.int64)  # read only while there are rects
+        self._rect_bins = np.empty(0, dtype=np.int64)
+        self._core_rects: np.ndarray | None = None
+        self._plane_segments: np.ndarray | None = None
         self._drawn_overlay = np.empty((0, 5))   # what the overlay item shows: u0 v0 u1 v1 bin
         self.drawn_rects = 0
         self.drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
@@ -221,8 +222,8 @@ class View2D(pg.PlotWidget):
 
     def keyPressEvent(self, ev) -> None:
         key = ev.key()
-        steps = {Qt.Key_Left: (-1, 0), Qt.Key_Right: (1, 0), Qt.Key_Up: (0, 1), Qt.Key_Down: (0, -1)}
-        if key in steps and not (ev.modifiers() & Qt.ControlModifier):
+        steps = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, 1), Qt.Key.Key_Down: (0, -1)}
+        if key in steps and not (ev.modifiers() & Qt.KeyboardModifier.ControlModifier):
             du, dv = steps[key]
             delta = np.zeros(3)
             delta[self.axes[0]] = du
@@ -234,7 +235,7 @@ class View2D(pg.PlotWidget):
 
     def set_preview(self, segments: np.ndarray | None, fill_rect=None, colour=HIGHLIGHT) -> None:
         """Show a gesture preview: ``segments`` (2K, 2) and/or a translucent rectangle."""
-        layers = []
+        layers: list[Layer] = []
         if fill_rect is not None:
             (u0, v0), (u1, v1) = fill_rect
             path = segments_path(rect_segments(np.array([[u0, v0, u1, v1]])))
@@ -242,7 +243,7 @@ class View2D(pg.PlotWidget):
             fill = QPainterPath()
             fill.addRect(QRectF(QPointF(u0, v0), QPointF(u1, v1)).normalized())
             layers.append((fill, None, QBrush(qcolor(colour, 0.15))))
-            layers.append((path, cosmetic_pen(colour, 1.0, 1.5, Qt.DashLine), None))
+            layers.append((path, cosmetic_pen(colour, 1.0, 1.5, Qt.PenStyle.DashLine), None))
         if segments is not None and len(segments):
             layers.append((segments_path(segments), cosmetic_pen(colour, 1.0, 2.0), None))
         self.preview.set_layers(layers)
@@ -272,7 +273,7 @@ class View2D(pg.PlotWidget):
 
     def _draw_entities(self, arrays) -> None:
         """Point entities: a translucent box per entity, one pair of paths per class colour."""
-        ent_layers = []
+        ent_layers: list[Layer] = []
         if len(arrays.entity_ids):
             rgb = arrays.entity_rgb
             keys, groups = np.unique(np.round(rgb, 3), axis=0, return_inverse=True)
@@ -294,7 +295,7 @@ class View2D(pg.PlotWidget):
         one = level.wall_segments_2d(self.axes, two_sided=False)
         two = level.wall_segments_2d(self.axes, two_sided=True)
         self.walls.set_layers([
-            (segments_path(two), cosmetic_pen(TWO_SIDED_WALL, 0.85, 1.0, Qt.DashLine), None),
+            (segments_path(two), cosmetic_pen(TWO_SIDED_WALL, 0.85, 1.0, Qt.PenStyle.DashLine), None),
             (segments_path(one), cosmetic_pen(ONE_SIDED_WALL, 1.0, 1.4), None)])
         tris = level.triangle_segments_2d(self.axes)
         self.mesh.set_layers([(segments_path(tris), cosmetic_pen(MESH_FACE, 0.35, 1.0), None)])
@@ -368,13 +369,13 @@ class View2D(pg.PlotWidget):
             self._drawn_overlay = np.empty((0, 5))
             self._update_labels()
             return
-        layers = []
-        drawn = []
+        layers: list[Layer] = []
+        pieces: list[np.ndarray] = []  # what each layer draws: u0 v0 u1 v1 bin
         if self._core_rects is not None:
             core = self._core_rects[self._visible_rects(self._core_rects)]
             layers.append((segments_path(rect_segments(core)),
-                           cosmetic_pen((0.55, 0.55, 0.6), 0.35, 1.0, Qt.DotLine), None))
-            drawn.append(np.column_stack([core, np.full(len(core), -1.0)]))
+                           cosmetic_pen((0.55, 0.55, 0.6), 0.35, 1.0, Qt.PenStyle.DotLine), None))
+            pieces.append(np.column_stack([core, np.full(len(core), -1.0)]))
         keep = self._visible_rects(rects)
         self.drawn_rects = int(keep.sum())
         bins = np.where(keep, self._rect_bins, -1)
@@ -383,12 +384,12 @@ class View2D(pg.PlotWidget):
             if len(mine):
                 pen = cosmetic_pen(0.25 + 0.75 * bin_colour(b), 1.0, 1.6)
                 layers.append((segments_path(rect_segments(mine)), pen, None))
-                drawn.append(np.column_stack([mine, np.full(len(mine), float(b))]))
+                pieces.append(np.column_stack([mine, np.full(len(mine), float(b))]))
         if self._plane_segments is not None:  # BSP split lines over the node boxes
             layers.append((segments_path(self._plane_segments), cosmetic_pen(SPLIT_LINE, 0.55, 1.0), None))
             planes = self._plane_segments.reshape(-1, 4)
-            drawn.append(np.column_stack([planes, np.full(len(planes), -2.0)]))
-        drawn = np.concatenate(drawn) if drawn else np.empty((0, 5))
+            pieces.append(np.column_stack([planes, np.full(len(planes), -2.0)]))
+        drawn = np.concatenate(pieces) if pieces else np.empty((0, 5))
         px, py = self.vb.viewPixelSize()
         dirty = rects_bounds(changed_rows(self._drawn_overlay, drawn), (3 * px, 3 * py))
         self._drawn_overlay = drawn
@@ -442,8 +443,8 @@ class View2D(pg.PlotWidget):
             res = getattr(q, "result", None)
             if res is None or table is None:
                 continue
-            for rows_all, col, style in ((getattr(res, "culled", None), CULLED, Qt.DotLine),
-                                         (res.visited, VISITED, Qt.SolidLine)):
+            for rows_all, col, style in ((getattr(res, "culled", None), CULLED, Qt.PenStyle.DotLine),
+                                         (res.visited, VISITED, Qt.PenStyle.SolidLine)):
                 if rows_all is None or not len(rows_all):
                     continue
                 rows = rows_all[rows_all < len(table)]

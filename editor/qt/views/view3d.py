@@ -20,7 +20,7 @@ from PySide6.QtGui import QVector3D
 from spatial.geometry import frustum_box
 
 from ..colors import CULLED, QUERY_HIT, QUERY_RAY, SELECTED, VISITED
-from ..overlay import box_lines
+from ..overlay import OverlayGeometry, box_lines
 from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
 from .follow_state import follow_state
@@ -103,7 +103,7 @@ class View3D(gl.GLViewWidget):
         self.state = state
         self.setObjectName("view3d")
         self.setBackgroundColor((28, 30, 36))
-        self.setFocusPolicy(Qt.StrongFocus)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(200, 150)
         self.opts["fov"] = 75
         self.fly_mode = False
@@ -115,8 +115,8 @@ class View3D(gl.GLViewWidget):
         self._fly_timer = QTimer(self)
         self._fly_timer.setInterval(16)
         self._fly_timer.timeout.connect(self._fly_step)
-        self._geom = None
-        self._culled_for = None
+        self._geom: OverlayGeometry | None = None
+        self._culled_for: tuple | None = None
         self.drawn_boxes = 0
         self._drawn = {"brushes": 0, "wall_segments": 0, "triangles": 0, "entities": 0}
         self._recull_timer = QTimer(self)
@@ -251,8 +251,8 @@ class View3D(gl.GLViewWidget):
         """Upload the overlay boxes; a big tree is culled to the camera's view first (level of
         detail), and re-culled shortly after the camera stops moving."""
         geom = self._geom
-        visible = geom is not None and self.state.overlay_visible and geom.count > 0
-        if visible:
+        visible = False
+        if geom is not None and self.state.overlay_visible and geom.count > 0:
             lines, colours = geom.lines3d, geom.colours3d
             core, core_colours = geom.core_lines3d, geom.core_colours3d
             self._culled_for = None
@@ -272,7 +272,7 @@ class View3D(gl.GLViewWidget):
                 self.overlay_core.setData(pos=core, color=core_colours)
             visible = len(lines) > 0
         self.overlay.setVisible(visible)
-        self.split_planes.setVisible(visible and len(geom.plane_lines3d) > 0)
+        self.split_planes.setVisible(visible and geom is not None and len(geom.plane_lines3d) > 0)
         self.overlay_core.setVisible(visible and geom is not None and len(geom.core_lines3d) > 0)
         self.update()
 
@@ -348,7 +348,7 @@ class View3D(gl.GLViewWidget):
         w, h = max(self.width(), 1), max(self.height(), 1)
         fov_x = math.radians(self.opts["fov"])
         fov_y = math.degrees(2 * math.atan(math.tan(fov_x / 2) * h / w))
-        return CameraShot(pos, forward, (0, 0, 1), fov_y, w / h, near=4.0,
+        return CameraShot(pos, forward, np.array([0.0, 0.0, 1.0]), fov_y, w / h, near=4.0,
                           far=float(self.opts["distance"]) * far_factor)
 
     def inverse_mvp(self) -> np.ndarray:
@@ -368,7 +368,7 @@ class View3D(gl.GLViewWidget):
         super().mousePressEvent(ev)
 
     def mouseMoveEvent(self, ev) -> None:
-        if self.fly_mode and ev.buttons() == Qt.LeftButton:
+        if self.fly_mode and ev.buttons() == Qt.MouseButton.LeftButton:
             pos = ev.position()
             last = getattr(self, "mousePos", pos)
             diff = pos - last
@@ -384,7 +384,7 @@ class View3D(gl.GLViewWidget):
 
     def mouseReleaseEvent(self, ev) -> None:
         press, self._press_pos = self._press_pos, None
-        if ev.button() == Qt.LeftButton and press is not None:
+        if ev.button() == Qt.MouseButton.LeftButton and press is not None:
             moved = ev.position() - press
             if abs(moved.x()) + abs(moved.y()) <= 3:
                 origin, direction = self.ray_at(ev.position().x(), ev.position().y())
@@ -407,10 +407,10 @@ class View3D(gl.GLViewWidget):
         self.state.status_message.emit("Fly mode: WASD to move, Q/E down/up, drag to look, Z to leave"
                                        if on else "Orbit mode")
 
-    _FLY = {Qt.Key_W, Qt.Key_A, Qt.Key_S, Qt.Key_D, Qt.Key_Q, Qt.Key_E}
+    _FLY = {Qt.Key.Key_W, Qt.Key.Key_A, Qt.Key.Key_S, Qt.Key.Key_D, Qt.Key.Key_Q, Qt.Key.Key_E}
 
     def keyPressEvent(self, ev) -> None:
-        if ev.key() == Qt.Key_Z and not ev.modifiers():
+        if ev.key() == Qt.Key.Key_Z and not ev.modifiers():
             self.set_fly_mode(not self.fly_mode)
             return
         if self.fly_mode and ev.key() in self._FLY:
@@ -441,9 +441,9 @@ class View3D(gl.GLViewWidget):
         speed = max(self.state.grid_size, 8) * 0.5
         move = np.zeros(3)
         k = self._fly_keys
-        move += forward * ((Qt.Key_W in k) - (Qt.Key_S in k))
-        move += right * ((Qt.Key_D in k) - (Qt.Key_A in k))
-        move[2] += (Qt.Key_E in k) - (Qt.Key_Q in k)
+        move += forward * ((Qt.Key.Key_W in k) - (Qt.Key.Key_S in k))
+        move += right * ((Qt.Key.Key_D in k) - (Qt.Key.Key_A in k))
+        move[2] += (Qt.Key.Key_E in k) - (Qt.Key.Key_Q in k)
         self.opts["center"] = c + QVector3D(*(move * speed))
         self.update()
 
