@@ -118,6 +118,20 @@ def stdout_to_stderr() -> Iterator[None]:
             os.close(saved)
 
 
+def blame(exc: BaseException, registry=None) -> str:
+    """``" (plugin 'NAME', in FUNCTION())": what plugin code raised (or called ``sys.exit``)``
+    — the tail of a one-line message for a failure inside a plugin's own code, naming the
+    plugin when ``registry`` finds it in the traceback."""
+    if isinstance(exc, SystemExit):
+        what = f"called sys.exit({exc.code!r})"
+    else:
+        message = " ".join(str(exc).split())
+        what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    blamed = registry.plugin_in_traceback(exc) if registry is not None else None
+    where = f" (plugin '{blamed[0]}', in {blamed[1]}())" if blamed else ""
+    return f"{where}: {what}"
+
+
 def _reason(exc: BaseException, time_limit: float | None) -> str:
     if isinstance(exc, PluginTimeout):
         return f"did not finish within {time_limit:g} s"

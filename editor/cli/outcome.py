@@ -14,9 +14,10 @@ keeps the process alive.
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
+
+from editor.hard_exit import exit_now
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -63,9 +64,4 @@ def finish(code: int, prog: str) -> int:
     names = ", ".join(sorted({t.name for t in left}))
     print(f"{prog}: warning: not waiting for {len(left)} thread(s) left running by plugin code "
           f"({names})", file=sys.stderr)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    exit_now(code)

@@ -102,6 +102,18 @@ class _Line:
         return start + 1
 
 
+def line_document(line: _Line, bounds_checked: bool = False) -> dict:
+    """The JSON object of one frame line, its keys checked (a header's or a frame's); one
+    :class:`~spatial.errors.ParseError` naming the line and column otherwise."""
+    doc = loads_bounded(line.text, line.path, first_line=line.number, bounds_checked=bounds_checked)
+    if not isinstance(doc, dict):
+        raise line.fail(1, "expected a JSON object per line")
+    unknown = sorted(set(doc) - FRAME_KEYS - HEADER_KEYS)
+    if unknown:
+        raise line.fail(line.key_column(unknown[0]), f"unknown key '{unknown[0]}'")
+    return doc
+
+
 def _number(line: _Line, key: str, index: int, sub: int, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise line.fail(line.element_column(key, index, sub),
@@ -212,12 +224,7 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         if not text.strip():
             continue
         line = _Line(name, number, text)
-        doc = loads_bounded(text, name, first_line=number, bounds_checked=checked)
-        if not isinstance(doc, dict):
-            raise line.fail(1, "expected a JSON object per line")
-        unknown = sorted(set(doc) - FRAME_KEYS - HEADER_KEYS)
-        if unknown:
-            raise line.fail(line.key_column(unknown[0]), f"unknown key '{unknown[0]}'")
+        doc = line_document(line, bounds_checked=checked)
         if "static" in doc or "meta" in doc:
             if records:
                 key = "static" if "static" in doc else "meta"

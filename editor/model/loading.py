@@ -178,14 +178,9 @@ class ImporterFailure(PluginError):
     plugin_failure = True
 
     def __init__(self, file: str, importer: str, exc: BaseException, registry=None) -> None:
-        if isinstance(exc, SystemExit):
-            what = f"called sys.exit({exc.code!r})"
-        else:
-            message = " ".join(str(exc).split())
-            what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-        blamed = registry.plugin_in_traceback(exc) if registry is not None else None
-        where = f" (plugin '{blamed[0]}', in {blamed[1]}())" if blamed else ""
-        super().__init__(f"{file}: importer '{importer}' failed{where}: {what}")
+        from spatial.plugin_guard import blame
+
+        super().__init__(f"{file}: importer '{importer}' failed{blame(exc, registry)}")
 
 
 def _missing(name: str) -> str:

@@ -164,6 +164,18 @@ class Recording:
     def at(self, position: int) -> FrameRecord:
         return self._frames[position]
 
+    def boxes(self, record: FrameRecord) -> tuple[np.ndarray, ...]:
+        """``(ids, lo, hi, dynamic, awake)`` of every object in ``record``'s frame: the static
+        objects (always awake, not dynamic) then the frame's movers — what an index is built
+        from to show that frame."""
+        n_static = len(self.static_ids)
+        ids = np.concatenate([self.static_ids, record.ids])
+        lo = np.concatenate([self.static_lo, record.lo])
+        hi = np.concatenate([self.static_hi, record.hi])
+        dynamic = np.concatenate([np.zeros(n_static, bool), np.ones(len(record.ids), bool)])
+        awake = np.concatenate([np.ones(n_static, bool), record.awake])
+        return ids, lo, hi, dynamic, awake
+
     def stats_arrays(self) -> dict[str, np.ndarray]:
         """Per-frame stats of the held frames as columns (frames without stats are skipped)."""
         from .frame_step import STATS_COLUMNS
@@ -222,13 +234,7 @@ class Replay:
         if pos < 0:
             self.recording.get(frame)  # raises with the recorded range
         rec = self.recording.at(pos)
-        static = self.recording
-        n_static = len(static.static_ids)
-        ids = np.concatenate([static.static_ids, rec.ids])
-        lo = np.concatenate([static.static_lo, rec.lo])
-        hi = np.concatenate([static.static_hi, rec.hi])
-        dynamic = np.concatenate([np.zeros(n_static, bool), np.ones(len(rec.ids), bool)])
-        awake = np.concatenate([np.ones(n_static, bool), rec.awake])
+        ids, lo, hi, dynamic, awake = self.recording.boxes(rec)
         start = time.perf_counter()
         self.index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
         build_ms = (time.perf_counter() - start) * 1e3

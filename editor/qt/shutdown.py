@@ -10,8 +10,7 @@ processes end by themselves when their stdin pipe closes (``editor.warmup``).
 """
 from __future__ import annotations
 
-import os
-import sys
+from editor.hard_exit import exit_now
 
 #: how long the editor waits, when it exits, for workers still running (milliseconds)
 EXIT_WAIT_MS = 3000
@@ -33,10 +32,5 @@ def exit_code(code: int, window=None, wait_ms: int = EXIT_WAIT_MS) -> int:
         settings = getattr(window, "settings", None)
         if settings is not None:
             settings.sync()  # os._exit skips the destructor that would write them
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
+        exit_now(code)
     return code

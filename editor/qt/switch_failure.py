@@ -11,18 +11,12 @@ from __future__ import annotations
 
 from editor.model import SetSettings
 from spatial.params import params_to_dict
+from spatial.plugin_guard import blame
 
 
 def describe_build_failure(registry, backend: str, exc: BaseException, working: str) -> str:
     """One line: which backend failed, where (its plugin), why, and what stays selected."""
-    if isinstance(exc, SystemExit):
-        what = f"called sys.exit({exc.code!r})"
-    else:
-        message = " ".join(str(exc).split())
-        what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    blamed = registry.plugin_in_traceback(exc) if registry is not None else None
-    where = f" (plugin '{blamed[0]}', in {blamed[1]}())" if blamed else ""
-    return f"backend '{backend}' failed{where}: {what}; staying on '{working}'"
+    return f"backend '{backend}' failed{blame(exc, registry)}; staying on '{working}'"
 
 
 def take_back_choice(document) -> None:

@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spatial.bounded_json import loads_bounded
 from spatial.errors import ParseError, PartitionStudioError
 from spatial.objects import MAX_ID
 
-from ..frame_format import FRAME_KEYS, HEADER_KEYS, _Line, _object_rows
+from ..frame_format import _Line, _object_rows, line_document
 from ..recording import FrameRecord, Recording
 
 #: the first bytes of a binary frame
@@ -271,12 +270,7 @@ class FrameStreamParser:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def _line_document(self, line: _Line, out: list) -> None:
-        doc = loads_bounded(line.text, line.path, first_line=line.number)
-        if not isinstance(doc, dict):
-            raise line.fail(1, "expected a JSON object per line")
-        unknown = sorted(set(doc) - FRAME_KEYS - HEADER_KEYS)
-        if unknown:
-            raise line.fail(line.key_column(unknown[0]), f"unknown key '{unknown[0]}'")
+        doc = line_document(line)
         if "static" in doc or "meta" in doc:
             out.append(self._header(line, doc))
         if "frame" not in doc:

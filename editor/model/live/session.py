@@ -134,13 +134,7 @@ class LiveSession:
         return stats
 
     def _build(self, record: FrameRecord) -> FrameStats:
-        rec = self.recording
-        n_static = len(rec.static_ids)
-        ids = np.concatenate([rec.static_ids, record.ids])
-        lo = np.concatenate([rec.static_lo, record.lo])
-        hi = np.concatenate([rec.static_hi, record.hi])
-        dynamic = np.concatenate([np.zeros(n_static, bool), np.ones(len(record.ids), bool)])
-        awake = np.concatenate([np.ones(n_static, bool), record.awake])
+        ids, lo, hi, dynamic, awake = self.recording.boxes(record)
         start = time.perf_counter()
         self.index.build(ids, lo, hi, dynamic=dynamic, awake=awake)
         build_ms = (time.perf_counter() - start) * 1e3

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..overlay import box_lines, rect_segments
-from ..views.items2d import PathsItem, cosmetic_pen, segments_path
+from ..views.items2d import cosmetic_pen, segments_path
+from ..views.line_layers import add_line_layers
 
 STATIC_RGB = (0.55, 0.6, 0.55)
 
@@ -15,18 +16,7 @@ class StaticBoxes:
     def __init__(self, window) -> None:
         self.window = window
         self.count = 0
-        self.items2d = {}
-        for name, view in window.views2d.items():
-            item = PathsItem(z=6)
-            view.vb.addItem(item, ignoreBounds=True)
-            self.items2d[name] = item
-        self.item3d = None
-        if window.view3d is not None:
-            import pyqtgraph.opengl as gl
-            self.item3d = gl.GLLinePlotItem(pos=np.zeros((2, 3), dtype=np.float32), mode="lines",
-                                            width=1.0, antialias=False, glOptions="opaque")
-            self.item3d.setVisible(False)
-            window.view3d.addItem(self.item3d)
+        self.items2d, self.item3d = add_line_layers(window, z=6, width=1.0)
 
     def show(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Draw these boxes (replacing any drawn before)."""

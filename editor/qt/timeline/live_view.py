@@ -12,7 +12,8 @@ import numpy as np
 from PySide6.QtCore import QRectF
 
 from ..overlay import box_lines, rect_segments
-from ..views.items2d import PathsItem, cosmetic_pen, segments_path
+from ..views.items2d import cosmetic_pen, segments_path
+from ..views.line_layers import add_line_layers
 
 AWAKE_RGB = (1.0, 0.55, 0.15)
 ASLEEP_RGB = (0.45, 0.55, 0.75)
@@ -32,18 +33,7 @@ class LiveView:
         self.state = window.state
         self.controller = controller
         self.bodies_drawn = 0
-        self.items2d = {}
-        for name, view in window.views2d.items():
-            item = PathsItem(z=7)
-            view.vb.addItem(item, ignoreBounds=True)
-            self.items2d[name] = item
-        self.item3d = None
-        if window.view3d is not None:
-            import pyqtgraph.opengl as gl
-            self.item3d = gl.GLLinePlotItem(pos=np.zeros((2, 3), dtype=np.float32), mode="lines",
-                                            width=2.0, antialias=False, glOptions="opaque")
-            self.item3d.setVisible(False)
-            window.view3d.addItem(self.item3d)
+        self.items2d, self.item3d = add_line_layers(window, z=7, width=2.0)
         self._install_overlay_source()
         controller.frame_changed.connect(self._on_frame_changed)
 
