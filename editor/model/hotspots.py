@@ -38,13 +38,37 @@ class Hotspot:
                 "frames": self.frames, "depth": self.depth, "row": self.row}
 
 
-def _keys(nodes: NodeTable, rows: np.ndarray) -> list[bytes]:
-    cells = np.ascontiguousarray(np.hstack([nodes.core_lo[rows], nodes.core_hi[rows]]) + 0.0)
-    return [row.tobytes() for row in cells]
+def _cells(nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    """The core cells of ``rows`` as ``(k, 6)`` float64 rows (``-0.0`` made ``0.0``, so equal
+    bounds are equal bytes)."""
+    return np.ascontiguousarray(np.hstack([nodes.core_lo[rows], nodes.core_hi[rows]]) + 0.0,
+                                dtype=np.float64)
+
+
+#: odd 64-bit multipliers of the cell hash (one per bound)
+_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                 0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53], dtype=np.uint64)
+
+
+def _hashes(cells: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each cell row's bytes: sorting and matching ``uint64`` is many times
+    faster than 48-byte keys. Equal cells hash equal."""
+    words = np.ascontiguousarray(cells, dtype=np.float64).view(np.uint64).reshape(-1, 6)
+    with np.errstate(over="ignore"):
+        mixed = words * _MIX
+        mixed ^= mixed >> np.uint64(29)
+        return np.bitwise_xor.reduce(mixed * _MIX[::-1], axis=1) if len(words) else \
+            np.empty(0, dtype=np.uint64)
 
 
 class HotspotWindow:
     """Sliding-window sums of per-node pair tests keyed by core cell (see module docstring).
+
+    The sums are kept up to date one frame at a time in array operations (a push runs once per
+    game frame, with tens of thousands of cells): each distinct cell is one row of arrays sorted
+    by a 64-bit hash of its bounds, so a frame's cells are found with a binary search. Two
+    different cells sharing a hash (about one chance in 10^10 with 100,000 cells) would be summed
+    as one.
 
     Parameters
     ----------
@@ -60,10 +84,14 @@ class HotspotWindow:
 
     def _reset(self) -> None:
         """Forget every frame: the state of a new window."""
-        self._frames: deque[tuple[int, list[bytes], np.ndarray]] = deque()
-        self._total: dict[bytes, int] = {}
-        self._seen: dict[bytes, int] = {}
-        self._depth: dict[bytes, int] = {}
+        # per frame: (frame, hashes (k,), tests (k,)) of the rows that made pair tests
+        self._frames: deque[tuple[int, np.ndarray, np.ndarray]] = deque()
+        # per distinct cell in the window, sorted by hash
+        self._hash = np.empty(0, dtype=np.uint64)
+        self._cells = np.empty((0, 6), dtype=np.float64)
+        self._total = np.empty(0, dtype=np.int64)
+        self._seen = np.empty(0, dtype=np.int64)
+        self._depth = np.empty(0, dtype=np.int64)
         self._latest: NodeTable | None = None
 
     def clear(self) -> None:
@@ -73,46 +101,90 @@ class HotspotWindow:
         """Add one frame's per-row pair tests (``node_tests`` aligned with ``nodes``)."""
         if node_tests is None or len(node_tests) != len(nodes):
             node_tests = np.zeros(len(nodes), dtype=np.int64)
-        rows = np.flatnonzero(node_tests > 0)
-        keys = _keys(nodes, rows)
+        rows = np.flatnonzero(np.asarray(node_tests) > 0)
         tests = np.asarray(node_tests, dtype=np.int64)[rows]
-        for key, value, row in zip(keys, tests.tolist(), rows.tolist()):
-            self._total[key] = self._total.get(key, 0) + value
-            self._seen[key] = self._seen.get(key, 0) + 1
-            self._depth[key] = int(nodes.depth[row])
-        self._frames.append((frame, keys, tests))
+        depths = np.asarray(nodes.depth, dtype=np.int64)[rows]
+        cells = _cells(nodes, rows)
+        hashes = _hashes(cells)
+        self._add(hashes, cells, tests, depths)
+        self._frames.append((frame, hashes, tests))
         while len(self._frames) > self.window:
-            _, old_keys, old_tests = self._frames.popleft()
-            for key, value in zip(old_keys, old_tests.tolist()):
-                left = self._total[key] - value
-                if left:
-                    self._total[key] = left
-                    self._seen[key] -= 1
-                else:
-                    del self._total[key], self._seen[key], self._depth[key]
+            _, old_hashes, old_tests = self._frames.popleft()
+            self._remove(old_hashes, old_tests)
         self._latest = nodes  # rows of the ranking are looked up lazily, in ranking()
+
+    def _add(self, hashes: np.ndarray, cells: np.ndarray, tests: np.ndarray,
+             depths: np.ndarray) -> None:
+        fresh_hashes, first = np.unique(hashes, return_index=True)
+        at = np.searchsorted(self._hash, fresh_hashes)
+        known = at < len(self._hash)
+        known[known] = self._hash[at[known]] == fresh_hashes[known]
+        new = ~known
+        if new.any():  # insert the cells not in the window yet, keeping the hash order
+            where = at[new]
+            pick = first[new]
+            self._hash = np.insert(self._hash, where, fresh_hashes[new])
+            self._cells = np.insert(self._cells, where, cells[pick], axis=0)
+            zeros = np.zeros(len(where), dtype=np.int64)
+            self._total = np.insert(self._total, where, zeros)
+            self._seen = np.insert(self._seen, where, zeros)
+            self._depth = np.insert(self._depth, where, zeros)
+        position = np.searchsorted(self._hash, hashes)
+        np.add.at(self._total, position, tests)
+        np.add.at(self._seen, position, 1)
+        self._depth[position] = depths  # repeated positions: the last row's depth stays
+
+    def _remove(self, hashes: np.ndarray, tests: np.ndarray) -> None:
+        position = np.searchsorted(self._hash, hashes)
+        np.subtract.at(self._total, position, tests)
+        np.subtract.at(self._seen, position, 1)
+        keep = self._total > 0
+        if not keep.all():
+            self._hash, self._cells = self._hash[keep], self._cells[keep]
+            self._total, self._seen, self._depth = self._total[keep], self._seen[keep], self._depth[keep]
+
+    def _lookup(self, cells: np.ndarray) -> np.ndarray:
+        """The row in the window's sums of each of ``cells`` (-1 where absent)."""
+        if not len(self._hash) or not len(cells):
+            return np.full(len(cells), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._hash, _hashes(cells)), len(self._hash) - 1)
+        return np.where(np.all(self._cells[at] == cells, axis=1), at, -1)
 
     def totals_for(self, nodes: NodeTable) -> np.ndarray:
         """Windowed pair tests for every row of ``nodes`` (0 for cells without tests)."""
-        keys = _keys(nodes, np.arange(len(nodes)))
-        return np.array([self._total.get(k, 0) for k in keys], dtype=np.int64)
+        at = self._lookup(_cells(nodes, np.arange(len(nodes))))
+        if not len(self._total):
+            return np.zeros(len(nodes), dtype=np.int64)
+        return np.where(at >= 0, self._total[np.maximum(at, 0)], 0).astype(np.int64)
 
     def ranking(self, top: int = 10) -> list[Hotspot]:
         """The ``top`` cells with the most pair tests in the window, heaviest first.
 
         Ties are broken by depth (deeper first) then by bounds, so the order is reproducible.
         """
-        items = []
-        for key, total in self._total.items():
-            core_bounds = np.frombuffer(key, dtype=np.float64)
-            items.append((-total, -self._depth[key], tuple(core_bounds.tolist()), key))
-        items.sort()
-        row_now: dict[bytes, int] = {}
-        if self._latest is not None and items:
-            rows = np.arange(len(self._latest))
-            row_now = dict(zip(_keys(self._latest, rows), rows.tolist()))
+        if not len(self._total):
+            return []
+        candidates = np.arange(len(self._total))
+        if 0 < top < len(candidates):  # only cells that can make the top (ties included)
+            cut = np.partition(self._total, len(candidates) - top)[len(candidates) - top]
+            candidates = np.flatnonzero(self._total >= cut)
+        bounds = self._cells[candidates]
+        # lexsort: the last key is the primary one
+        order = np.lexsort([bounds[:, i] for i in range(5, -1, -1)]
+                           + [-self._depth[candidates], -self._total[candidates]])
+        chosen = candidates[order[:top]]
+        bounds = self._cells
+        rows_now = np.full(len(chosen), -1, dtype=np.int64)
+        if self._latest is not None and len(self._latest):
+            at = self._lookup(_cells(self._latest, np.arange(len(self._latest))))
+            slot = np.full(len(self._total), -1, dtype=np.int64)
+            slot[chosen] = np.arange(len(chosen))
+            hit = np.flatnonzero(at >= 0)
+            hit = hit[slot[at[hit]] >= 0]
+            rows_now[slot[at[hit]]] = hit  # ascending rows: the newest row of a cell stays
         out = []
-        for neg_total, neg_depth, cell, key in items[:top]:
-            out.append(Hotspot(cell[:3], cell[3:], -neg_total, self._seen[key], -neg_depth,
-                               row_now.get(key, -1)))
+        for i, k in enumerate(chosen.tolist()):
+            cell = bounds[k].tolist()
+            out.append(Hotspot(tuple(cell[:3]), tuple(cell[3:]), int(self._total[k]),
+                               int(self._seen[k]), int(self._depth[k]), int(rows_now[i])))
         return out
