@@ -30,10 +30,10 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks.data import doom_wad  # noqa: E402
 from benchmarks.pymunk_scene import build_space, from_record, generated, step_times  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 
-WADS = Path("/usr/share/games/doom")
 DEFAULT_LEVELS = "freedoom1.wad:E1M1 freedoom1.wad:E1M2 generated:20000"
 
 
@@ -45,7 +45,7 @@ def load_level(spec: str):
     from editor.model.loading import open_level
 
     wad, name = spec.split(":")
-    path = Path(wad) if Path(wad).exists() else WADS / wad
+    path = Path(wad) if Path(wad).exists() else doom_wad(wad)
     return from_record(spec, index_input(open_level(f"{path}:{name}").document))
 
 
@@ -125,8 +125,8 @@ def _pymunk_version() -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--levels", default=DEFAULT_LEVELS,
-                        help="space-separated WAD:MAP (WAD relative to /usr/share/games/doom) "
-                             "or generated:N")
+                        help="space-separated WAD:MAP (a WAD name is looked up in the Doom "
+                             "data folder, $PARTITION_STUDIO_DOOM) or generated:N")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3, help="fresh spaces per setting")
     parser.add_argument("--budget", type=float, default=10.0, help="tuning budget per level (s)")
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rows = []
     for spec in args.levels.split():
-        if not spec.startswith("generated:") and not (WADS / spec.split(":")[0]).exists() \
+        if not spec.startswith("generated:") and not doom_wad(spec.split(":")[0]).exists() \
                 and not Path(spec.split(":")[0]).exists():
             print(f"  {spec}: skipped (Freedoom is not installed)", flush=True)
             continue
