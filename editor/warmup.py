@@ -29,6 +29,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy and the backends load lazily: the warm-up process starts fast
+    import numpy as np
+
+    from spatial.contract import SpatialIndex
 
 #: the line the warm-up process prints once the kernels of the first frame are in the cache
 READY = "ready"
@@ -143,7 +149,8 @@ class FamilyLoader:
 
     def __init__(self, backend: str) -> None:
         self.backend = backend
-        self._scene = None
+        #: the small scene of :func:`warm_first_frame` (made on the first load)
+        self._scene: tuple[SpatialIndex, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def load(self, family: str) -> None:
         """Run ``family`` (a key of :data:`FAMILIES`) on the small scene, or the first frame's
@@ -206,6 +213,7 @@ class KernelWarmup:
 
     def _read_lines(self) -> None:
         stream = self.process.stdout
+        assert stream is not None  # started with stdout=PIPE
         try:
             for text in stream:  # a blocking read: the GIL is free meanwhile
                 with self._heard:
@@ -362,7 +370,7 @@ class BackendPreparation:
                       "editor's own process (the window may pause)…")
 
 
-def warm_first_frame(backend: str):
+def warm_first_frame(backend: str) -> tuple[SpatialIndex, np.ndarray, np.ndarray, np.ndarray]:
     """Build ``backend`` on a small generated scene and fetch its node table and statistics:
     the kernels of a first frame, compiled or loaded from the disk cache into this process.
     Returns ``(index, ids, lo, hi)`` for more warm-up on the same scene."""

@@ -351,9 +351,13 @@ class IndexSync:
         job = self._job = _Job(preparation)
         version = self._edit_version
         self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
+
+        def failed(exc: BaseException) -> None:
+            if self._job is job:  # not cancelled, nor replaced by a newer rebuild
+                self._failed(backend, exc)
+
         handle = self.runner(build, preparation.run if preparation else None,
-                             lambda index, ms: self._adopt(job, version, index, ms),
-                             lambda exc: self._job is job and self._failed(backend, exc))
+                             lambda index, ms: self._adopt(job, version, index, ms), failed)
         job.handle = handle
         if job.cancelled:
             handle.cancel()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
@@ -22,6 +23,7 @@ from editor.model import Brush, ChangeKind
 from editor.model.heatmap_metrics import QUERIES, HeatmapMetric
 from editor.model.heatmap_metrics import metric as heatmap_metric
 from editor.model.placement import floor_below, ray_convex_entry
+from spatial.contract import NodeTable, SpatialIndex
 
 from .overlay import OverlayGeometry, OverlaySettings, build_overlay
 from .scene_geometry import SceneArrays, SceneGeometry
@@ -34,6 +36,17 @@ GRID_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 #: a top-view ray runs this high above the floor by default (a standing player's eye)
 RAY_EYE_HEIGHT = 48.0
+
+
+class FrameSource(Protocol):
+    """What is displayed instead of the edited document (a simulated or replayed frame, a
+    side of compare mode): see :attr:`EditorState.frame_source`."""
+
+    def shown_index(self) -> SpatialIndex | None:
+        """The index on screen (None: the document's)."""
+
+    def shown_nodes(self) -> NodeTable | None:
+        """Its node table (None: read the document's index)."""
 
 
 @dataclass
@@ -95,11 +108,11 @@ class EditorState(QObject):
         self.overlay_settings = OverlaySettings()
         self.overlay_visible = True
         self.overlay: OverlayGeometry | None = None
-        self.node_table = None
-        self.node_table_index = None     # the index ``node_table`` was read from
+        self.node_table: NodeTable | None = None
+        self.node_table_index: SpatialIndex | None = None  # the index ``node_table`` was read from
         #: what is displayed instead of the edited document (a simulated or replayed frame):
         #: an object with ``shown_index()`` and ``shown_nodes()``, each None for "the document"
-        self.frame_source = None
+        self.frame_source: FrameSource | None = None
         self.query_layer_visible = True
         #: height of rays drawn in the top view (None: eye height above the floor at the start)
         self.ray_height: float | None = None

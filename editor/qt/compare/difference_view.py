@@ -60,7 +60,7 @@ class CostliestList(QListWidget):
         super().__init__(parent)
         self.setObjectName("compare_costliest")
         self.setWordWrap(True)  # a long line wraps instead of hiding behind a scroll bar
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.costs: list = []
 
     def show_costs(self, scene, a_index, b_index, a_name: str, b_name: str, top: int = 12) -> None:
@@ -88,7 +88,7 @@ class FramePlot(pg.PlotWidget):
         self.plotItem.setMenuEnabled(False)
         self.addLegend(offset=(6, 6))
         self.setLabel("bottom", "frame")
-        self.curves = {}
+        self.curves: dict[str, pg.PlotDataItem] = {}  # by side: "a", "b"
 
     def show_frames(self, report: dict) -> None:
         """Plot ``candidates`` of each side's ``frames``."""

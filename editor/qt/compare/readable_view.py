@@ -30,7 +30,7 @@ class ReadableTrees(QObject):
         self.state = window.state
         self.auto_limit: int | None = None
         self.by_hand = False
-        self._tree_key = None
+        self._tree_key: tuple[int, int] | None = None  # (id of the index, node count)
         panel = window.overlay_panel
         self.legend = QLabel()
         self.legend.setObjectName("depth_limit_legend")

@@ -8,6 +8,7 @@ colour map.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -16,8 +17,9 @@ from editor.model import heatmap_metrics as heatmaps
 from ..overlay import OverlayGeometry, colour_values
 
 
-def shared_range(geoms: list[OverlayGeometry]) -> tuple[float, float]:
-    """The value range covering every overlay that draws something ((0, 0) if none does)."""
+def shared_range(geoms: Sequence[OverlayGeometry | None]) -> tuple[float, float]:
+    """The value range covering every overlay that draws something ((0, 0) if none does;
+    None: an overlay not built yet)."""
     drawn = [g for g in geoms if g is not None and g.count]
     if not drawn:
         return 0.0, 0.0

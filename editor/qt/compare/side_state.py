@@ -13,9 +13,10 @@ import time
 
 from editor.model.compare.sides import SideSpec, scene_side_params
 from editor.model.index_sync import IndexSync
+from spatial.contract import NodeTable, SpatialIndex
 
 from ..editor_state import EditorState
-from ..overlay import build_overlay
+from ..overlay import OverlayGeometry, build_overlay
 from ..scene_geometry import SceneGeometry
 from .scale import rescaled, shared_range
 
@@ -26,11 +27,13 @@ class SideSource:
     def __init__(self, state: SideState) -> None:
         self.state = state
 
-    def shown_index(self):
-        return self.state.sync.index
+    def shown_index(self) -> SpatialIndex | None:
+        return self.state.index
 
-    def shown_nodes(self):
-        index = self.state.sync.index
+    def shown_nodes(self) -> NodeTable | None:
+        index = self.state.index
+        if index is None:  # detached: the side shows nothing of its own
+            return None
         if self.state.overlay_settings.metric == "pair_tests":
             index.pairs("all")  # fills the per-node pair-test column
         return index.nodes()
@@ -64,7 +67,8 @@ class SideState(EditorState):
         self.spec = spec
         self.scale = scale
         self.sync: IndexSync | None = None
-        self.raw_overlay = None
+        #: the overlay in its own colours (``overlay`` is it on the shared scale)
+        self.raw_overlay: OverlayGeometry | None = None
         scale.states.append(self)
 
     def set_document(self, document, geometry=None) -> None:
@@ -98,8 +102,8 @@ class SideState(EditorState):
             self.sync = None
 
     @property
-    def index(self):
-        """This side's live index."""
+    def index(self) -> SpatialIndex | None:
+        """This side's live index (None before the first document, and once detached)."""
         return self.sync.index if self.sync is not None else None
 
     def _rebuild_overlay(self, fetch: bool = True) -> None:
@@ -109,8 +113,9 @@ class SideState(EditorState):
         if self.inspected_node >= len(self.node_table):
             self.inspected_node = -1
         planes = None
-        if self.overlay_settings.show_planes and hasattr(self.node_table_index, "node_planes"):
-            planes = self.node_table_index.node_planes()
+        index = self.node_table_index
+        if self.overlay_settings.show_planes and index is not None and hasattr(index, "node_planes"):
+            planes = index.node_planes()
         self.raw_overlay = build_overlay(self.node_table, self.overlay_settings,
                                          self.query_visits(), planes=planes)
         self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3

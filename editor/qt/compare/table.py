@@ -23,7 +23,7 @@ def cell_text(value) -> str:
 
 
 class CompareTable(QTableWidget):
-    """A, B and their ratio, one row per figure; each row's key is its ``Qt.UserRole`` data."""
+    """A, B and their ratio, one row per figure; each row's key is its ``Qt.ItemDataRole.UserRole`` data."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(0, len(HEADERS), parent)
@@ -32,7 +32,7 @@ class CompareTable(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setMinimumWidth(360)
-        self.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.report: dict | None = None
 
     def show_report(self, report: dict) -> None:
@@ -42,12 +42,12 @@ class CompareTable(QTableWidget):
         self.setRowCount(len(rows))
         for r, (key, label, a, b, ratio) in enumerate(rows):
             name = QTableWidgetItem(label)
-            name.setData(Qt.UserRole, key)
+            name.setData(Qt.ItemDataRole.UserRole, key)
             self.setItem(r, 0, name)
             for c, value in enumerate((a, b, ratio), start=1):
                 item = QTableWidgetItem(cell_text(value))
-                item.setData(Qt.UserRole, value)
-                item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                item.setData(Qt.ItemDataRole.UserRole, value)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, item)
         self.resizeColumnsToContents()
         # every row stays in sight: the splitter gives the views what the table does not need
@@ -58,6 +58,11 @@ class CompareTable(QTableWidget):
         """``key -> (A, B, ratio)`` as shown (read back from the cells)."""
         out = {}
         for r in range(self.rowCount()):
-            key = self.item(r, 0).data(Qt.UserRole)
-            out[key] = tuple(self.item(r, c).data(Qt.UserRole) for c in (1, 2, 3))
+            out[self._cell(r, 0)] = tuple(self._cell(r, c) for c in (1, 2, 3))
         return out
+
+    def _cell(self, row: int, column: int):
+        """The value of a cell (its ``Qt.ItemDataRole.UserRole`` data)."""
+        item = self.item(row, column)
+        assert item is not None  # show_report fills every cell of every row it makes
+        return item.data(Qt.ItemDataRole.UserRole)

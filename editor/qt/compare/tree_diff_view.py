@@ -9,6 +9,8 @@ add nothing.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer
 
@@ -16,6 +18,11 @@ from editor.model.compare.tree_diff import TreeDiff, tree_diff
 
 from ..overlay import box_lines
 from ..views.items2d import PathsItem, cosmetic_pen, segments_path
+
+if TYPE_CHECKING:
+    from spatial.contract import NodeTable, SpatialIndex
+
+    from ..views.view2d import View2D
 
 #: how long the changed nodes stay outlined
 HIGHLIGHT_MS = 1500
@@ -40,10 +47,10 @@ class TreeDiffTracker(QObject):
         self.last: TreeDiff | None = None
         self.entries: dict[int, str] = {}
         self.undone: dict[int, str] = {}
-        self._table = None
-        self._index = None
+        self._table: NodeTable | None = None  # the node table of _index before the next step
+        self._index: SpatialIndex | None = None
         self._position = 0
-        self._items: list[tuple[object, PathsItem]] = []
+        self._items: list[tuple[View2D, PathsItem]] = []
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.clear_highlight)
@@ -72,7 +79,9 @@ class TreeDiffTracker(QObject):
         if document.index is not self._index:  # a backend switch: a new tree, not an edit's
             self._snapshot(document)
         else:
-            new = document.index.nodes()
+            # the index of the last snapshot (document.index is it), and its table
+            assert self._index is not None and self._table is not None
+            new = self._index.nodes()
             diff = tree_diff(self._table, new)
             old, self._table = self._table, new
             if not diff.empty:
@@ -107,7 +116,7 @@ class TreeDiffTracker(QObject):
                 item.setToolTip(extra.strip(" ·"))
 
     # ------------------------------------------------------------------ highlight
-    def _views(self) -> list:
+    def _views(self) -> list[View2D]:
         views = list(getattr(self.window, "views2d", {}).values())
         compare = getattr(self.window, "compare_window", None)
         return views + (list(compare.views) if compare is not None else [])
@@ -122,7 +131,7 @@ class TreeDiffTracker(QObject):
             layers = []
             for kind, (lo, hi) in boxes.items():
                 if len(lo):
-                    style = Qt.DashLine if kind == "removed" else Qt.SolidLine
+                    style = Qt.PenStyle.DashLine if kind == "removed" else Qt.PenStyle.SolidLine
                     layers.append((segments_path(_rect_segments(lo, hi, view.axes)),
                                    cosmetic_pen(KIND_COLOURS[kind], 0.95, 2.2, style), None))
             item = PathsItem(z=9)

@@ -34,7 +34,7 @@ class CompareWindow(QWidget):
     measured = Signal(object)
 
     def __init__(self, main_window) -> None:
-        super().__init__(main_window, Qt.Window)
+        super().__init__(main_window, Qt.WindowType.Window)
         self.setObjectName("compare_window")
         self.setWindowTitle("Compare partitions")
         self.main = main_window
@@ -78,7 +78,7 @@ class CompareWindow(QWidget):
         self.measure_button.setObjectName("compare_measure")
         self.measure_button.clicked.connect(self.apply_sides)
         bar.addWidget(self.measure_button)
-        views = QSplitter(Qt.Horizontal)
+        views = QSplitter(Qt.Orientation.Horizontal)
         for view in self.views:
             views.addWidget(view)
         self.scale_label = QLabel()
@@ -88,21 +88,21 @@ class CompareWindow(QWidget):
         self.table = CompareTable()
         self.diff_plot = DifferencePlot()
         self.frame_plot = FramePlot()
-        middle = QSplitter(Qt.Vertical)
+        middle = QSplitter(Qt.Orientation.Vertical)
         middle.addWidget(self.diff_plot)
         middle.addWidget(self.frame_plot)
         middle.setSizes([3, 2])
         self.costliest = CostliestList()
         self.costliest.itemActivated.connect(self._select_object)
         self.costliest.itemClicked.connect(self._select_object)
-        bottom = QSplitter(Qt.Horizontal)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
         for w in (self.table, middle, self.costliest):
             bottom.addWidget(w)
         bottom.setStretchFactor(0, 0)  # the table keeps its width; the plots and list share
         bottom.setStretchFactor(1, 3)
         bottom.setStretchFactor(2, 2)
         bottom.setSizes([400, 500, 340])
-        body = QSplitter(Qt.Vertical)
+        body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(views)
         body.addWidget(bottom)
         body.setStretchFactor(0, 3)
@@ -195,8 +195,8 @@ class CompareWindow(QWidget):
             self.worker.cancel()
         record = document_record(self.main.document.scene, self.main.document.display_name())
         self.record = record
-        self.worker = CompareWorker(record, *[s.spec for s in self.sides],
-                                    recording=self.timeline_recording())
+        a, b = self.sides
+        self.worker = CompareWorker(record, a.spec, b.spec, recording=self.timeline_recording())
         self.worker.done.connect(self._on_measured)
         self.worker.failed.connect(lambda text: self.status.setText(f"measurement failed: {text}"))
         self.status.setText("measuring both sides…")

@@ -26,7 +26,7 @@ class EngineChoice:
             profile = engine_profile(name)
             self.combo.addItem(f"{profile.title} ({name})", name)
             self.combo.setItemData(self.combo.count() - 1, f"writes {profile.syntax}; modelled by our "
-                                   f"{profile.backend}", Qt.ToolTipRole)
+                                   f"{profile.backend}", Qt.ItemDataRole.ToolTipRole)
         self.combo.setToolTip("Tune a game engine's own broad-phase settings (docs/engines.md)")
         upm, self.up_axis = level_scale(level_path)
         self.units = QDoubleSpinBox()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -55,6 +56,9 @@ from ..quiet import signals_blocked
 from ..throttle import Throttle
 from ..workers import _Cancellable
 from .engine_choice import EngineChoice
+
+if TYPE_CHECKING:  # imported where an engine search runs
+    from spatial.engines.tuning import EngineTuning
 
 #: colours of the trials of each backend (in name order) when several are compared
 BACKEND_COLOURS = [(120, 160, 220), (230, 110, 110), (110, 210, 130), (200, 140, 230),
@@ -176,7 +180,7 @@ class TuneDialog(QDialog):
         self.chosen: _Row | None = None
         self.errors: list[str] = []
         self.not_evaluated: dict[str, str] = {}
-        self.engine_tuning = None              # EngineTuning of an engine search
+        self.engine_tuning: EngineTuning | None = None  # of an engine search
         self._redraw = Throttle(self._refresh, parent=self)
         self._build()
         self.resize(1180, 760)
@@ -190,7 +194,7 @@ class TuneDialog(QDialog):
         top.addWidget(self._build_weights(), 1)
         layout.addLayout(self._build_run_row())
         layout.addWidget(self.summary)
-        split = QSplitter(Qt.Horizontal)
+        split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self._build_plot())
         split.addWidget(self._build_table())
         split.setSizes([520, 620])
@@ -643,6 +647,8 @@ class TuneDialog(QDialog):
         """Write the chosen trial to ``path`` in ``fmt`` (default: the format combo's); after an
         engine search, in that engine's own settings syntax."""
         if self.engine_tuning is not None:
+            if self.chosen is None:  # as export_document says when nothing was measured
+                raise ValueError("no trial was measured: there is nothing to export")
             self.engine_choice.export(self.engine_tuning, self.chosen.trial, path)
             return
         name = fmt or self.format_combo.currentData()
@@ -699,7 +705,7 @@ def _tie_resolved_choice(rows: list[_Row], results: dict) -> _Row | None:
         for row in rows:
             if row.backend == best.backend and row.trial is best.best:
                 return row
-    return min(rows, key=lambda row: row.trial.cost, default=None)
+    return min(rows, key=lambda row: row.cost, default=None)  # row.cost: its trial's cost
 
 
 def _wide(values: np.ndarray) -> bool:

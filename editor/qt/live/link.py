@@ -21,7 +21,7 @@ from editor.model.live.frame_stream import StreamError
 from editor.model.live.session import LiveSession
 from editor.model.live.source import LiveSource
 
-from .receiver import Receiver
+from .receiver import LinkEvent, Receiver
 from .static_view import StaticBoxes
 
 #: GUI-thread milliseconds a tick may spend processing frames
@@ -47,7 +47,7 @@ class LiveLink(QObject):
         self.peer = ""
         self.refused = 0  # games refused while another was connected
         self.static_view = StaticBoxes(window)
-        self._pending: deque[bytes] = deque()
+        self._pending: deque[LinkEvent] = deque()  # taken from the receiver, not processed yet
         self._arrivals: deque[float] = deque(maxlen=120)
         self._processed_at: deque[float] = deque(maxlen=120)
         self.timer = QTimer(self)
@@ -92,8 +92,7 @@ class LiveLink(QObject):
     def _tick(self) -> None:
         if self.receiver is None:
             return
-        for kind, value in self.receiver.take():
-            self._pending.append((kind, value))
+        self._pending.extend(self.receiver.take())
         self._drain(time.perf_counter() + BUDGET_MS / 1e3)
         self._emit_status()
 
@@ -101,21 +100,22 @@ class LiveLink(QObject):
         if self.receiver is not None:
             self._pending.extend(self.receiver.take())
         while self._pending and time.perf_counter() < deadline:
-            kind, value = self._pending.popleft()
-            if kind == "connected":
-                self._start_session(value)
-            elif kind == "closed":
-                self._finish(value)
-            elif kind == "refused":
+            event = self._pending.popleft()
+            if event[0] == "connected":
+                self._start_session(event[1])
+            elif event[0] == "closed":
+                self._finish(event[1])
+            elif event[0] == "refused":
                 self.refused += 1
                 self.window.statusBar().showMessage(
-                    f"Live link: refused a second game from {value} (one game at a time)", 5000)
-            elif self.session is not None and self.session.error is None:
-                if len(value) > PIECE_BYTES:  # leave the rest for the next turn of the budget
-                    self._pending.appendleft((kind, value[PIECE_BYTES:]))
-                    value = value[:PIECE_BYTES]
+                    f"Live link: refused a second game from {event[1]} (one game at a time)", 5000)
+            elif self.session is not None and self.session.error is None:  # "data"
+                data = event[1]
+                if len(data) > PIECE_BYTES:  # leave the rest for the next turn of the budget
+                    self._pending.appendleft(("data", data[PIECE_BYTES:]))
+                    data = data[:PIECE_BYTES]
                 self._arrivals.append(time.perf_counter())
-                self._feed(value)
+                self._feed(data)
 
     def _start_session(self, peer: str) -> None:
         doc = self.window.state.document
@@ -128,11 +128,13 @@ class LiveLink(QObject):
 
     def _feed(self, data: bytes) -> None:
         session = self.session
+        assert session is not None  # _drain feeds only while a session is open
         had_static = len(session.recording.static_ids)
         try:
             session.feed(data)
         except StreamError as exc:
-            self.receiver.drop_connection()
+            if self.receiver is not None:
+                self.receiver.drop_connection()
             self.connection = f"disconnected: {exc.detail}"
             self.window.report_error(str(exc))
         if len(session.recording.static_ids) != had_static:
@@ -152,6 +154,7 @@ class LiveLink(QObject):
 
     def _install_source(self) -> None:
         controller = self.controller
+        assert self.session is not None  # called back by the session's first frame
         controller.stop()
         self.source = LiveSource(self.session)
         controller.simulation = self.source
@@ -181,7 +184,7 @@ class LiveLink(QObject):
         return {"received": received, "processed": processed,
                 "dropped_by_game": max(0, last - first + 1 - received) if received else 0,
                 "display_skipped": self.source.display_skipped if self.source is not None else 0,
-                "lag_bytes": sum(len(v) for k, v in self._pending if k == "data") +
+                "lag_bytes": sum(len(e[1]) for e in self._pending if e[0] == "data") +
                              (self.receiver.queued_bytes if self.receiver is not None else 0),
                 "received_fps": _rate(self._arrivals), "processed_fps": _rate(self._processed_at)}
 
@@ -198,7 +201,7 @@ class LiveLink(QObject):
         self.status_changed.emit(self.status_text())
 
 
-def _rate(times: deque) -> float:
+def _rate(times: deque[float]) -> float:
     """Events a second over the recent window (0 with fewer than two, or none for 2 s)."""
     if len(times) < 2 or time.perf_counter() - times[-1] > 2.0:
         return 0.0

@@ -11,11 +11,17 @@ from __future__ import annotations
 import socket
 import threading
 from collections import deque
+from typing import Literal
 
 #: bytes read at a time
 READ_BYTES = 1 << 20
 #: bytes queued for the GUI thread before the thread stops reading (the game then drops frames)
 MAX_QUEUED_BYTES = 256 * 1024 * 1024
+
+#: what the thread queues for the GUI thread: a game connected (its ``host:port``), bytes it
+#: sent, another game refused meanwhile (its ``host:port``), its connection closed (the reason)
+LinkEvent = (tuple[Literal["connected"], str] | tuple[Literal["data"], bytes]
+             | tuple[Literal["refused"], str] | tuple[Literal["closed"], str])
 
 
 def parse_address(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
@@ -34,7 +40,7 @@ class Receiver:
         self.server = socket.create_server((host, port))
         self.server.settimeout(0.2)  # so stop() is noticed
         self.address = "{}:{}".format(*self.server.getsockname()[:2])
-        self._events: deque = deque()  # ("connected", peer) / ("data", bytes) / ("closed", reason)
+        self._events: deque[LinkEvent] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._drop = threading.Event()
@@ -42,7 +48,7 @@ class Receiver:
         self._thread = threading.Thread(target=self._run, name="live-link", daemon=True)
         self._thread.start()
 
-    def take(self) -> list[tuple[str, object]]:
+    def take(self) -> list[LinkEvent]:
         """Every event queued since the last call, in order."""
         with self._lock:
             events = list(self._events)
@@ -60,11 +66,11 @@ class Receiver:
         self._thread.join(timeout=2)
         self.server.close()
 
-    def _push(self, kind: str, value) -> None:
+    def _push(self, event: LinkEvent) -> None:
         with self._lock:
-            self._events.append((kind, value))
-            if kind == "data":
-                self.queued_bytes += len(value)
+            self._events.append(event)
+            if event[0] == "data":
+                self.queued_bytes += len(event[1])
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -75,8 +81,8 @@ class Receiver:
             except OSError:
                 return
             self._drop.clear()
-            self._push("connected", f"{peer[0]}:{peer[1]}")
-            self._push("closed", self._serve(conn))
+            self._push(("connected", f"{peer[0]}:{peer[1]}"))
+            self._push(("closed", self._serve(conn)))
 
     def _refuse_others(self) -> None:
         """Close every other game that connected meanwhile: one game at a time, each told by
@@ -86,7 +92,7 @@ class Receiver:
             while True:
                 other, peer = self.server.accept()
                 other.close()
-                self._push("refused", f"{peer[0]}:{peer[1]}")
+                self._push(("refused", f"{peer[0]}:{peer[1]}"))
         except OSError:  # nothing more waiting (BlockingIOError) or the server closed
             pass
         finally:
@@ -108,5 +114,5 @@ class Receiver:
                     return f"connection lost: {exc.strerror or exc}"
                 if not data:
                     return "the game disconnected"
-                self._push("data", data)
+                self._push(("data", data))
         return "closed by the editor"

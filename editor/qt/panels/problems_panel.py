@@ -51,7 +51,7 @@ class ProblemsPanel(StatePanel):
 def install_problems(window) -> ProblemsPanel:
     """Dock the Problems panel beside the undo history and show it when a level has any."""
     panel = ProblemsPanel(window.state)
-    dock = window._dock("Problems", panel, Qt.LeftDockWidgetArea, "dock_problems")
+    dock = window._dock("Problems", panel, Qt.DockWidgetArea.LeftDockWidgetArea, "dock_problems")
     window.tabifyDockWidget(window.docks["history"], dock)
     window.docks["problems"] = dock
     panel.dock = dock

@@ -35,7 +35,7 @@ class InvalidBrushLayer:
         rects = np.stack([lo[:, u], lo[:, v], np.maximum(hi[:, u], lo[:, u] + 1e-3),
                           np.maximum(hi[:, v], lo[:, v] + 1e-3)], axis=1)
         path = segments_path(rect_segments(rects))
-        self.item.set_layers([(path, cosmetic_pen(INVALID_BRUSH, 1.0, 1.6, Qt.DashLine), None)])
+        self.item.set_layers([(path, cosmetic_pen(INVALID_BRUSH, 1.0, 1.6, Qt.PenStyle.DashLine), None)])
 
 
 def install_invalid_brush_marks(window) -> list[InvalidBrushLayer]:
