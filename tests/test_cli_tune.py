@@ -95,3 +95,28 @@ def test_param_holds_a_value_through_the_search(capsys, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["params"]["split"] == "median"
     assert all(h["params"]["split"] == "median" for h in doc["search"]["history"])
+
+
+def test_a_recording_alone_is_tuned_on_its_own_objects(capsys, tmp_path):
+    """A game's live session is a recording with no level file: tune measures its objects."""
+    recording = tmp_path / "session.jsonl"
+    code, text, err = run(capsys, "simulate", "--demo", "--frames", "12", "--save-recording",
+                          str(recording), "--json")
+    assert code == 0, err
+    out = tmp_path / "p.json"
+    code, text, err = run(capsys, "tune", "--recording", str(recording), "--backend", "grid",
+                          "--max-trials", "3", "--budget", "30", "--out", str(out), "--json")
+    assert code == 0, err
+    report = json.loads(text)
+    assert report["source"] == str(recording) and report["backend"] == "grid"
+    document = json.loads(out.read_text())
+    from editor.model.frame_format import load_frame_lines
+
+    played = load_frame_lines(recording)
+    objects = len(played.static_ids) + len(played.at(0).ids)
+    assert document["scene"]["objects"] == objects
+
+
+def test_without_a_level_or_a_recording_tune_asks_for_one(capsys, tmp_path):
+    code, text, err = run(capsys, "tune", "--out", str(tmp_path / "p.json"))
+    assert code == 2 and text == "" and "--recording" in err

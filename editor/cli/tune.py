@@ -1,9 +1,12 @@
 """``tune``: search a backend's parameters for the lowest per-frame cost on a level and export them.
 
-``python app.py tune (FILE | --demo) [--backend NAME | --all-backends] [--budget SECONDS]
-[--seed S] [--max-trials N] [--recording REC] [--weight NAME=VALUE ...] [--param KEY=VALUE ...]
---out PARAMS.json [--force]
+``python app.py tune (FILE | --demo | --recording REC) [--backend NAME | --all-backends]
+[--budget SECONDS] [--seed S] [--max-trials N] [--recording REC] [--weight NAME=VALUE ...]
+[--param KEY=VALUE ...] --out PARAMS.json [--force]
 [--format json|c-header|unreal-ini|godot] [--json]``
+
+A recording alone (a game's live session saved by ``listen --save-recording``) is tuned on its
+own static and moving objects.
 
 ``python app.py tune (FILE | --demo) --engine NAME [--units-per-metre U] --out FILE`` tunes a
 game engine's own knobs instead and writes its own settings syntax (:mod:`.engine_tune`,
@@ -112,8 +115,8 @@ def cmd_tune(args) -> dict:
         raise CliError(f"--max-trials must be at least 1, got {args.max_trials}")
     if args.engine:
         return run_engine(args, _weights(args.weight), None if args.json else _print_progress)
-    if not (args.path or args.demo):
-        raise CliError("give a level FILE or --demo")
+    if not (args.path or args.demo or args.recording):
+        raise CliError("give a level FILE, --demo or a --recording (a live session's, say)")
     if not args.out:
         raise CliError("--out FILE is required")
     return _tune_backend(args)
@@ -139,8 +142,13 @@ def _tune_backend(args) -> dict:
 
     from . import open_document
 
-    scene = open_document(None if args.demo else args.path)
-    source = "demo" if args.demo else args.path
+    if args.path or args.demo:
+        scene = open_document(None if args.demo else args.path)
+        source = "demo" if args.demo else args.path
+    else:  # a recording alone (a game's live session): its own static and moving objects
+        from editor.model.scene import Scene
+
+        scene, source = Scene(), args.recording
     recording = None
     if args.recording:
         from . import load_recording_file
