@@ -126,7 +126,7 @@ def cmd_simulate(args) -> dict:
             stats = _within_budget(replay.step, args.recording, replay.position + 1)
             nodes = index.nodes()
             stats.nodes = len(nodes)
-            hotspots.push(stats.frame, nodes, replay.last_pairs.node_tests)
+            hotspots.push(stats.frame, nodes, replay.last_pairs.node_tests, replay.last_pairs.pairs)
             frames.append(stats.as_dict())
         source, mode, seed, dt = args.recording, "replay", None, recording.meta.get("dt")
         animate = None

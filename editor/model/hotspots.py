@@ -8,9 +8,10 @@ accumulates under one key. (For trees whose nodes move, such as a BVH, a node wh
 change becomes a new key; its cost still shows frame by frame.) Keying by object instead would
 blame movers rather than the places where they crowd, which is not what a level designer tunes.
 
-Use: ``window.push(frame, nodes, node_tests)`` once per frame, then ``window.ranking(top)``
+Use: ``window.push(frame, nodes, node_tests, pairs)`` once per frame, then ``window.ranking(top)``
 returns :class:`Hotspot` records, heaviest first; ``window.totals_for(nodes)`` gives the
-windowed sum for every row of a current node table (a heatmap column).
+windowed sum for every row of a current node table (a heatmap column), and
+``window.pair_frames(pairs)`` in how many frames of the window each pair overlapped.
 """
 from __future__ import annotations
 
@@ -61,6 +62,14 @@ def _hashes(cells: np.ndarray) -> np.ndarray:
             np.empty(0, dtype=np.uint64)
 
 
+def pair_keys(pairs: np.ndarray | None) -> np.ndarray:
+    """One int64 per pair of ids (``min * 2^31 + max``; ids are below 2^31), order-free."""
+    if pairs is None or not len(pairs):
+        return np.empty(0, dtype=np.int64)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    return np.minimum(pairs[:, 0], pairs[:, 1]) * (1 << 31) + np.maximum(pairs[:, 0], pairs[:, 1])
+
+
 class HotspotWindow:
     """Sliding-window sums of per-node pair tests keyed by core cell (see module docstring).
 
@@ -86,6 +95,8 @@ class HotspotWindow:
         """Forget every frame: the state of a new window."""
         # per frame: (frame, hashes (k,), tests (k,)) of the rows that made pair tests
         self._frames: deque[tuple[int, np.ndarray, np.ndarray]] = deque()
+        # per frame: its overlapping pairs as sorted keys (see pair_keys)
+        self._pair_frames: deque[np.ndarray] = deque()
         # per distinct cell in the window, sorted by hash
         self._hash = np.empty(0, dtype=np.uint64)
         self._cells = np.empty((0, 6), dtype=np.float64)
@@ -97,8 +108,10 @@ class HotspotWindow:
     def clear(self) -> None:
         self._reset()
 
-    def push(self, frame: int, nodes: NodeTable, node_tests: np.ndarray | None) -> None:
-        """Add one frame's per-row pair tests (``node_tests`` aligned with ``nodes``)."""
+    def push(self, frame: int, nodes: NodeTable, node_tests: np.ndarray | None,
+             pairs: np.ndarray | None = None) -> None:
+        """Add one frame's per-row pair tests (``node_tests`` aligned with ``nodes``) and its
+        overlapping pairs (``(k, 2)`` ids; None when the frame has none to tell)."""
         if node_tests is None or len(node_tests) != len(nodes):
             node_tests = np.zeros(len(nodes), dtype=np.int64)
         rows = np.flatnonzero(np.asarray(node_tests) > 0)
@@ -108,9 +121,11 @@ class HotspotWindow:
         hashes = _hashes(cells)
         self._add(hashes, cells, tests, depths)
         self._frames.append((frame, hashes, tests))
+        self._pair_frames.append(np.unique(pair_keys(pairs)))
         while len(self._frames) > self.window:
             _, old_hashes, old_tests = self._frames.popleft()
             self._remove(old_hashes, old_tests)
+            self._pair_frames.popleft()
         self._latest = nodes  # rows of the ranking are looked up lazily, in ranking()
 
     def _add(self, hashes: np.ndarray, cells: np.ndarray, tests: np.ndarray,
@@ -149,6 +164,17 @@ class HotspotWindow:
             return np.full(len(cells), -1, dtype=np.int64)
         at = np.minimum(np.searchsorted(self._hash, _hashes(cells)), len(self._hash) - 1)
         return np.where(np.all(self._cells[at] == cells, axis=1), at, -1)
+
+    def pair_frames(self, pairs: np.ndarray) -> np.ndarray:
+        """For each of ``pairs`` (``(k, 2)`` ids, either order), the frames of the window in
+        which it overlapped."""
+        keys = pair_keys(pairs)
+        counts = np.zeros(len(keys), dtype=np.int64)
+        for frame_keys in self._pair_frames:
+            if len(frame_keys):
+                at = np.minimum(np.searchsorted(frame_keys, keys), len(frame_keys) - 1)
+                counts += frame_keys[at] == keys
+        return counts
 
     def totals_for(self, nodes: NodeTable) -> np.ndarray:
         """Windowed pair tests for every row of ``nodes`` (0 for cells without tests)."""

@@ -356,7 +356,7 @@ class Simulation:
         node_count = -1
         if cfg.inspect_nodes:
             self.last_nodes = nodes = self.index.nodes()
-            self.hotspots.push(frame, nodes, result.node_tests)
+            self.hotspots.push(frame, nodes, result.node_tests, result.pairs)
             node_count = len(nodes)
         rows_now = b.alive_rows()
         stats = FrameStats(frame, moved=len(moved), spawned=len(spawned), despawned=len(gone),

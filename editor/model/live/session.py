@@ -124,7 +124,9 @@ class LiveSession:
         nodes = self.index.nodes()
         self.last_nodes = nodes
         stats.nodes = len(nodes)
-        self.hotspots.push(record.frame, nodes, self.last_pairs.node_tests if self.last_pairs else None)
+        pairs = self.last_pairs
+        self.hotspots.push(record.frame, nodes, pairs.node_tests if pairs else None,
+                           pairs.pairs if pairs else None)
         record.stats = stats
         self.recording.append(record)
         self.last_record = record

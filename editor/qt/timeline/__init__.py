@@ -7,6 +7,8 @@
   candidate/overlapping pairs, nodes, awake objects and update time per frame;
 * a **Hotspots** dock (:class:`.hotspot_panel.HotspotPanel`) ranking the cells with the most
   pair tests over the sliding window, with the objects causing them (click to select and frame);
+* a **Pairs** dock (:class:`.pair_panel.PairPanel`) listing the displayed frame's pairs with the
+  node that tested each, or the pairs the chosen hot cell compares, overlapping or not;
 * the tree overlay and the views follow the displayed frame (:class:`.live_view.LiveView`), so
   the lifespan and awake heatmaps are live;
 * a **Simulation** menu (transport, *Animate level entities*, heatmap shortcuts, load/save
@@ -26,38 +28,46 @@ from editor.model.heatmap_metrics import METRICS
 from .controller import TimelineController
 from .hotspot_panel import HotspotPanel
 from .live_view import LiveView
+from .pair_panel import PairPanel
 from .timeline_panel import TimelinePanel
 
 #: height of the timeline dock when it opens (pixels): room for the plots, not the views
 TIMELINE_HEIGHT = 210
 
-__all__ = ["install_timeline", "show_frames", "TimelineController", "TimelinePanel", "HotspotPanel", "LiveView"]
+__all__ = ["install_timeline", "show_frames", "TimelineController", "TimelinePanel", "HotspotPanel",
+           "PairPanel", "LiveView"]
 
 
 def install_timeline(window) -> TimelineController:
     """Create the timeline and hotspot docks and the Simulation menu in ``window``.
 
     The pieces are kept on the window as ``window.timeline`` (the controller),
-    ``window.timeline_panel``, ``window.hotspot_panel`` and ``window.live_view``.
+    ``window.timeline_panel``, ``window.hotspot_panel``, ``window.pair_panel`` and
+    ``window.live_view``.
     """
     controller = TimelineController(window.state, window)
     window.timeline = controller
     window.live_view = LiveView(window, controller)
     window.timeline_panel = TimelinePanel(controller)
     window.hotspot_panel = HotspotPanel(window, controller)
+    window.pair_panel = PairPanel(window, controller, window.hotspot_panel)
     timeline_dock = window.add_bottom_dock("Timeline", window.timeline_panel, "dock_timeline")
     hotspot_dock = window._dock("Hotspots", window.hotspot_panel, Qt.DockWidgetArea.RightDockWidgetArea,
                                 "dock_hotspots")
+    pair_dock = window._dock("Pairs", window.pair_panel, Qt.DockWidgetArea.RightDockWidgetArea,
+                             "dock_pairs")
     window.docks["timeline"] = timeline_dock
     window.docks["hotspots"] = hotspot_dock
+    window.docks["pairs"] = pair_dock
     if "queries" in window.docks:
         window.tabifyDockWidget(window.docks["queries"], hotspot_dock)
+        window.tabifyDockWidget(hotspot_dock, pair_dock)
         window.docks.get("stats", hotspot_dock).raise_()
     # the dock opens with the first frame: until then the views keep the whole height
     timeline_dock.hide()
     controller.source_changed.connect(lambda: _open_timeline(window, timeline_dock, controller))
     controller.error.connect(window.report_error)
-    _add_menu(window, controller, (timeline_dock, hotspot_dock))
+    _add_menu(window, controller, (timeline_dock, hotspot_dock, pair_dock))
     return controller
 
 

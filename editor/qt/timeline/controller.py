@@ -397,7 +397,8 @@ class TimelineController(QObject):
                 self.replay_frame = replay.frame
                 pairs = replay.last_pairs
                 if self.simulation is None and pairs is not None:
-                    self.replay_hotspots.push(self.replay_frame, replay.index.nodes(), pairs.node_tests)
+                    self.replay_hotspots.push(self.replay_frame, replay.index.nodes(), pairs.node_tests,
+                                             pairs.pairs)
                 self.history.setdefault(self.replay_frame, stats)
                 return stats
             if self.loop:
