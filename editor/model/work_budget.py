@@ -55,7 +55,8 @@ def frame_pairs_budget() -> int | None:
     return None if value <= 0 else value
 
 
-_HINT = "fewer or shorter-lived projectiles (_ps_rate, _ps_lifetime) or fewer moving objects"
+_HINT = ("fewer moving objects, a backend or parameters that test fewer pairs (tune), or in a "
+         "simulation fewer or shorter-lived projectiles (_ps_rate, _ps_lifetime)")
 
 
 def check_objects(count: int) -> None:
