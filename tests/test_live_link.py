@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -173,3 +174,36 @@ def test_listen_reports_a_port_in_use_and_a_broken_stream_in_one_line(tmp_path):
     assert len(warning) == 1 and "byte 98, line 3: column 1: invalid JSON" in warning[0]
     report = json.loads(out)
     assert [f["frame"] for f in report["frames"]] == [1, 2] and "invalid JSON" in report["link"]["error"]
+
+
+def _windows_toolchain() -> tuple[str, str]:
+    """The MinGW-w64 C compiler and Wine, or a skip naming what is missing."""
+    compiler = shutil.which("x86_64-w64-mingw32-gcc")
+    wine = shutil.which("wine64") or shutil.which("wine") or \
+        next((p for p in ("/usr/lib/wine/wine64",) if Path(p).exists()), None)
+    if compiler is None or wine is None:
+        missing = " and ".join(n for n, found in (("x86_64-w64-mingw32-gcc", compiler),
+                                                  ("wine64", wine)) if found is None)
+        pytest.skip(f"{missing} not on this machine (CI installs gcc-mingw-w64-x86-64 and wine64)")
+    return compiler, wine
+
+
+@pytest.mark.slow
+def test_the_c_example_built_for_windows_streams_through_winsock(capsys, tmp_path):
+    """ps_link.h's Winsock path: built as a Windows program, run under Wine, same stream."""
+    compiler, wine = _windows_toolchain()
+    exe = tmp_path / "example_game.exe"
+    built = subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1",
+                            "-o", str(exe), str(CLIENTS / "c" / "example_game.c"), "-lws2_32"],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    saved = tmp_path / "s.npz"
+    listener = Listener("--frames", "30", "--backend", "octree", "--save-recording", str(saved), "--json")
+    env = dict(os.environ, WINEPREFIX=str(tmp_path / "wine"), WINEDEBUG="-all")
+    game = subprocess.run([wine, str(exe), "--port", str(listener.port), "--frames", "30",
+                           "--movers", "300"], capture_output=True, text=True, timeout=300, env=env)
+    assert game.returncode == 0, game.stderr[-2000:]
+    assert "30 frames sent, 0 dropped" in game.stderr + game.stdout
+    code, out, err = listener.result()
+    assert code == 0, err
+    check_live_report(capsys, tmp_path, out, 30, saved)
