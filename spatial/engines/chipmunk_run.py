@@ -46,24 +46,59 @@ def _space(pymunk: Any, workload: Any, spatial_hash: tuple[float, int] | None) -
     return space
 
 
+def _pymunk() -> Any:
+    try:
+        import pymunk
+    except ImportError:
+        return None
+    return pymunk
+
+
+def _step_times(pymunk: Any, workload: Any, spatial_hash: tuple[float, int] | None,
+                steps: int) -> list[float]:
+    space = _space(pymunk, workload, spatial_hash)
+    for _ in range(2):  # untimed: the first steps build the index and the contacts
+        space.step(STEP_S)
+    times = []
+    for _ in range(steps):
+        began = time.perf_counter()
+        space.step(STEP_S)
+        times.append(time.perf_counter() - began)
+    return times
+
+
 def measure_in_chipmunk(workload: Any, spatial_hash: tuple[float, int], steps: int = 10,
                         rounds: int = 2) -> dict | None:
     """``{"tree_ms", "hash_ms", "steps"}``: median step times of Chipmunk's tree and of
     ``use_spatial_hash(*spatial_hash)`` on ``workload``'s top view; None without pymunk."""
-    try:
-        import pymunk
-    except ImportError:
+    pymunk = _pymunk()
+    if pymunk is None:
         return None
     times: dict[str, list[float]] = {"tree": [], "hash": []}
     for round_ in range(rounds):
         order = ("tree", "hash") if round_ % 2 == 0 else ("hash", "tree")
         for label in order:
-            space = _space(pymunk, workload, None if label == "tree" else spatial_hash)
-            for _ in range(2):  # untimed: the first steps build the index and the contacts
-                space.step(STEP_S)
-            for _ in range(steps):
-                began = time.perf_counter()
-                space.step(STEP_S)
-                times[label].append(time.perf_counter() - began)
+            times[label] += _step_times(pymunk, workload, None if label == "tree" else spatial_hash,
+                                        steps)
     return {"tree_ms": statistics.median(times["tree"]) * 1000,
             "hash_ms": statistics.median(times["hash"]) * 1000, "steps": steps * rounds}
+
+
+def hash_sizes_in_chipmunk(workload: Any, dims: list[float], count: int, budget_s: float,
+                           steps: int = 8, rounds: int = 2) -> dict[float, float] | None:
+    """Median step time (ms) of the spatial hash with each cell size of ``dims`` (in order,
+    while ``budget_s`` lasts; the first two always), each round visiting them in turn so that
+    a change of machine load touches them all alike; None without pymunk."""
+    pymunk = _pymunk()
+    if pymunk is None:
+        return None
+    began = time.perf_counter()
+    times: dict[float, list[float]] = {}
+    for k, dim in enumerate(dims):  # the first round decides which sizes fit in the budget
+        if k >= 2 and time.perf_counter() - began > budget_s:
+            break
+        times[dim] = _step_times(pymunk, workload, (float(dim), int(count)), steps)
+    for round_ in range(1, rounds):  # later rounds in the other order: drift touches all alike
+        for dim in (reversed(list(times)) if round_ % 2 else list(times)):
+            times[dim] += _step_times(pymunk, workload, (float(dim), int(count)), steps)
+    return {dim: statistics.median(t) * 1000 for dim, t in times.items()}

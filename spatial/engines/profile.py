@@ -196,6 +196,12 @@ class EngineProfile:
         """Values computed from the level, written beside the knobs."""
         return []
 
+    def refine_in_engine(self, settings: EngineSettings, workload: Any, budget_s: float) -> None:
+        """Settle the knobs by timing the engine itself, when it runs in this process: the
+        model's pick and the engine's documented starting point, and around them (the profile
+        changes ``settings.values`` and says what it measured in ``settings.notes``). By
+        default the engine does not run here and the model's pick stands."""
+
     def measure_in_engine(self, settings: EngineSettings, workload: Any) -> dict | None:
         """Time the tuned knobs against the alternative in the engine itself, when the engine can
         run in this process (None: it cannot, the model's comparison stands)."""

@@ -4,7 +4,10 @@
 profile's model backend (:func:`~.profile.engine_index_class`): trial 0 is the engine's
 defaults, ties resolve towards them, and the plateau says which knobs made no difference.
 When the profile names an alternative structure (Chipmunk's tree beside its hash), its
-defaults are measured on the same workload, and the settings say which one to use.
+defaults are measured on the same workload, and the settings say which one to use. An engine
+that runs in this process (Chipmunk through pymunk) then settles its knobs on its own timing
+(:meth:`~.profile.EngineProfile.refine_in_engine`): the model ranks the choices, the engine
+has the last word.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from typing import Any
 
 from ..backend_lookup import backend_class
 from ..cost import CostWeights, Workload, measure
+from ..params import parse_params
 from ..tuner import TuneOptions, TuneResult, tune
 from .profile import EngineProfile, EngineSettings, LevelFrame, engine_index_class
 
@@ -75,6 +79,16 @@ def tune_engine(profile: EngineProfile, workload: Workload, frame: LevelFrame,
     if profile.alternative_backend:
         _measure_alternative(chosen, workload, options.weights or CostWeights(), registry)
     if not (cancel is not None and cancel.cancelled):
+        picked = dict(chosen.values)
+        profile.refine_in_engine(chosen, workload, options.budget_s)
+        if chosen.values != picked:  # the engine kept other values: their model cost, too
+            params = parse_params(model.Params, chosen.values)
+            chosen.cost = measure(model, params, workload, options.weights or CostWeights(),
+                                  all_pairs=False).cost
+            changed = {k for k in picked if picked[k] != chosen.values[k]}
+            chosen.plateau = [e for e in chosen.plateau if e["name"] not in changed]
+            chosen.notes += [f"the model's pick {profile.knob(k).name} = {picked[k]:.6g} was "
+                             f"replaced by the engine's own timing" for k in sorted(changed)]
         _run_in_engine(chosen, workload)
     return EngineTuning(chosen, result)
 

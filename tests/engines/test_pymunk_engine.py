@@ -77,3 +77,34 @@ def test_chipmunk_times_its_tree_and_the_hash_and_the_advice_follows_it():
     assert settings.prefer_alternative  # within noise: keep the engine's default tree
     text = profile.render(settings)
     assert "/* cpSpaceUseSpatialHash(space, 2, " in text
+
+
+def test_the_hash_size_is_settled_by_chipmunks_own_timing(monkeypatch):
+    """The engine has the last word: the kept ``dim`` is the fastest size timed in Chipmunk when
+    it beats the docs' size by more than the noise, else the docs' size; the notes say which."""
+    from spatial.engines import chipmunk_run
+    from spatial.engines.profile import ENGINE_NOISE
+
+    timed_here: dict = {}
+    real = chipmunk_run.hash_sizes_in_chipmunk
+
+    def recording(workload, dims, count, budget_s, **kw):
+        timed_here.update(real(workload, dims, count, budget_s, **kw))
+        return dict(timed_here)
+
+    monkeypatch.setattr(chipmunk_run, "hash_sizes_in_chipmunk", recording)
+    level = generated(600, seed=3)
+    work = level.workload
+    frame = LevelFrame.of(work.lo, work.hi, 32.0, 2)
+    profile = engine_profile("chipmunk")
+    tuned = tune_engine(profile, work, frame, budget_s=5, max_trials=4, source=level.name)
+    docs = float(tuned.settings.profile.knob("dim").start)
+    kept = float(tuned.settings.values["dim"])
+    assert len(timed_here) >= 2 and docs in timed_here and kept in timed_here
+    fastest = min(timed_here.values())
+    if kept == docs:
+        assert fastest * (1 + ENGINE_NOISE) >= timed_here[docs] or timed_here[kept] == fastest
+    else:
+        assert timed_here[kept] == fastest and fastest * (1 + ENGINE_NOISE) < timed_here[docs]
+    assert any("timed in Chipmunk" in note for note in tuned.settings.notes)
+    assert PARSERS["chipmunk"](tuned.render())["dim"] == pytest.approx(kept, rel=1e-5)
