@@ -76,7 +76,7 @@ def test_a_cell_lists_what_it_compares(backend):
     row = int(np.argmax(nodes.pair_tests))
     listed = cell_pairs(index, nodes, row, limit=100_000)
     held = set(index.node_objects(row).tolist())
-    boxes = {int(i): (l, h) for i, l, h in zip(ids, lo, hi)}
+    boxes = {int(i): (box_lo, box_hi) for i, box_lo, box_hi in zip(ids, lo, hi)}
     assert listed.total == len(listed.rows) > 0 and not listed.bound
     assert len({(r.a, r.b) for r in listed.rows}) == len(listed.rows)  # each pair once
     few = cell_pairs(index, nodes, row, limit=3)
