@@ -380,12 +380,33 @@ unsigned long ps_link_dropped(const ps_link *link) { return link->dropped; }
 int ps_link_connected(const ps_link *link) { return !link->failed; }
 const char *ps_link_last_error(void) { return ps__error; }
 
+/* Half-close (the editor reads the end of the stream), then read until the editor closes its
+ * side or timeout_ms pass: a game that connects again right after closing is then taken as the
+ * next game, not refused as a second one while the editor still reads the first. The editor
+ * never writes back; anything read is discarded. */
+static void ps__wait_for_peer_close(ps__socket sock, int timeout_ms) {
+    char scratch[256];
+    int waited = 0;
+#ifdef _WIN32
+    if (shutdown(sock, SD_SEND) != 0) return;
+#else
+    if (shutdown(sock, SHUT_WR) != 0) return;
+#endif
+    while (waited < timeout_ms) {
+        int got = (int)recv(sock, scratch, (int)sizeof scratch, 0);
+        if (got == 0) return;                          /* the editor closed its side */
+        if (got < 0 && !ps__would_block()) return;     /* reset or gone: nothing to wait for */
+        if (got < 0) { ps__sleep_ms(5); waited += 5; }
+    }
+}
+
 int ps_link_close(ps_link *link, int timeout_ms) {
     int rc = 0;
     if (!link) return -1;
     if (link->sock != PS__BAD_SOCKET) {
         ps_link_flush(link, timeout_ms);
         rc = link->failed ? -1 : 0;
+        if (!link->failed) ps__wait_for_peer_close(link->sock, timeout_ms);
         ps__close_socket(link->sock);
     }
     if (link->file) {
