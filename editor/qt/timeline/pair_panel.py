@@ -91,7 +91,7 @@ class PairPanel(PlaybackRefresh, Panel):
         index = self.controller.shown_index()
         nodes = self.controller.shown_nodes()
         if index is None or nodes is None:
-            self._show(PairList([], 0), "Play or load a recording, then pause on a frame to "
+            self._show(PairList([], 0), None, "Play or load a recording, then pause on a frame to "
                                         "browse its pairs.")
             return
         if self.controller.play_state == self.controller.PLAYING:
@@ -103,36 +103,36 @@ class PairPanel(PlaybackRefresh, Panel):
             return
         shown = self.controller.shown_pairs()
         listed = frame_pairs(index, nodes, shown.pairs if shown is not None else None, window, LIMIT)
-        self._show(listed, f"Frame {self.controller.frame}: {listed.total:,} overlapping pairs"
+        self._show(listed, index, f"Frame {self.controller.frame}: {listed.total:,} overlapping pairs"
                            + (f", the {len(listed.rows)} in the busiest nodes listed"
                               if listed.total > len(listed.rows) else "") + ".")
 
     def _refresh_cell(self, index, nodes, window) -> None:
         if self.cell_box is None:
-            self._show(PairList([], 0), "Choose a cell in the Hotspots list.")
+            self._show(PairList([], 0), None, "Choose a cell in the Hotspots list.")
             return
         lo, hi = self.cell_box
         row = find_cell(nodes, np.array(lo), np.array(hi))
         if row < 0:
-            self._show(PairList([], 0), "The chosen cell is not in this frame's tree.")
+            self._show(PairList([], 0), None, "The chosen cell is not in this frame's tree.")
             return
         listed = cell_pairs(index, nodes, row, window, LIMIT)
         count = f"up to {listed.total:,}" if listed.bound else f"{listed.total:,}"
         where = "the root" if nodes.depth[row] == 0 else f"a cell at depth {int(nodes.depth[row])}"
-        self._show(listed, f"Frame {self.controller.frame}: {where} compares {count} pairs "
+        self._show(listed, index, f"Frame {self.controller.frame}: {where} compares {count} pairs "
                            f"({int(nodes.pair_tests[row]):,} tests this frame); its stored "
                            "objects that cause the most first, overlapping partners first.")
 
-    def _show(self, listed: PairList, text: str) -> None:
+    def _show(self, listed: PairList, index, text: str) -> None:
         self.listed = listed
         self.summary.setText(text)
         self.tree.clear()
         names = getattr(self.controller.simulation, "names", None)
         doc = self.state.document
         scene = doc.scene if doc is not None else None
-        objects = self.controller.shown_index().objects if listed.rows else None
         items = []
-        for pair in listed.rows:
+        for pair in listed.rows if index is not None else []:
+            objects = index.objects
             text = f"{object_label(pair.a, scene, names)} × {object_label(pair.b, scene, names)}"
             node = "—" if pair.node < 0 else str(pair.depth)
             item = QTreeWidgetItem([text, "yes" if pair.overlap else "no", node,
