@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,51 +56,75 @@ class _Line:
         pos = self.text.find("[", start)
         if pos < 0:
             return start + 1
-        text = self.text
-        depth = 0
-        expect = [False] * 64      # per depth: the next significant character starts a value
-        seen = [-1] * 64           # per depth: values started so far
-        in_string = escape = False
         element = -1
+        for at, depth, count in _ValueScanner().value_starts(self.text, pos):
+            if depth == 1:
+                element = count
+                if element == index and sub is None:
+                    return at + 1
+            elif depth == 2 and element == index and count == sub:
+                return at + 1
+        return start + 1
+
+
+class _ValueScanner:
+    """Walks one JSON array of a line character by character and tells where each value starts.
+
+    The line has already parsed as JSON, so following strings, brackets and commas is enough.
+    """
+
+    # Per-depth state for up to this many levels; a parsed line nests no deeper
+    # (spatial.bounded_json.MAX_JSON_DEPTH), so the array scanned stays below it.
+    MAX_DEPTH = 64
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.expect = [False] * self.MAX_DEPTH  # per depth: the next significant character starts a value
+        self.seen = [-1] * self.MAX_DEPTH       # per depth: values started so far
+        self.in_string = self.escape = False
+
+    def value_starts(self, text: str, pos: int) -> Iterator[tuple[int, int, int]]:
+        """``(offset, depth, count)`` of each value inside the array opening at ``text[pos]``,
+        in text order: depth 1 is an element of that array, ``count`` its index at that depth."""
         for i in range(pos, len(text)):
             ch = text[i]
-            if in_string:
-                if escape:
-                    escape = False
-                elif ch == "\\":
-                    escape = True
-                elif ch == '"':
-                    in_string = False
+            if self.in_string:
+                self._string_character(ch)
                 continue
-            if ch in " \t\r":
+            if ch in " \t\r:":  # whitespace and object colons neither start nor end a value
                 continue
             if ch in "]}":
-                depth -= 1
-                if depth == 0:
-                    break
+                self.depth -= 1
+                if self.depth == 0:  # the array itself closed
+                    return
                 continue
             if ch == ",":
-                expect[depth] = True
+                self.expect[self.depth] = True
                 continue
-            if ch == ":":
-                continue
-            if depth < 64 and expect[depth]:
-                expect[depth] = False
-                seen[depth] += 1
-                if depth == 1:
-                    element = seen[1]
-                    if element == index and sub is None:
-                        return i + 1
-                elif depth == 2 and element == index and seen[2] == sub:
-                    return i + 1
-            if ch == '"':
-                in_string = True
-            elif ch in "[{":
-                depth += 1
-                if depth < 64:
-                    expect[depth] = True
-                    seen[depth] = -1
-        return start + 1
+            if self.depth < self.MAX_DEPTH and self.expect[self.depth]:
+                self.expect[self.depth] = False
+                self.seen[self.depth] += 1
+                yield i, self.depth, self.seen[self.depth]
+            self._enter(ch)
+
+    def _string_character(self, ch: str) -> None:
+        # Brackets and commas inside a string are text: only an unescaped quote ends it.
+        if self.escape:
+            self.escape = False
+        elif ch == "\\":
+            self.escape = True
+        elif ch == '"':
+            self.in_string = False
+
+    def _enter(self, ch: str) -> None:
+        """Follow the first character of a value: a string, or an array or object opening."""
+        if ch == '"':
+            self.in_string = True
+        elif ch in "[{":
+            self.depth += 1
+            if self.depth < self.MAX_DEPTH:
+                self.expect[self.depth] = True
+                self.seen[self.depth] = -1
 
 
 def line_document(line: _Line, bounds_checked: bool = False) -> dict:
@@ -188,89 +213,132 @@ def load_frame_lines(path: str | os.PathLike, capacity: int | None = None) -> Re
         ``path:line:column: message`` for the first malformed line (nothing is returned).
     """
     name = os.fspath(path)
-    if os.path.exists(name) and not os.path.isfile(name):  # a folder, or a pipe never ending
-        raise ParseError(name, 0, 0, "cannot read: not a regular file")
-    try:
-        data = Path(name).read_bytes()
-    except OSError as exc:
-        raise ParseError(name, 0, 0, f"cannot read: {exc.strerror or exc}") from None
+    data = _read_file(name)
     if b"\x00PSB" in data:  # binary frames too: a live-link stream saved as it came
         from .live.frame_stream import read_stream
 
         return read_stream(data, name, capacity)
     if data.startswith(b"\xef\xbb\xbf"):  # tolerate a byte-order mark
         data = data[3:]
+    lines = _text_lines(name, data)
+    checked = _bounds_hold(data, name)
+    reader = _FrameLinesReader(name)
+    for number, text in enumerate(lines, start=1):
+        if text.strip():
+            reader.read(_Line(name, number, text), checked)
+    return reader.recording(len(lines), capacity)
+
+
+def _read_file(name: str) -> bytes:
+    """The bytes of file ``name``; a :class:`~spatial.errors.ParseError` if it cannot be read."""
+    if os.path.exists(name) and not os.path.isfile(name):  # a folder, or a pipe never ending
+        raise ParseError(name, 0, 0, "cannot read: not a regular file")
     try:
-        lines = data.decode("utf-8").split("\n")
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise ParseError(name, 0, 0, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _text_lines(name: str, data: bytes) -> list[str]:
+    """``data`` decoded as UTF-8 and split into lines; the first undecodable byte is located."""
+    try:
+        return data.decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
         line_number = data.count(b"\n", 0, exc.start) + 1
         column = len(data[data.rfind(b"\n", 0, exc.start) + 1:exc.start].decode()) + 1
-        raise ParseError(name, line_number, column, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
-                                             "cannot be decoded") from None
-    # One pass over the whole file bounds nesting and numbers; when some line breaks the
-    # bounds (or leaves a string open, which can mislead the pass), each line is checked on
-    # its own so the first problem in file order is the one reported.
+        raise ParseError(name, line_number, column,
+                         f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded") from None
+
+
+def _bounds_hold(data: bytes, name: str) -> bool:
+    """Whether the whole file keeps within the JSON bounds (nesting, numbers) in one pass."""
+    # When some line breaks the bounds (or leaves a string open, which can mislead the pass),
+    # each line is checked on its own instead, so the first problem in file order is the one
+    # reported.
     try:
         check_json_bounds(data, name)
-        checked = True
     except ParseError:
-        checked = False
-    static: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    meta: dict = {}
-    records: list[FrameRecord] = []
-    previous_ids = np.empty(0, dtype=np.int64)
-    static_ids = np.empty(0, dtype=np.int64)
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        line = _Line(name, number, text)
-        doc = line_document(line, bounds_checked=checked)
+        return False
+    return True
+
+
+class _FrameLinesReader:
+    """Builds a recording from the lines of one file in order: the header lines, then frames."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.static: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.meta: dict = {}
+        self.records: list[FrameRecord] = []
+        self.previous_ids = np.empty(0, dtype=np.int64)
+        self.static_ids = np.empty(0, dtype=np.int64)  # sorted, for the clash check of each frame
+
+    def read(self, line: _Line, bounds_checked: bool) -> None:
+        """Take one non-blank line: a header part, a frame or both; the first problem raises."""
+        doc = line_document(line, bounds_checked=bounds_checked)
         if "static" in doc or "meta" in doc:
-            if records:
-                key = "static" if "static" in doc else "meta"
-                raise line.fail(line.key_column(key), f"'{key}' may only come before the first frame")
-            if "meta" in doc:
-                if not isinstance(doc["meta"], dict):
-                    raise line.fail(line.key_column("meta"), "'meta' must be an object")
-                meta = {**meta, **doc["meta"]}  # header parts may come on separate lines
-            static = _add_static(line, static, doc.get("static", []))
-            static_ids = np.sort(static[0])
+            self._header(line, doc)
         if "frame" not in doc:
             if "objects" in doc:
                 raise line.fail(line.key_column("objects"), "'objects' without 'frame'")
-            if static is None:
+            if self.static is None:
                 raise line.fail(1, "expected 'frame' and 'objects'")
-            continue
+            return
+        self._frame(line, doc)
+
+    def _header(self, line: _Line, doc: dict) -> None:
+        """Add the static objects and meta of one header line (before any frame)."""
+        if self.records:
+            key = "static" if "static" in doc else "meta"
+            raise line.fail(line.key_column(key), f"'{key}' may only come before the first frame")
+        if "meta" in doc:
+            if not isinstance(doc["meta"], dict):
+                raise line.fail(line.key_column("meta"), "'meta' must be an object")
+            self.meta = {**self.meta, **doc["meta"]}  # header parts may come on separate lines
+        self.static = _add_static(line, self.static, doc.get("static", []))
+        self.static_ids = np.sort(self.static[0])
+
+    def _frame_number(self, line: _Line, doc: dict) -> int:
+        """The line's frame number: an integer >= 0 after the previous frame's."""
         frame = doc["frame"]
         if isinstance(frame, bool) or not isinstance(frame, int) or frame < 0:
             raise line.fail(line.key_column("frame"), f"'frame' must be an integer >= 0, got {json.dumps(frame)}")
-        if records and frame <= records[-1].frame:
+        if self.records and frame <= self.records[-1].frame:
             raise line.fail(line.key_column("frame"),
-                            f"frame {frame} does not follow frame {records[-1].frame}")
+                            f"frame {frame} does not follow frame {self.records[-1].frame}")
+        return frame
+
+    def _frame(self, line: _Line, doc: dict) -> None:
+        """Append the frame of one line, its spawns and despawns taken from the previous frame."""
+        frame = self._frame_number(line, doc)
         if "objects" not in doc:
             raise line.fail(1, "missing 'objects'")
         ids, lo, hi, awake = _object_rows(line, "objects", doc["objects"], with_awake=True)
-        clash = np.flatnonzero(np.isin(ids, static_ids))
+        clash = np.flatnonzero(np.isin(ids, self.static_ids))
         if len(clash):
             raise line.fail(line.element_column("objects", int(clash[0]), 0),
                             f"objects[{int(clash[0])}]: id {int(ids[clash[0]])} is a static object")
         order = np.argsort(ids)
         ids, lo, hi, awake = ids[order], lo[order], hi[order], awake[order]
-        spawned = np.setdiff1d(ids, previous_ids) if records else np.empty(0, dtype=np.int64)
-        despawned = np.setdiff1d(previous_ids, ids)
-        records.append(FrameRecord(frame, ids, lo, hi, awake, spawned, despawned))
-        previous_ids = ids
-    if not records:
-        raise ParseError(name, max(len(lines), 1), 1, "no frame lines found")
-    if static is None:
-        static = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)))
-    meta = {**meta, "source": name}
-    static_rows, static_lo, static_hi = static  # file order, as the header lists them
-    recording = Recording(static_rows, static_lo, static_hi, capacity=capacity or len(records),
-                          meta=meta)
-    for record in records:
-        recording.append(record)
-    return recording
+        spawned = np.setdiff1d(ids, self.previous_ids) if self.records else np.empty(0, dtype=np.int64)
+        despawned = np.setdiff1d(self.previous_ids, ids)
+        self.records.append(FrameRecord(frame, ids, lo, hi, awake, spawned, despawned))
+        self.previous_ids = ids
+
+    def recording(self, line_count: int, capacity: int | None) -> Recording:
+        """The recording of every line read; a file of ``line_count`` lines without frames fails."""
+        if not self.records:
+            raise ParseError(self.name, max(line_count, 1), 1, "no frame lines found")
+        static = self.static
+        if static is None:
+            static = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)))
+        meta = {**self.meta, "source": self.name}
+        static_rows, static_lo, static_hi = static  # file order, as the header lists them
+        recording = Recording(static_rows, static_lo, static_hi, capacity=capacity or len(self.records),
+                              meta=meta)
+        for record in self.records:
+            recording.append(record)
+        return recording
 
 
 def _box_row(oid, lo, hi) -> list:

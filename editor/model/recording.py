@@ -395,86 +395,162 @@ def load_recording(path: str | os.PathLike, capacity: int | None = None) -> Reco
 
     ``capacity`` defaults to the number of frames in the file; a smaller one keeps the last.
     """
+    data = _open_npz(path)
+    with data:
+        f = _Fields(path, data)
+        meta = _read_header(f)
+        static_ids, static_lo, static_hi = _read_static(f)
+        columns = _read_frame_columns(f)
+        nf = len(columns.frames)
+        recording = Recording(static_ids, static_lo, static_hi,
+                              capacity=capacity if capacity is not None else max(nf, 1),
+                              meta=meta)
+        _append_frames(f, recording, columns, static_ids)
+    return recording
+
+
+def _open_npz(path: str | os.PathLike):
+    """The archive at ``path``, its members' headers checked against their sizes first."""
     if not os.path.isfile(path):
         reason = "is a folder" if os.path.isdir(path) else "no such file"
         raise RecordingFormatError(f"{os.fspath(path)}: cannot read: {reason}")
     _check_members(os.fspath(path))
     try:
-        data = np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False)
     except _ZIP_ERRORS as exc:
         raise RecordingFormatError(f"{os.fspath(path)}: not a readable .npz recording: {_reason(exc)}") from None
-    with data:
-        f = _Fields(path, data)
-        fmt = f.get("format", "str", 0)
-        if str(fmt) != FORMAT_NAME:
-            raise f.fail("format", f"expected {FORMAT_NAME!r}, got {str(fmt)!r}")
-        version = int(f.get("version", "int", 0))
-        if version != FORMAT_VERSION:
-            raise f.fail("version", f"this program reads version {FORMAT_VERSION}, the file is version {version}")
-        try:
-            meta = loads_bounded(str(f.get("meta", "str", 0)), "meta")
-        except ParseError as exc:
-            raise f.fail("meta", f"{exc.line}:{exc.column}: {exc.detail}") from None
-        if not isinstance(meta, dict):
-            raise f.fail("meta", "expected a JSON object")
-        static_ids = f.get("static_ids", "int", 1)
-        static_lo = f.get("static_lo", "float", 2, 3)
-        static_hi = f.get("static_hi", "float", 2, 3)
-        if not (len(static_lo) == len(static_hi) == len(static_ids)):
-            raise f.fail("static_lo", "static_ids, static_lo and static_hi differ in length")
-        _check_boxes(f, "static", static_lo, static_hi)
-        _check_ids(f, "static_ids", static_ids)
-        frames = f.get("frames", "int", 1)
-        if len(frames) > 1 and not (np.diff(frames) > 0).all():
-            raise f.fail("frames", "frame numbers must increase")
-        nf = len(frames)
-        if nf == 0:  # a replay needs one frame to start from
-            raise f.fail("frames", "the recording holds no frames (nothing to replay)")
-        offsets = _check_offsets(f, "offsets", nf)
-        ids, lo, hi = f.get("ids", "int", 1), f.get("lo", "float", 2, 3), f.get("hi", "float", 2, 3)
-        awake = f.get("awake", "bool", 1)
-        total = offsets[-1] if nf else 0
-        for name, arr in (("ids", ids), ("lo", lo), ("hi", hi), ("awake", awake)):
-            if len(arr) != total:
-                raise f.fail(name, f"holds {len(arr)} rows but 'offsets' ends at {total}")
-        _check_boxes(f, "", lo, hi)
-        _check_id_range(f, "ids", ids)
-        spawn_offsets = _check_offsets(f, "spawn_offsets", nf)
-        spawned = f.get("spawned", "int", 1)
-        despawn_offsets = _check_offsets(f, "despawn_offsets", nf)
-        despawned = f.get("despawned", "int", 1)
-        if len(spawned) != (spawn_offsets[-1] if nf else 0):
-            raise f.fail("spawned", "length does not match 'spawn_offsets'")
-        if len(despawned) != (despawn_offsets[-1] if nf else 0):
-            raise f.fail("despawned", "length does not match 'despawn_offsets'")
-        recording = Recording(static_ids, static_lo, static_hi,
-                              capacity=capacity if capacity is not None else max(nf, 1),
-                              meta=meta)
-        static_set = static_ids
-        previous = np.empty(0, dtype=np.int64)
-        for k in range(nf):
-            a, b = offsets[k], offsets[k + 1]
-            frame_ids = ids[a:b]
-            if len(frame_ids) > 1 and not (np.diff(frame_ids) > 0).all():
-                raise f.fail("ids", f"ids of frame {int(frames[k])} are not ascending and unique")
-            if np.isin(frame_ids, static_set).any():
-                raise f.fail("ids", f"frame {int(frames[k])} moves a static object")
-            # Spawns and despawns are what replay inserts and removes: they must be the ids
-            # that appear and disappear, or the index would meet ids it does not hold.
-            born = spawned[spawn_offsets[k]:spawn_offsets[k + 1]]
-            gone = despawned[despawn_offsets[k]:despawn_offsets[k + 1]]
-            if k and not np.array_equal(np.sort(born), np.setdiff1d(frame_ids, previous)):
-                raise f.fail("spawned", f"frame {int(frames[k])} lists spawns other than the ids "
-                                        "that appear in it")
-            if k and not np.array_equal(np.sort(gone), np.setdiff1d(previous, frame_ids)):
-                raise f.fail("despawned", f"frame {int(frames[k])} lists despawns other than the "
-                                          "ids that disappear in it")
-            previous = frame_ids
-            recording.append(FrameRecord(int(frames[k]), frame_ids.astype(np.int64), lo[a:b].astype(np.float64),
-                                         hi[a:b].astype(np.float64), awake[a:b].copy(),
-                                         spawned[spawn_offsets[k]:spawn_offsets[k + 1]].astype(np.int64),
-                                         despawned[despawn_offsets[k]:despawn_offsets[k + 1]].astype(np.int64)))
-    return recording
+
+
+def _read_header(f: _Fields) -> dict:
+    """Check ``format`` and ``version``; the ``meta`` JSON object."""
+    fmt = f.get("format", "str", 0)
+    if str(fmt) != FORMAT_NAME:
+        raise f.fail("format", f"expected {FORMAT_NAME!r}, got {str(fmt)!r}")
+    version = int(f.get("version", "int", 0))
+    if version != FORMAT_VERSION:
+        raise f.fail("version", f"this program reads version {FORMAT_VERSION}, the file is version {version}")
+    try:
+        meta = loads_bounded(str(f.get("meta", "str", 0)), "meta")
+    except ParseError as exc:
+        raise f.fail("meta", f"{exc.line}:{exc.column}: {exc.detail}") from None
+    if not isinstance(meta, dict):
+        raise f.fail("meta", "expected a JSON object")
+    return meta
+
+
+def _read_static(f: _Fields) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``static_ids``, ``static_lo`` and ``static_hi``: one row each, unique ids, lo <= hi."""
+    static_ids = f.get("static_ids", "int", 1)
+    static_lo = f.get("static_lo", "float", 2, 3)
+    static_hi = f.get("static_hi", "float", 2, 3)
+    if not (len(static_lo) == len(static_hi) == len(static_ids)):
+        raise f.fail("static_lo", "static_ids, static_lo and static_hi differ in length")
+    _check_boxes(f, "static", static_lo, static_hi)
+    _check_ids(f, "static_ids", static_ids)
+    return static_ids, static_lo, static_hi
+
+
+@dataclass
+class _FrameColumns:
+    """The per-frame arrays of a recording file: frame ``k`` holds rows
+    ``offsets[k]:offsets[k + 1]`` of ``ids``/``lo``/``hi``/``awake``, and likewise for spawns
+    and despawns."""
+
+    frames: np.ndarray
+    offsets: np.ndarray
+    ids: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    awake: np.ndarray
+    spawn_offsets: np.ndarray
+    spawned: np.ndarray
+    despawn_offsets: np.ndarray
+    despawned: np.ndarray
+
+    def objects(self, k: int) -> slice:
+        """The rows of frame ``k`` in ``ids``/``lo``/``hi``/``awake``."""
+        return slice(self.offsets[k], self.offsets[k + 1])
+
+    def spawns(self, k: int) -> np.ndarray:
+        """The ids listed as spawned during frame ``k``."""
+        return self.spawned[self.spawn_offsets[k]:self.spawn_offsets[k + 1]]
+
+    def despawns(self, k: int) -> np.ndarray:
+        """The ids listed as despawned during frame ``k``."""
+        return self.despawned[self.despawn_offsets[k]:self.despawn_offsets[k + 1]]
+
+
+def _read_frame_columns(f: _Fields) -> _FrameColumns:
+    """The per-frame arrays, each checked on its own: types, lengths against their offsets,
+    boxes and id range (how frames relate to each other is :func:`_append_frames`' job)."""
+    frames = _read_frame_numbers(f)
+    nf = len(frames)
+    offsets = _check_offsets(f, "offsets", nf)
+    ids, lo, hi = f.get("ids", "int", 1), f.get("lo", "float", 2, 3), f.get("hi", "float", 2, 3)
+    awake = f.get("awake", "bool", 1)
+    total = offsets[-1]
+    for name, arr in (("ids", ids), ("lo", lo), ("hi", hi), ("awake", awake)):
+        if len(arr) != total:
+            raise f.fail(name, f"holds {len(arr)} rows but 'offsets' ends at {total}")
+    _check_boxes(f, "", lo, hi)
+    _check_id_range(f, "ids", ids)
+    spawn_offsets = _check_offsets(f, "spawn_offsets", nf)
+    spawned = f.get("spawned", "int", 1)
+    despawn_offsets = _check_offsets(f, "despawn_offsets", nf)
+    despawned = f.get("despawned", "int", 1)
+    if len(spawned) != spawn_offsets[-1]:
+        raise f.fail("spawned", "length does not match 'spawn_offsets'")
+    if len(despawned) != despawn_offsets[-1]:
+        raise f.fail("despawned", "length does not match 'despawn_offsets'")
+    return _FrameColumns(frames, offsets, ids, lo, hi, awake, spawn_offsets, spawned,
+                         despawn_offsets, despawned)
+
+
+def _read_frame_numbers(f: _Fields) -> np.ndarray:
+    """``frames``: at least one frame number, increasing."""
+    frames = f.get("frames", "int", 1)
+    if len(frames) > 1 and not (np.diff(frames) > 0).all():
+        raise f.fail("frames", "frame numbers must increase")
+    if len(frames) == 0:  # a replay needs one frame to start from
+        raise f.fail("frames", "the recording holds no frames (nothing to replay)")
+    return frames
+
+
+def _append_frames(f: _Fields, recording: Recording, columns: _FrameColumns, static_ids: np.ndarray) -> None:
+    """Check each frame against the static objects and the frame before it, then append it."""
+    previous = np.empty(0, dtype=np.int64)
+    for k in range(len(columns.frames)):
+        frame = int(columns.frames[k])
+        rows = columns.objects(k)
+        frame_ids = columns.ids[rows]
+        _check_frame_ids(f, frame, frame_ids, static_ids)
+        if k:  # the first frame held has no frame before it to compare with
+            _check_spawns(f, frame, frame_ids, previous, columns.spawns(k), columns.despawns(k))
+        previous = frame_ids
+        recording.append(FrameRecord(frame, frame_ids.astype(np.int64), columns.lo[rows].astype(np.float64),
+                                     columns.hi[rows].astype(np.float64), columns.awake[rows].copy(),
+                                     columns.spawns(k).astype(np.int64), columns.despawns(k).astype(np.int64)))
+
+
+def _check_frame_ids(f: _Fields, frame: int, frame_ids: np.ndarray, static_ids: np.ndarray) -> None:
+    """The ids of one frame are ascending, unique and none of them static."""
+    if len(frame_ids) > 1 and not (np.diff(frame_ids) > 0).all():
+        raise f.fail("ids", f"ids of frame {frame} are not ascending and unique")
+    if np.isin(frame_ids, static_ids).any():
+        raise f.fail("ids", f"frame {frame} moves a static object")
+
+
+def _check_spawns(f: _Fields, frame: int, frame_ids: np.ndarray, previous: np.ndarray,
+                  born: np.ndarray, gone: np.ndarray) -> None:
+    """The spawns and despawns listed for a frame are exactly the ids that appear and disappear."""
+    # Spawns and despawns are what replay inserts and removes: they must be the ids that
+    # appear and disappear, or the index would meet ids it does not hold.
+    if not np.array_equal(np.sort(born), np.setdiff1d(frame_ids, previous)):
+        raise f.fail("spawned", f"frame {frame} lists spawns other than the ids "
+                                "that appear in it")
+    if not np.array_equal(np.sort(gone), np.setdiff1d(previous, frame_ids)):
+        raise f.fail("despawned", f"frame {frame} lists despawns other than the "
+                                  "ids that disappear in it")
 
 
 def _check_offsets(f: _Fields, name: str, frames: int) -> np.ndarray:
