@@ -173,3 +173,32 @@ def test_listen_reports_a_port_in_use_and_a_broken_stream_in_one_line(tmp_path):
     assert len(warning) == 1 and "byte 98, line 3: column 1: invalid JSON" in warning[0]
     report = json.loads(out)
     assert [f["frame"] for f in report["frames"]] == [1, 2] and "invalid JSON" in report["link"]["error"]
+
+
+def test_a_game_that_closes_and_connects_again_at_once_is_the_next_game_not_refused():
+    """`Link.close` waits until the editor has read the stream's end, so a reconnect (the
+    Blender add-on's Send scene) is the editor's next game rather than a second one refused."""
+    from editor.qt.live.receiver import Receiver
+
+    ps_link = load_ps_link()
+    receiver = Receiver("127.0.0.1", 0)
+    port = int(receiver.address.rsplit(":", 1)[1])
+    events = []
+    try:
+        for round_ in range(1, 21):
+            link = ps_link.connect("127.0.0.1", port)
+            link.set_names({1: f"round {round_}"})
+            link.send_frame(1, [(1, 0, 0, 0, 1, 1, 1, True)])
+            link.close(timeout=5)
+            assert link.error is None
+        deadline = time.monotonic() + 20
+        while sum(kind == "closed" for kind, _ in events) < 20 and time.monotonic() < deadline:
+            events += receiver.take()
+            time.sleep(0.01)
+    finally:
+        receiver.stop()
+    kinds = [kind for kind, _ in events]
+    assert "refused" not in kinds
+    assert kinds.count("connected") == 20 and kinds.count("closed") == 20
+    received = b"".join(value for kind, value in events if kind == "data")
+    assert all(f"round {k}".encode() in received for k in range(1, 21))
