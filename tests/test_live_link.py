@@ -207,3 +207,32 @@ def test_the_c_example_built_for_windows_streams_through_winsock(capsys, tmp_pat
     code, out, err = listener.result()
     assert code == 0, err
     check_live_report(capsys, tmp_path, out, 30, saved)
+
+
+def test_a_game_that_closes_and_connects_again_at_once_is_the_next_game_not_refused():
+    """`Link.close` waits until the editor has read the stream's end, so a reconnect (the
+    Blender add-on's Send scene) is the editor's next game rather than a second one refused."""
+    from editor.qt.live.receiver import Receiver
+
+    ps_link = load_ps_link()
+    receiver = Receiver("127.0.0.1", 0)
+    port = int(receiver.address.rsplit(":", 1)[1])
+    events = []
+    try:
+        for round_ in range(1, 21):
+            link = ps_link.connect("127.0.0.1", port)
+            link.set_names({1: f"round {round_}"})
+            link.send_frame(1, [(1, 0, 0, 0, 1, 1, 1, True)])
+            link.close(timeout=5)
+            assert link.error is None
+        deadline = time.monotonic() + 20
+        while sum(kind == "closed" for kind, _ in events) < 20 and time.monotonic() < deadline:
+            events += receiver.take()
+            time.sleep(0.01)
+    finally:
+        receiver.stop()
+    kinds = [kind for kind, _ in events]
+    assert "refused" not in kinds
+    assert kinds.count("connected") == 20 and kinds.count("closed") == 20
+    received = b"".join(value for kind, value in events if kind == "data")
+    assert all(f"round {k}".encode() in received for k in range(1, 21))

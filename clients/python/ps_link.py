@@ -192,12 +192,19 @@ class Link:
         return not self.closed and self.error is None
 
     def close(self, timeout=2.0):
-        """Send what is pending (waiting up to ``timeout`` s), then close; a save file is
-        moved into place only now, so it is never left half-written."""
+        """Send what is pending, tell the editor the stream ended and wait until it has read
+        everything and closed its side (all within ``timeout`` s), then close; a save file is
+        moved into place only now, so it is never left half-written.
+
+        Waiting for the editor's side to close means a game (or a Blender add-on) that
+        connects again right after closing is taken as the next game, not refused as a second
+        one while the editor still reads the first."""
         if self.closed:
             return
         if self._sock is not None:
+            deadline = time.monotonic() + timeout
             self.flush(timeout)
+            self._wait_for_peer_close(deadline)
             self._sock.close()
         if self._file is not None:
             self.send_header()  # a file with no frame still says what it is
@@ -206,6 +213,23 @@ class Link:
             self._file.close()
             os.replace(self._path + ".part", self._path)
         self.closed = True
+
+    def _wait_for_peer_close(self, deadline):
+        """Half-close the socket (the editor reads the end of the stream) and read until the
+        editor closes its side or ``deadline`` passes; the editor never writes back, so
+        anything read is discarded."""
+        if self.error is not None:
+            return
+        try:
+            self._sock.shutdown(socket.SHUT_WR)
+            while time.monotonic() < deadline:
+                try:
+                    if not self._sock.recv(4096):
+                        return
+                except (BlockingIOError, InterruptedError):
+                    time.sleep(0.005)
+        except OSError:  # reset or already gone: nothing more to wait for
+            return
 
     def __enter__(self):
         return self

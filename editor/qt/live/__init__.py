@@ -1,4 +1,5 @@
-"""The live link in the editor: File ▸ Connect to game…, ``--listen``, a status line.
+"""The live link in the editor: File ▸ Connect to game…, ``--listen``, a status line, and
+File ▸ Save game's boxes as level… (:mod:`.level_save`).
 
 :func:`install_live_link` adds the action and the status line to a
 :class:`~editor.qt.main_window.MainWindow` (after the timeline) and keeps the
@@ -10,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog, QLabel
 
+from .level_save import save_live_level
 from .link import LiveLink
 from .receiver import parse_address
 
@@ -19,7 +21,7 @@ DEFAULT_ADDRESS = "127.0.0.1:7878"
 
 
 def install_live_link(window) -> LiveLink:
-    """Create the live link of ``window``: the File menu action and the status line."""
+    """Create the live link of ``window``: the File menu actions and the status line."""
     link = LiveLink(window)
     window.live_link = link
     label = QLabel("")
@@ -30,6 +32,7 @@ def install_live_link(window) -> LiveLink:
     def show_status(text: str) -> None:
         label.setText(text)
         label.setVisible(link.receiver is not None or link.session is not None)
+        save_boxes.setEnabled(link.session is not None and link.session.last_record is not None)
 
     link.status_changed.connect(show_status)
     connect = QAction("Connect to &game…", window)
@@ -44,11 +47,18 @@ def install_live_link(window) -> LiveLink:
     go_live.setObjectName("act_go_live")
     go_live.setStatusTip("After scrubbing back: show the newest frame of the game and follow it")
     go_live.triggered.connect(link.go_live)
+    save_boxes = QAction("Save game's &boxes as level…", window)
+    save_boxes.setObjectName("act_save_live_level")
+    save_boxes.setStatusTip("Write the game's static boxes and the movers of the frame on screen as a "
+                            "level file (a named box brush each)")
+    save_boxes.setEnabled(False)
+    save_boxes.triggered.connect(lambda: save_live_level(window))
     window.act_connect_game, window.act_disconnect_game, window.act_go_live = connect, disconnect, go_live
+    window.act_save_live_level = save_boxes
     file_menu = _file_menu(window)
     if file_menu is not None:
         before = next((a for a in file_menu.actions() if a.isSeparator()), None)
-        file_menu.insertActions(before, [connect, disconnect, go_live])
+        file_menu.insertActions(before, [connect, disconnect, go_live, save_boxes])
     return link
 
 

@@ -1,8 +1,14 @@
-"""The node inspector: the clicked node's bounds, depth, counts and objects (selectable)."""
+"""The node inspector: the clicked node's bounds, depth, counts and objects (selectable).
+
+Objects are labelled as in the hotspot lists (:func:`~editor.model.hotspot_pairs.object_label`):
+by the name a live game or a recording sent, else by what the level holds under that id.
+"""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton
+
+from editor.model.hotspot_pairs import object_label
 
 from ..tools.edit_ops import select
 from .base import StatePanel
@@ -48,10 +54,11 @@ class InspectorPanel(StatePanel):
             ids = index.node_objects(row).tolist()
         except IndexError:  # the tree on screen changed under the inspected row
             ids = []
+        # a live game's or a recording's objects are named as the game named them
+        shown_names = getattr(st.frame_source, "shown_names", None)
+        names = shown_names() if shown_names is not None and index is not st.document.index else None
         for oid in ids:
-            obj = scene.get(oid)
-            name = getattr(obj, "classname", None) if obj is not None and hasattr(obj, "classname") else "brush"
-            item = QListWidgetItem(f"{oid}  {name}")
+            item = QListWidgetItem(object_label(oid, scene, names))
             item.setData(Qt.ItemDataRole.UserRole, oid)
             self.objects.addItem(item)
 

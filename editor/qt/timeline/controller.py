@@ -33,6 +33,7 @@ from editor.model import ChangeKind
 from editor.model.frame_format import load_frame_lines
 from editor.model.frame_step import FrameStats
 from editor.model.hotspots import HotspotWindow
+from editor.model.live.session import parse_names
 from editor.model.recording import Recording, Replay, load_recording, save_recording
 from editor.model.simulation import Simulation
 from editor.model.work_budget import WorkBudgetError
@@ -87,6 +88,8 @@ class TimelineController(QObject):
         self.last_stats: FrameStats | None = None
         # a loaded recording has no simulation to keep hotspots: its replay feeds this window
         self.replay_hotspots = HotspotWindow()
+        self._names_of: Recording | None = None  # the recording whose meta.names _names holds
+        self._names: dict[int, str] = {}
         self._owed = 0.0
         self._last_tick = 0.0
         self.timer = QTimer(self)
@@ -177,6 +180,19 @@ class TimelineController(QObject):
             rec = self.replay.recording.get(self.replay_frame)
             return rec.ids, rec.lo, rec.hi, rec.awake
         return None
+
+    def shown_names(self) -> dict[int, str]:
+        """The names a game sent for its objects (``meta.names``): the live session's, else
+        those of the recording shown; empty for a simulation of the level."""
+        names = getattr(self.simulation, "names", None)
+        if names:
+            return names
+        rec = self.recording
+        if rec is None or "names" not in rec.meta:
+            return {}
+        if self._names_of is not rec:  # parsed once per recording
+            self._names_of, self._names = rec, parse_names(rec.meta.get("names"))
+        return self._names
 
     @property
     def hotspots(self) -> HotspotWindow | None:
@@ -369,13 +385,17 @@ class TimelineController(QObject):
         stats = None
         for _ in range(frames):
             try:
-                stats = self._advance_one()
+                stepped = self._advance_one()
             except WorkBudgetError as exc:  # stop, as the command line does, in one line
                 self.pause()
                 self.error.emit(str(exc.located(self._source_name(), self._next_frame())))
-                stats = None
-            if stats is None:
+                stepped = None
+            if stepped is None:
                 break
+            stats = stepped
+        # the last frame stepped is shown even when the source ran out before the tick's
+        # count: a live game's frame is handed out once, and a game that sent one and then
+        # waits (an edit in Blender) would otherwise never be seen
         if stats is not None:
             self._show(stats)
         return stats

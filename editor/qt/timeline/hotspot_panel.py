@@ -79,7 +79,7 @@ class HotspotPanel(PlaybackRefresh, Panel):
         nodes = self.controller.shown_nodes()
         shown = self.controller.shown_pairs()
         pairs = shown.pairs if shown is not None else None
-        names = getattr(self.controller.simulation, "names", None)
+        names = self.controller.shown_names()
         scene = self.state.document.scene
 
         def label(oid: int) -> str:
