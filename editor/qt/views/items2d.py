@@ -40,13 +40,19 @@ def polygons_path(polys) -> QPainterPath:
     Built in one go from a flat array (each polygon followed by its first point, and not
     joined to the next one): a chunk of brushes is one numpy pass, not a Qt call per point.
     """
-    polys = [np.asarray(poly, dtype=np.float64).reshape(-1, 2) for poly in polys]
     polys = [poly for poly in polys if len(poly) >= 3]
     if not polys:
         return QPainterPath()
-    closed = np.concatenate([np.vstack([poly, poly[:1]]) for poly in polys])
+    flat = np.concatenate(polys).reshape(-1, 2).astype(np.float64, copy=False)
+    lengths = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
+    starts = np.cumsum(lengths) - lengths
+    ends = np.cumsum(lengths + 1)  # one past each closed polygon in the output
+    # each polygon's points, then its first point again
+    pick = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - lengths - 1 - starts, lengths + 1)
+    pick[ends - 1] = starts
+    closed = flat[pick]
     connect = np.ones(len(closed), dtype=np.int32)
-    connect[np.cumsum([len(poly) + 1 for poly in polys]) - 1] = 0
+    connect[ends - 1] = 0
     return pg.arrayToQPath(np.ascontiguousarray(closed[:, 0]), np.ascontiguousarray(closed[:, 1]),
                            connect=connect)
 
