@@ -165,8 +165,8 @@ def gui_child(path: str, out: str) -> int:
         for p in points[1:]:
             moves.append(_to_painted(app, window, watch, lambda p=p: _mouse(
                 top, QEvent.MouseMove, p, Qt.LeftButton)))
-        releases.append(_to_painted(app, window, watch, lambda: _mouse(
-            top, QEvent.MouseButtonRelease, points[-1], Qt.NoButton)))
+        releases.append(_to_painted(app, window, watch, lambda end=points[-1]: _mouse(
+            top, QEvent.MouseButtonRelease, end, Qt.NoButton)))
         stalls.append(beat.read())
     done = [t for t in moves if t is not None]
     result["drag_move_ms"] = round(statistics.median(done), 1) if done else None
