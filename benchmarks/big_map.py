@@ -7,11 +7,15 @@ Writes a ``.map`` of N axis-aligned box brushes (integer coordinates, clustered 
   (``ru_maxrss`` of the child);
 * ``open`` (``--gui``): the editor window opens the map (File → Open's path, on a worker
   thread) — time until the level is on screen, the longest GUI-thread stall meanwhile
-  (a 10 ms heartbeat), then a drag of one brush in the Top view: time from the release to the
-  next painted frame and the longest stall.
+  (a 10 ms heartbeat), then three drags of one selected brush in the Top view through the
+  window's mouse events: the time from each mouse move (and each release) to the next frame
+  painted by every view, the median over the moves, and the longest stall;
+* ``mesh`` (``--mesh SIDE``): the editor opens the terrain OBJ of ``benchmarks/big_mesh.py``
+  (``--mesh 1001``: 2,000,000 triangles): time to the level on screen, longest stall.
 
     python benchmarks/big_map.py --brushes 50000,200000
     xvfb-run -a python benchmarks/big_map.py --brushes 50000 --gui
+    xvfb-run -a python benchmarks/big_map.py --brushes "" --mesh 1001
 
 Prints one line per measurement. Kernel compile time is excluded: run it once warm.
 """
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,6 +76,48 @@ def measure_stats(path: str) -> dict:
             "error": done.stderr.strip().splitlines()[-1:] if done.returncode else []}
 
 
+#: drags of the selected brush, and mouse moves per drag
+DRAGS, MOVES = 3, 6
+
+
+def _to_painted(app, window, watch, act) -> float | None:
+    """ms from ``act()`` (an input event) to the next frame painted by every view, counting the
+    recompute the event queued (None: not within 5 s)."""
+    for view in window.central_views():  # every view has a frame to paint (as gui_latency)
+        view.update()
+    app.processEvents()
+    mark = watch.mark()
+    start = time.perf_counter()
+    act()
+    painted = watch.wait_painted(mark, app, timeout_s=5)
+    if painted and window.state.flush_pending():
+        painted = watch.wait_painted(watch.mark(), app, timeout_s=5)
+    return (time.perf_counter() - start) * 1e3 if painted else None
+
+
+def mesh_child(path: str, out: str) -> int:
+    """In a process of its own: open the mesh ``path`` in the editor; time to the level on
+    screen and the longest stall meanwhile."""
+    from benchmarks.gui_latency import FrameWatch, Heartbeat, make_window
+    app, window = make_window()
+    if window is None:
+        return 2
+    beat, watch = Heartbeat(), FrameWatch(window)
+    beat.reset()
+    start = time.perf_counter()
+    window.open_file(path, background=True)
+    while window.document is None or window.document.rebuilding:
+        app.processEvents()
+        time.sleep(0.002)
+    watch.wait_painted(watch.mark(), app)
+    result = {"open_s": round(time.perf_counter() - start, 2),
+              "open_stall_ms": round(beat.read(), 1),
+              "triangles": len(window.document.scene.triangle_arrays()[0])}
+    Path(out).write_text(json.dumps(result), encoding="utf-8")
+    window.close()
+    return 0
+
+
 def gui_child(path: str, out: str) -> int:
     """In a process of its own: open ``path`` in the editor, then drag one brush."""
     import numpy as np
@@ -104,41 +151,38 @@ def gui_child(path: str, out: str) -> int:
     QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, _view_point(top, *centre))
     QTest.qWait(300)
     result["selected"] = len(doc.selection)
-    times, stalls = [], []
-    for step in range(3):
-        a = centre + step * 64.0
-        b = a + 64.0
-        p0, p1 = _view_point(top, *a), _view_point(top, *b)
+    # drags of the selected brush: each mouse move, then the time to the next frame painted
+    # by every view (the brush drawn where the cursor put it), and the release likewise
+    moves, releases, stalls = [], [], []
+    step_px = 64.0
+    for drag in range(DRAGS):
+        a = centre + drag * step_px
+        points = [_view_point(top, *(a + step_px * (i / MOVES))) for i in range(MOVES + 1)]
+        QTest.qWait(200)
         beat.reset()
-        _mouse(top, QEvent.MouseButtonPress, p0, Qt.LeftButton)
-        for i in range(1, 7):
-            _mouse(top, QEvent.MouseMove, p0 + (p1 - p0) * (i / 6), Qt.LeftButton)
-            QTest.qWait(10)
-        for view in window.central_views():  # every view has a frame to paint (as gui_latency)
-            view.update()
-        QTest.qWait(60)
-        mark = watch.mark()
-        t0 = time.perf_counter()
-        _mouse(top, QEvent.MouseButtonRelease, p1, Qt.NoButton)
-        painted = watch.wait_painted(mark, app, timeout_s=5)
-        if window.state.flush_pending():
-            mark = watch.mark()
-            painted = watch.wait_painted(mark, app, timeout_s=5)
-        # None: not every view painted a frame within 5 s of the release
-        times.append((time.perf_counter() - t0) * 1e3 if painted else None)
+        _mouse(top, QEvent.MouseButtonPress, points[0], Qt.LeftButton)
+        QTest.qWait(30)
+        for p in points[1:]:
+            moves.append(_to_painted(app, window, watch, lambda p=p: _mouse(
+                top, QEvent.MouseMove, p, Qt.LeftButton)))
+        releases.append(_to_painted(app, window, watch, lambda end=points[-1]: _mouse(
+            top, QEvent.MouseButtonRelease, end, Qt.NoButton)))
         stalls.append(beat.read())
-        QTest.qWait(300)
-    result["drag_ms"] = [None if t is None else round(t, 1) for t in times]
+    done = [t for t in moves if t is not None]
+    result["drag_move_ms"] = round(statistics.median(done), 1) if done else None
+    result["drag_move_max_ms"] = round(max(done), 1) if done else None
+    result["drag_moves"] = f"{len(done)}/{len(moves)}"  # moves painted within 5 s
+    result["drag_release_ms"] = [None if t is None else round(t, 1) for t in releases]
     result["drag_stall_ms"] = round(max(stalls), 1)
     Path(out).write_text(json.dumps(result), encoding="utf-8")
     window.close()
     return 0
 
 
-def measure_gui(path: str) -> dict:
+def measure_gui(path: str, child: str = "--gui-child") -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "gui.json")
-        done = subprocess.run([sys.executable, __file__, "--gui-child", path, out],
+        done = subprocess.run([sys.executable, __file__, child, path, out],
                               capture_output=True, text=True)
         if done.returncode != 0 or not os.path.exists(out):
             return {"ok": False, "error": done.stderr.strip().splitlines()[-3:]}
@@ -151,10 +195,16 @@ def main(argv=None) -> int:
     ap.add_argument("--gui", action="store_true", help="also open each map in the editor")
     ap.add_argument("--no-stats", action="store_true", help="skip the stats command")
     ap.add_argument("--keep", metavar="DIR", help="write the maps here and keep them")
+    ap.add_argument("--mesh", type=int, default=0, metavar="SIDE",
+                    help="also open a terrain OBJ of 2·(SIDE-1)² triangles in the editor "
+                         "(benchmarks/big_mesh.py; 1001: 2,000,000)")
     ap.add_argument("--gui-child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--mesh-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.gui_child:
         return gui_child(*args.gui_child)
+    if args.mesh_child:
+        return mesh_child(*args.mesh_child)
     folder = args.keep or tempfile.mkdtemp(prefix="big_map_")
     os.makedirs(folder, exist_ok=True)
     for n in (int(v) for v in args.brushes.split(",") if v.strip()):
@@ -168,6 +218,14 @@ def main(argv=None) -> int:
             print(f"{n:>8,} brushes: stats {json.dumps(measure_stats(path))}", flush=True)
         if args.gui:
             print(f"{n:>8,} brushes: editor {json.dumps(measure_gui(path))}", flush=True)
+    if args.mesh:
+        from benchmarks.big_mesh import write_terrain
+        path = os.path.join(folder, f"terrain_{args.mesh}.obj")
+        if not os.path.exists(path):
+            write_terrain(Path(path), args.mesh)
+        tris = 2 * (args.mesh - 1) ** 2
+        print(f"{tris:>9,} triangles: editor {json.dumps(measure_gui(path, '--mesh-child'))}",
+              flush=True)
     if not args.keep:
         import shutil
         shutil.rmtree(folder, ignore_errors=True)

@@ -597,6 +597,45 @@ class BuiltBrushes:
                            lo=self.lo[b], hi=self.hi[b])
 
 
+    def face_arrays(self, rows) -> tuple[np.ndarray, ...]:
+        """The solids of brushes ``rows`` (closed ones only) as flat arrays, without a
+        :class:`ConvexBrush` each: ``(vertices (V, 3), vertex offsets (R + 1,), face vertex
+        indices (local to each brush), face starts and face lengths in those indices (one per
+        plane), plane offsets (R + 1,))``: brush ``rows[k]`` owns ``vertices[vo[k]:vo[k + 1]]``
+        and planes ``po[k]:po[k + 1]`` (a redundant plane has length 0), its faces exactly as
+        :meth:`brush` would make them."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        if not self.ok[rows].all():
+            raise ValueError("face_arrays needs closed brushes")
+        nv = self._vert_offsets[rows + 1] - self._vert_offsets[rows]
+        ni = self._idx_offsets[rows + 1] - self._idx_offsets[rows]
+        nf = self.face_offsets[rows + 1] - self.face_offsets[rows]
+        vo, io, po = _csr(nv), _csr(ni), _csr(nf)
+        vertices = self._vertices[_ranges(self._vert_offsets[rows], nv)]
+        indices = self._indices[_ranges(self._idx_offsets[rows], ni)]
+        ends = self._face_ends[_ranges(self.face_offsets[rows], nf)]
+        first = np.zeros(len(ends), dtype=bool)
+        first[po[:-1][nf > 0]] = True
+        starts = np.concatenate([[0], ends[:-1]]) if len(ends) else ends
+        lengths = ends - np.where(first, 0, starts)
+        face_starts = np.repeat(io[:-1], nf) + ends - lengths
+        return vertices, vo, indices, face_starts, lengths, po
+
+
+def _csr(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` without the loop."""
+    total = int(counts.sum())
+    out = np.arange(total, dtype=np.int64)
+    out += np.repeat(np.asarray(starts, dtype=np.int64) - _csr(counts)[:-1], counts)
+    return out
+
+
 def build_brush_arrays(normals, dists, face_counts, *, what: str = "brush",
                        on_error: str = "raise") -> BuiltBrushes:
     """Build many brushes whose planes are concatenated, in one compiled call.

@@ -86,6 +86,12 @@ class Brush:
                 cache["solid"] = _spatial_brush().brush_from_planes(normals, dists, what="brush")
         return cache["solid"]
 
+    @property
+    def batch(self):
+        """``(BuiltBrushes, row)`` when this brush's solid was built with a whole level by
+        :func:`build_solids` (its geometry can be read from the level's arrays), else None."""
+        return self._cache.get("built")
+
     def _corner(self, name: str) -> np.ndarray:
         """``lo`` or ``hi`` of the bounds: from the level's batch build when there was one."""
         built = self._cache.get("built")

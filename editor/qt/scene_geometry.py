@@ -31,11 +31,101 @@ class BrushPieces:
 
 def _pieces(brush: Brush) -> BrushPieces:
     solid = brush.solid
-    tris = solid.triangles()
-    v = solid.vertices
-    n = np.cross(v[tris[:, 1]] - v[tris[:, 0]], v[tris[:, 2]] - v[tris[:, 0]])
-    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
-    return BrushPieces(np.asarray(v, dtype=np.float64), tris, n, solid.edges())
+    faces = [np.asarray(f, dtype=np.int64) for f in solid.faces]
+    lengths = np.array([len(f) for f in faces], dtype=np.int64)
+    indices = np.concatenate(faces) if faces else np.empty(0, dtype=np.int64)
+    vertices = np.asarray(solid.vertices, dtype=np.float64)
+    flat = _Tessellation.of(vertices, np.array([0, len(vertices)]), indices,
+                            _csr(lengths)[:-1], lengths, np.array([0, len(faces)]))
+    return flat.pieces(0)
+
+
+def _csr(counts) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(counts, dtype=np.int64), out=out[1:])
+    return out
+
+
+def _ranges(starts, counts) -> np.ndarray:
+    """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` without the loop."""
+    counts = np.asarray(counts, dtype=np.int64)
+    out = np.arange(int(counts.sum()), dtype=np.int64)
+    out += np.repeat(np.asarray(starts, dtype=np.int64) - _csr(counts)[:-1], counts)
+    return out
+
+
+@dataclass
+class _Tessellation:
+    """Fan triangles, their normals and the unique edges of many brushes at once (numpy over
+    flat arrays: no Python step per brush). Indices are into :attr:`vertices`; brush ``k``
+    owns rows ``vo[k]:vo[k + 1]`` of the vertices, ``to[k]:to[k + 1]`` of the triangles and
+    ``eo[k]:eo[k + 1]`` of the edges, in the order of :meth:`ConvexBrush.triangles` and
+    :meth:`ConvexBrush.edges`. One brush edited alone goes through the same code, so a
+    patched range equals a fresh build bit for bit."""
+
+    vertices: np.ndarray   # (V, 3) float64
+    vo: np.ndarray
+    triangles: np.ndarray  # (T, 3) into vertices
+    normals: np.ndarray    # (T, 3)
+    to: np.ndarray
+    edges: np.ndarray      # (E, 2) into vertices
+    eo: np.ndarray
+
+    @classmethod
+    def of(cls, vertices, vo, indices, face_starts, lengths, po) -> _Tessellation:
+        n = len(vo) - 1
+        face_brush = np.repeat(np.arange(n, dtype=np.int64), np.diff(po))
+        base = vo[:-1][face_brush]  # first vertex of each face's brush
+        # fan triangles (first, k, k + 1) of each face of three or more vertices
+        ntri = np.maximum(lengths - 2, 0)
+        tf = np.repeat(np.arange(len(lengths), dtype=np.int64), ntri)
+        k = np.arange(len(tf), dtype=np.int64) - _csr(ntri)[:-1][tf] + 1
+        s = face_starts[tf]
+        triangles = np.column_stack([indices[s], indices[s + k], indices[s + k + 1]]) \
+            + base[tf][:, None]
+        to = _csr(np.bincount(face_brush[tf], minlength=n))
+        v = vertices
+        normals = np.cross(v[triangles[:, 1]] - v[triangles[:, 0]],
+                           v[triangles[:, 2]] - v[triangles[:, 0]])
+        normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
+        # each face's sides, made undirected, unique per brush and sorted as (a, b)
+        ef = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        i = np.arange(len(ef), dtype=np.int64) - _csr(lengths)[:-1][ef]
+        a = indices[face_starts[ef] + i]
+        b = indices[face_starts[ef] + (i + 1) % lengths[ef]]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        m = int(hi.max()) + 1 if len(hi) else 1
+        key = np.unique((face_brush[ef] * m + lo) * m + hi)
+        edge_brush = key // (m * m)
+        edges = np.column_stack([key // m % m, key % m]) + vo[:-1][edge_brush][:, None]
+        eo = _csr(np.bincount(edge_brush, minlength=n))
+        return cls(v, vo, triangles, normals, to, edges, eo)
+
+    def __len__(self) -> int:
+        return len(self.vo) - 1
+
+    def pieces(self, k: int) -> BrushPieces:
+        """Brush ``k``'s own :class:`BrushPieces` (views of the flat arrays)."""
+        v0 = self.vo[k]
+        return BrushPieces(self.vertices[v0:self.vo[k + 1]],
+                           self.triangles[self.to[k]:self.to[k + 1]] - v0,
+                           self.normals[self.to[k]:self.to[k + 1]],
+                           self.edges[self.eo[k]:self.eo[k + 1]] - v0)
+
+
+def _face_colours(normals: np.ndarray, base: np.ndarray, alpha: float) -> np.ndarray:
+    """One colour per triangle: its brush's ``base`` colour (per triangle) shaded by the
+    normal's angle to the light."""
+    shade = 0.55 + 0.45 * np.abs(normals @ _LIGHT)
+    c = np.empty((len(normals), 4))
+    c[:, :3] = np.clip(base * shade[:, None], 0, 1)
+    c[:, 3] = alpha
+    return c
+
+
+def _base_colour(owner) -> np.ndarray:
+    return np.array(BRUSH_FACE if owner is None or owner.classname in ("worldspawn", "func_group")
+                    else BRUSH_ENTITY_FACE, dtype=np.float64)
 
 
 @dataclass
@@ -120,40 +210,104 @@ class SceneGeometry:
             p = self.pieces(oid, brush)
         except Exception:
             return None  # a brush the model accepted always has a solid; be safe while drawing
-        owner = scene.get(brush.entity)
-        base = np.array(BRUSH_FACE if owner is None or owner.classname in ("worldspawn", "func_group")
-                        else BRUSH_ENTITY_FACE)
-        shade = 0.55 + 0.45 * np.abs(p.tri_normals @ _LIGHT)
-        c = np.empty((len(p.triangles), 4))
-        c[:, :3] = np.clip(base[None, :] * shade[:, None], 0, 1)
-        c[:, 3] = self.face_alpha
+        base = np.broadcast_to(_base_colour(scene.get(brush.entity)), (len(p.triangles), 3))
+        c = _face_colours(p.tri_normals, base, self.face_alpha)
         return (p, p.vertices[p.triangles].reshape(-1, 3), np.repeat(c, 3, axis=0),
                 p.vertices[p.edges].reshape(-1, 3))
+
+    def _tessellate_all(self, scene, brush_ids) -> tuple[list, _Tessellation | None]:
+        """Every brush of ``brush_ids`` that has a solid, tessellated in one numpy pass: brushes
+        built with their level (:func:`editor.model.brushes.build_solids`) are read from the
+        level's arrays, any other one from its own solid. Returns ``(ids, tessellation)``."""
+        groups: dict[int, tuple] = {}
+        singles: list = []
+        for oid in brush_ids:
+            brush = scene[oid]
+            batch = brush.batch
+            if batch is not None and "solid" not in brush._cache:
+                groups.setdefault(id(batch[0]), (batch[0], [], []))
+                groups[id(batch[0])][1].append(oid)
+                groups[id(batch[0])][2].append(batch[1])
+            else:
+                singles.append(oid)
+        ids: list = []
+        parts: list = []
+        for built, oids, rows in groups.values():
+            ids += oids
+            parts.append(built.face_arrays(np.asarray(rows, dtype=np.int64)))
+        for oid in singles:
+            try:
+                solid = scene[oid].solid
+            except Exception:
+                continue  # a brush the model accepted always has a solid; be safe while drawing
+            faces = [np.asarray(f, dtype=np.int64) for f in solid.faces]
+            lengths = np.array([len(f) for f in faces], dtype=np.int64)
+            parts.append((np.asarray(solid.vertices, dtype=np.float64),
+                          np.array([0, len(solid.vertices)]),
+                          np.concatenate(faces) if faces else np.empty(0, dtype=np.int64),
+                          _csr(lengths)[:-1], lengths, np.array([0, len(faces)])))
+            ids.append(oid)
+        if not ids:
+            return [], None
+        # one flat description of every brush, then one tessellation
+        nv = np.cumsum([0] + [len(p[0]) for p in parts])
+        ni = np.cumsum([0] + [len(p[2]) for p in parts])
+        nf = np.cumsum([0] + [len(p[4]) for p in parts])
+        vertices = np.concatenate([p[0] for p in parts])
+        vo = np.concatenate([[0]] + [p[1][1:] + nv[g] for g, p in enumerate(parts)])
+        indices = np.concatenate([p[2] for p in parts])
+        starts = np.concatenate([p[3] + ni[g] for g, p in enumerate(parts)])
+        lengths = np.concatenate([p[4] for p in parts])
+        po = np.concatenate([[0]] + [p[5][1:] + nf[g] for g, p in enumerate(parts)])
+        del parts
+        return ids, _Tessellation.of(vertices, vo.astype(np.int64), indices, starts,
+                                     lengths, po.astype(np.int64))
 
     def build(self, scene) -> SceneArrays:
         """Every array from scratch (a new document, or an edit too broad to patch)."""
         brush_ids = scene.brush_ids()
-        live = set(brush_ids)
-        for oid in [k for k in self._cache if k not in live]:
-            del self._cache[oid]
-        parts = {}
-        for oid in brush_ids:
-            got = self._brush_parts(scene, oid)
-            if got is not None:
-                parts[oid] = got
-        ids = list(parts)
+        ids, flat = self._tessellate_all(scene, brush_ids)
+        self._cache = {}
+        pieces: dict[int, BrushPieces] = {}
+        if flat is not None:
+            owners: dict = {}
+            base = np.empty((len(ids), 3))
+            for k, oid in enumerate(ids):
+                brush = scene[oid]
+                p = flat.pieces(k)
+                pieces[oid] = p
+                self._cache[oid] = (brush, p)
+                colour = owners.get(brush.entity)
+                if colour is None:
+                    colour = owners[brush.entity] = _base_colour(scene.get(brush.entity))
+                base[k] = colour
+            tri_counts = np.diff(flat.to)
+            colours = _face_colours(flat.normals, np.repeat(base, tri_counts, axis=0),
+                                    self.face_alpha)
+            mesh = flat.vertices[flat.triangles].reshape(-1, 3)
+            mesh_vertices = np.ascontiguousarray(mesh, dtype=np.float32)
+            mesh_colours = np.ascontiguousarray(np.repeat(colours, 3, axis=0), dtype=np.float32)
+            edge_lines = np.ascontiguousarray(flat.vertices[flat.edges].reshape(-1, 3),
+                                              dtype=np.float32)
+            edge_counts = np.diff(flat.eo)
+            mesh_offsets, edge_offsets = 3 * flat.to, flat.eo
+        else:
+            mesh_vertices = edge_lines = np.empty((0, 3), dtype=np.float32)
+            mesh_colours = np.empty((0, 4), dtype=np.float32)
+            edge_counts = np.empty(0, dtype=np.int64)
+            mesh_offsets = edge_offsets = np.zeros(1, dtype=np.int64)
+        id_array = np.asarray(ids, dtype=np.int64)
         arrays = SceneArrays(
-            mesh_vertices=_cat([parts[i][1] for i in ids], 3),
-            mesh_colours=_cat([parts[i][2] for i in ids], 4),
-            edge_lines=_cat([parts[i][3] for i in ids], 3),
-            edge_ids=np.repeat(np.asarray(ids, dtype=np.int64),
-                               [len(parts[i][0].edges) for i in ids]),
-            brush_ids=np.asarray(ids, dtype=np.int64),
-            brush_polys=[parts[i][0].vertices for i in ids],
+            mesh_vertices=mesh_vertices,
+            mesh_colours=mesh_colours,
+            edge_lines=edge_lines,
+            edge_ids=np.repeat(id_array, edge_counts),
+            brush_ids=id_array,
+            brush_polys=[p.vertices for p in pieces.values()],
             level=self._level.build(scene),
-            mesh_offsets=_offsets([len(parts[i][1]) for i in ids]),
-            edge_offsets=_offsets([len(parts[i][0].edges) for i in ids]),
-            brush_pieces={i: parts[i][0] for i in ids},
+            mesh_offsets=mesh_offsets,
+            edge_offsets=edge_offsets,
+            brush_pieces=pieces,
             hulls=self.hulls,
             **_entity_columns(scene))
         self._remember_level_ids(scene)
@@ -276,23 +430,96 @@ VIEW_PLANES = ((0, 1), (0, 2), (1, 2))
 
 
 def prepare_geometry(scene) -> SceneGeometry:
-    """A :class:`SceneGeometry` with every brush tessellated and its 2D hulls computed: the
-    slow, Qt-free part of showing a level, run on the loading thread."""
+    """A :class:`SceneGeometry` with every brush tessellated, its 2D hulls computed and each
+    2D view's chunked outline paths built: the slow, Qt-free part of showing a level, run on
+    the loading thread."""
     geometry = SceneGeometry()
     arrays = geometry.build(scene)
     geometry._prepared_for = scene
-    geometry.hulls = {axes: {oid: (p, convex_hull(p.vertices[:, list(axes)]))
-                             for oid, p in arrays.brush_pieces.items()} for axes in VIEW_PLANES}
-    arrays.hulls = geometry.hulls  # the arrays shown first carry them too
     # the 2D views' chunked outline paths (QPainterPath is a value type, safe off the window's
-    # thread): a view only wraps them in items when the level is shown
+    # thread): a view only wraps them in items when the level is shown. Each computes its
+    # hulls in one numpy pass; they are kept so a view built again finds them.
     from .views.brush_outlines import BrushOutlines
-    outlines = {}
+    outlines, hulls = {}, {}
     for axes in VIEW_PLANES:
         outlines[axes] = BrushOutlines(axes)
         outlines[axes].update(arrays)
+        hulls[axes] = outlines[axes]._hulls
+    geometry.hulls = hulls
+    arrays.hulls = hulls  # the arrays shown first carry them too
     arrays.outlines = outlines
     return geometry
+
+
+def convex_hulls(points: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`convex_hull` of many point sets at once: set ``k`` is
+    ``points[offsets[k]:offsets[k + 1]]``, its hull ``out[hull_offsets[k]:hull_offsets[k + 1]]``
+    (the same points in the same order as :func:`convex_hull` gives, same arithmetic).
+
+    Andrew's monotone chain run in lockstep over every set with the same number of distinct
+    points: a numpy step per point and pop, not per set.
+    """
+    pts = np.round(np.asarray(points, dtype=np.float64).reshape(-1, 2), 6) + 0.0  # -0 -> 0
+    n = len(offsets) - 1
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    order = np.lexsort((pts[:, 1], pts[:, 0], owner))
+    pts, owner = pts[order], owner[order]
+    if len(pts):
+        keep = np.ones(len(pts), dtype=bool)
+        keep[1:] = (owner[1:] != owner[:-1]) | (pts[1:, 0] != pts[:-1, 0]) | (pts[1:, 1] != pts[:-1, 1])
+        pts, owner = pts[keep], owner[keep]
+    counts = np.bincount(owner, minlength=n)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    hull_counts = np.where(counts < 3, counts, 0)
+    chains: dict[int, tuple] = {}
+    for size in np.unique(counts[counts >= 3]).tolist():
+        sets = np.flatnonzero(counts == size)
+        grid = pts[(starts[sets][:, None] + np.arange(size)).reshape(-1)].reshape(-1, size, 2)
+        lower, n_lower = _chain(grid)
+        upper, n_upper = _chain(grid[:, ::-1])
+        chains[size] = (sets, lower, n_lower - 1, upper, n_upper - 1)
+        hull_counts[sets] = n_lower - 1 + n_upper - 1
+    hull_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(hull_counts, out=hull_offsets[1:])
+    out = np.empty((int(hull_offsets[-1]), 2))
+    small = np.flatnonzero(counts < 3)
+    if len(small):
+        out[_ranges(hull_offsets[small], counts[small])] = pts[_ranges(starts[small], counts[small])]
+    for sets, lower, n_lower, upper, n_upper in chains.values():
+        size = lower.shape[1]
+        col = np.arange(size)
+        take = col[None, :] < n_lower[:, None]
+        out[_ranges(hull_offsets[sets], n_lower)] = lower[take]
+        take = col[None, :] < n_upper[:, None]
+        out[_ranges(hull_offsets[sets] + n_lower, n_upper)] = upper[take]
+    return out, hull_offsets
+
+
+def _chain(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One half of the monotone chain for every row of ``grid`` (``(n, K, 2)``, points sorted):
+    the kept points (left-aligned) and how many."""
+    n, size = grid.shape[:2]
+    out = np.empty_like(grid)
+    length = np.zeros(n, dtype=np.int64)
+    rows = np.arange(n)
+    for j in range(size):
+        p = grid[:, j]
+        while True:
+            live = np.flatnonzero(length >= 2)
+            if not len(live):
+                break
+            a = out[live, length[live] - 2]
+            b = out[live, length[live] - 1]
+            q = p[live]
+            turn = (b[:, 0] - a[:, 0]) * (q[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (q[:, 0] - a[:, 0])
+            pop = live[turn <= 0]
+            if not len(pop):
+                break
+            length[pop] -= 1
+        out[rows, length] = p
+        length += 1
+    return out, length
 
 
 def convex_hull(points: np.ndarray) -> np.ndarray:

@@ -9,9 +9,11 @@ def test_a_background_open_builds_the_geometry_off_the_window_thread(qtbot, sett
                                                                       monkeypatch):
     from editor.qt import scene_geometry
     from editor.qt.main_window import MainWindow
+    from editor.qt.views import brush_outlines
 
     built_on, hulls_on = [], []
     real_build, real_hull = scene_geometry.SceneGeometry.build, scene_geometry.convex_hull
+    real_hulls = brush_outlines.convex_hulls
 
     def build(self, scene):
         built_on.append(threading.current_thread() is threading.main_thread())
@@ -21,8 +23,14 @@ def test_a_background_open_builds_the_geometry_off_the_window_thread(qtbot, sett
         hulls_on.append(threading.current_thread() is threading.main_thread())
         return real_hull(points)
 
+    def hulls(points, offsets):  # many at once (the level's)
+        hulls_on.append(threading.current_thread() is threading.main_thread())
+        return real_hulls(points, offsets)
+
     monkeypatch.setattr(scene_geometry.SceneGeometry, "build", build)
     monkeypatch.setattr(scene_geometry, "convex_hull", hull)
+    monkeypatch.setattr(brush_outlines, "convex_hull", hull)
+    monkeypatch.setattr(brush_outlines, "convex_hulls", hulls)
     window = MainWindow(settings=settings, use_gl=False)
     window.ask_save = lambda: "discard"
     qtbot.addWidget(window)

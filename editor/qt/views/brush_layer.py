@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QGraphicsItem
 
 from .brush_outlines import BrushOutlines, OutlineChunk
-from .items2d import PathsItem
+from .items2d import ChunkPathsItem, ItemGroup
 
 #: stacking order of the brush items in the view (under walls, entities and the overlay):
 #: every chunk's fill under every chunk's edges, as when one item drew them all, so a
@@ -22,8 +22,8 @@ EDGE_Z = 0.05
 
 
 class BrushLayer:
-    """Keeps two cached :class:`~.items2d.PathsItem` per chunk of ``outlines`` in
-    ``view_box``: its hull fills and its edges.
+    """Keeps two cached :class:`~.items2d.ChunkPathsItem` per chunk of ``outlines`` in
+    ``view_box``: its hull fills (children of one group item) and its edges (of another).
 
     Parameters
     ----------
@@ -41,13 +41,17 @@ class BrushLayer:
         self.outlines = outlines
         self.fill_brush = fill_brush
         self.edge_pen = edge_pen
-        self._items: dict[int, tuple[PathsItem, PathsItem]] = {}
+        self._items: dict[int, tuple[ChunkPathsItem, ChunkPathsItem]] = {}
+        # every chunk's fill under every chunk's edges: two groups, each added to the view once
+        self._fills, self._edges = ItemGroup(FILL_Z), ItemGroup(EDGE_Z)
+        for group in (self._fills, self._edges):
+            view_box.addItem(group, ignoreBounds=True)
 
-    def items(self) -> list[PathsItem]:
+    def items(self) -> list[ChunkPathsItem]:
         """The chunk items (fill and edges of each chunk), in chunk order."""
         return [item for c in self.outlines.chunks for item in self._items.get(id(c), ())]
 
-    def items_of(self, chunk: OutlineChunk) -> tuple[PathsItem, ...]:
+    def items_of(self, chunk: OutlineChunk) -> tuple[ChunkPathsItem, ...]:
         """The fill and edge items of ``chunk`` (none while it never held a brush)."""
         return self._items.get(id(chunk), ())
 
@@ -56,19 +60,22 @@ class BrushLayer:
         list, new paths for the dirty chunks only."""
         outlines = self.outlines
         if outlines.rebuilt_all:
-            for old_pair in self._items.values():
-                for item in old_pair:
-                    self.view_box.removeItem(item)
+            # a new chunk list: new groups (dropping a group drops its items with it)
             self._items = {}
+            for group in (self._fills, self._edges):
+                self.view_box.removeItem(group)
+            self._fills, self._edges = ItemGroup(FILL_Z), ItemGroup(EDGE_Z)
+            for group in (self._fills, self._edges):
+                self.view_box.addItem(group, ignoreBounds=True)
         for chunk in outlines.dirty:
             pair = self._items.get(id(chunk))
             if pair is None and not chunk.ids:
                 continue  # an empty tile needs no items until a brush moves in
             if pair is None:
-                pair = (PathsItem(z=FILL_Z), PathsItem(z=EDGE_Z))
-                for item in pair:
+                pair = (ChunkPathsItem(), ChunkPathsItem())
+                for item, group in zip(pair, (self._fills, self._edges)):
                     item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-                    self.view_box.addItem(item, ignoreBounds=True)
+                    item.setParentItem(group)
                 self._items[id(chunk)] = pair
             fill, edges = chunk.layers(self.fill_brush, self.edge_pen)
             pair[0].set_layers([fill])

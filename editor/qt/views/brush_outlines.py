@@ -22,7 +22,7 @@ import bisect
 import numpy as np
 from PySide6.QtGui import QPainterPath
 
-from ..scene_geometry import convex_hull
+from ..scene_geometry import convex_hull, convex_hulls
 from .items2d import polygons_path, segments_path
 
 #: brushes per chunk: small enough that rebuilding and re-rasterising one is cheap, big enough
@@ -108,6 +108,27 @@ class BrushOutlines:
         self._hulls[oid] = (pieces, hull)
         return hull
 
+    def _hull_all(self, ids: np.ndarray) -> None:
+        """The hulls of every brush of ``ids`` not known yet, in one numpy pass."""
+        prepared = self._prepared or {}
+        pieces, todo = self._pieces, []
+        for oid in ids.tolist():
+            hit = self._hulls.get(oid) or prepared.get(oid)
+            if hit is not None and hit[0] is pieces[oid]:
+                self._hulls[oid] = hit
+            else:
+                todo.append(oid)
+        if not todo:
+            return
+        verts = [pieces[oid].vertices for oid in todo]
+        counts = np.fromiter(map(len, verts), dtype=np.int64, count=len(verts))
+        offsets = np.zeros(len(todo) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        points, hull_offsets = convex_hulls(np.concatenate(verts)[:, self.axes], offsets)
+        bounds = hull_offsets.tolist()
+        for k, oid in enumerate(todo):
+            self._hulls[oid] = (pieces[oid], points[bounds[k]:bounds[k + 1]])
+
     def _rebuild(self, chunk: OutlineChunk) -> None:
         pieces = self._pieces
         ids = chunk.ids
@@ -171,6 +192,7 @@ class BrushOutlines:
         live = set(self._pieces)
         self._hulls = {oid: hit for oid, hit in self._hulls.items()
                        if oid in live and hit[0] is self._pieces[oid]}
+        self._hull_all(ids)
         self.chunks, self._starts, self._chunk_of = [], [], {}
         codes = np.empty(0, dtype=np.int64)
         if len(ids):

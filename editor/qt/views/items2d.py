@@ -10,6 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem
 
 
 def qcolor(rgb, alpha: float = 1.0) -> QColor:
@@ -40,13 +41,19 @@ def polygons_path(polys) -> QPainterPath:
     Built in one go from a flat array (each polygon followed by its first point, and not
     joined to the next one): a chunk of brushes is one numpy pass, not a Qt call per point.
     """
-    polys = [np.asarray(poly, dtype=np.float64).reshape(-1, 2) for poly in polys]
     polys = [poly for poly in polys if len(poly) >= 3]
     if not polys:
         return QPainterPath()
-    closed = np.concatenate([np.vstack([poly, poly[:1]]) for poly in polys])
+    flat = np.concatenate(polys).reshape(-1, 2).astype(np.float64, copy=False)
+    lengths = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
+    starts = np.cumsum(lengths) - lengths
+    ends = np.cumsum(lengths + 1)  # one past each closed polygon in the output
+    # each polygon's points, then its first point again
+    pick = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - lengths - 1 - starts, lengths + 1)
+    pick[ends - 1] = starts
+    closed = flat[pick]
     connect = np.ones(len(closed), dtype=np.int32)
-    connect[np.cumsum([len(poly) + 1 for poly in polys]) - 1] = 0
+    connect[ends - 1] = 0
     return pg.arrayToQPath(np.ascontiguousarray(closed[:, 0]), np.ascontiguousarray(closed[:, 1]),
                            connect=connect)
 
@@ -88,48 +95,51 @@ def rects_bounds(rects: np.ndarray, margin: tuple[float, float] = (0.0, 0.0)) ->
 Layer: TypeAlias = "tuple[QPainterPath, QPen | None, QBrush | None]"
 
 
-class PathsItem(pg.GraphicsObject):
-    """Draws a list of ``(path, pen, brush)`` layers; replaced wholesale by :meth:`set_layers`.
+class _PathsLayers:
+    """What :class:`PathsItem` and :class:`ChunkPathsItem` share: a list of ``(path, pen,
+    brush)`` layers replaced wholesale by :meth:`set_layers`. :attr:`paints` counts the calls
+    of :meth:`paint`: with a pixmap cache, the times the item was rasterised again."""
 
-    :attr:`paints` counts the calls of :meth:`paint`: with a pixmap cache, the times the item
-    was rasterised again.
-    """
+    _layers: list
+    _rect: QRectF
+    paints: int
 
-    def __init__(self, z: float = 0.0) -> None:
-        super().__init__()
-        self._layers: list[Layer] = []
+    def _start(self, z: float) -> None:
+        self._layers = []
         self._rect = QRectF()
         self.paints = 0
-        self.setZValue(z)
+        self.setZValue(z)  # type: ignore[attr-defined]  # a QGraphicsItem method (the other base)
 
     def set_layers(self, layers, dirty: QRectF | None = None) -> None:
         """Draw ``layers`` from now on. ``dirty``: the only part of the item that looks
         different (in item coordinates), so the view repaints just that part; by default,
         all of it."""
+        item: QGraphicsItem = self  # type: ignore[assignment]  # mixed into QGraphicsItem subclasses
         layers = [layer for layer in layers if not layer[0].isEmpty()]
         rect = QRectF()
         for path, _, _ in layers:
             rect = rect.united(path.boundingRect())
         if dirty is None or rect != self._rect:
-            self.prepareGeometryChange()
+            item.prepareGeometryChange()
             if rect != self._rect:
                 self._drop_cache()
             self._layers, self._rect = layers, rect
-            self.update()
+            item.update()
             return
         self._layers = layers
         if not dirty.isEmpty():
-            self.update(dirty)
+            item.update(dirty)
 
     def _drop_cache(self) -> None:
         """Throw the pixmap cache away. Qt keeps a device-coordinate cache across a change of
         bounding rectangle and, when the rectangle grows to the left or top, blits the old
         pixels at the wrong offset (part of a brush went missing after a neighbour moved into
         its chunk); a fresh cache is rendered whole."""
-        mode = self.cacheMode()
-        if mode != self.CacheMode.NoCache:
-            self.setCacheMode(self.CacheMode.NoCache)
-            self.setCacheMode(mode)
+        item: QGraphicsItem = self  # type: ignore[assignment]
+        mode = item.cacheMode()
+        if mode != QGraphicsItem.CacheMode.NoCache:
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+            item.setCacheMode(mode)
 
     def clear(self) -> None:
         self.set_layers([])
@@ -137,7 +147,7 @@ class PathsItem(pg.GraphicsObject):
     def layer_count(self) -> int:
         return len(self._layers)
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
         return self._rect
 
     def paint(self, painter, *args) -> None:
@@ -146,6 +156,40 @@ class PathsItem(pg.GraphicsObject):
             painter.setPen(pen if pen is not None else Qt.PenStyle.NoPen)
             painter.setBrush(brush if brush is not None else Qt.BrushStyle.NoBrush)
             painter.drawPath(path)
+
+
+class PathsItem(_PathsLayers, pg.GraphicsObject):
+    """Draws a list of ``(path, pen, brush)`` layers in a pyqtgraph view box (see
+    :class:`_PathsLayers`)."""
+
+    def __init__(self, z: float = 0.0) -> None:
+        super().__init__()
+        self._start(z)
+
+
+class ChunkPathsItem(_PathsLayers, QGraphicsItem):
+    """A :class:`PathsItem` without pyqtgraph's bookkeeping, for the thousands of items under
+    one :class:`ItemGroup` (a pyqtgraph item added to a view box costs it a walk of its
+    views: the 7,000 chunk items of a 50,000-brush level took over a second)."""
+
+    def __init__(self, z: float = 0.0, parent: QGraphicsItem | None = None) -> None:
+        super().__init__(parent)
+        self._start(z)
+
+
+class ItemGroup(QGraphicsItem):
+    """An item drawing nothing itself, holding child items (added to a view once)."""
+
+    def __init__(self, z: float = 0.0) -> None:
+        super().__init__()
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        self.setZValue(z)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
+        return QRectF()
+
+    def paint(self, painter, *args) -> None:
+        pass
 
 
 class GridItem(pg.GraphicsObject):

@@ -1,0 +1,107 @@
+"""Opening a big level: the draw arrays and 2D hulls come from level-wide numpy passes (no
+step per brush), they equal what a brush edited alone gets, and the window's thread only
+hands the prepared chunks to a fixed number of items in each view."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from benchmarks.big_map import write_map
+from tests.conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def box_map(tmp_path_factory):
+    path = tmp_path_factory.mktemp("big") / "boxes.map"
+    write_map(str(path), 1500)
+    return str(path)
+
+
+def test_hulls_of_many_point_sets_equal_one_at_a_time():
+    from editor.qt.scene_geometry import convex_hull, convex_hulls
+    rng = np.random.default_rng(7)
+    sets = [rng.integers(-5, 5, size=(int(rng.integers(1, 20)), 2)) * rng.choice([1.0, 1 / 3])
+            for _ in range(2000)]
+    offsets = np.cumsum([0] + [len(s) for s in sets])
+    points, hull_offsets = convex_hulls(np.concatenate(sets), offsets)
+    for k, s in enumerate(sets):
+        np.testing.assert_array_equal(points[hull_offsets[k]:hull_offsets[k + 1]], convex_hull(s))
+
+
+def test_preparing_a_level_makes_no_per_brush_tessellation_or_hull(box_map, monkeypatch):
+    from editor.model.loading import open_level
+    from editor.qt import scene_geometry
+    from editor.qt.views import brush_outlines
+
+    scene = open_level(box_map).document
+    calls = {"pieces": 0, "hull": 0}
+    real_pieces, real_hull = scene_geometry._pieces, scene_geometry.convex_hull
+
+    def pieces(brush):
+        calls["pieces"] += 1
+        return real_pieces(brush)
+
+    def hull(points):
+        calls["hull"] += 1
+        return real_hull(points)
+
+    monkeypatch.setattr(scene_geometry, "_pieces", pieces)
+    monkeypatch.setattr(brush_outlines, "convex_hull", hull)
+    geometry = scene_geometry.prepare_geometry(scene)
+    arrays = geometry._arrays
+    assert len(arrays.brush_ids) == len(scene.brush_ids()) == 1500
+    assert calls == {"pieces": 0, "hull": 0}, "one pass over the level, not a call per brush"
+    for outlines in arrays.outlines.values():
+        assert set(outlines.outline_segments()) == set(scene.brush_ids())
+
+
+def test_level_pass_equals_each_brush_alone():
+    """Brushes of a real map (not boxes): the level-wide pass gives each brush exactly what
+    the one-brush path of an edit gives it, so a patched range equals a fresh build."""
+    from editor.model.loading import open_level
+    from editor.qt.scene_geometry import SceneGeometry, _pieces, convex_hull
+
+    scene = open_level(str(shared_file("quake", "quake_id1_e1m1.map"))).document
+    arrays = SceneGeometry().build(scene)
+    assert len(arrays.brush_ids) == len(scene.brush_ids())
+    for oid in arrays.brush_ids.tolist()[::7]:
+        batch, alone = arrays.brush_pieces[oid], _pieces(scene.brush(oid))
+        for a, b in zip((batch.vertices, batch.triangles, batch.tri_normals, batch.edges),
+                        (alone.vertices, alone.triangles, alone.tri_normals, alone.edges)):
+            np.testing.assert_array_equal(a, b)
+        solid = scene.brush(oid).solid
+        np.testing.assert_array_equal(batch.triangles, solid.triangles())
+        np.testing.assert_array_equal(batch.edges, solid.edges())
+        assert convex_hull(batch.vertices[:, :2]).shape[1] == 2
+
+
+def test_showing_a_prepared_level_adds_a_fixed_number_of_items(window, box_map, monkeypatch):
+    """The chunks' items hang under two group items per view: the window's thread adds
+    those to the view boxes, not two pyqtgraph items per chunk (thousands on a big level)."""
+    import pyqtgraph as pg
+
+    added = []
+    real = pg.ViewBox.addItem
+
+    def add_item(self, item, *args, **kwargs):
+        added.append(threading.current_thread() is threading.main_thread())
+        return real(self, item, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pg.ViewBox, "addItem", add_item)
+        old = window.document
+        assert window.open_file(box_map, background=True)
+        import time
+        deadline = time.monotonic() + 60
+        from PySide6.QtWidgets import QApplication
+        while window.document is old and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.01)
+        window.state.flush()
+    chunks = sum(len([c for c in v.outlines.chunks if c.ids]) for v in window.views2d.values())
+    assert chunks > 30
+    assert len(added) <= 8 * len(window.views2d), (len(added), chunks)
+    for view in window.views2d.values():
+        assert len(view.brushes.items()) == 2 * len([c for c in view.outlines.chunks if c.ids])
