@@ -275,20 +275,25 @@ class SceneGeometry:
 VIEW_PLANES = ((0, 1), (0, 2), (1, 2))
 
 
-def prepare_geometry(scene) -> SceneGeometry:
+def prepare_geometry(scene, planes=VIEW_PLANES, shown_for=None) -> SceneGeometry:
     """A :class:`SceneGeometry` with every brush tessellated and its 2D hulls computed: the
-    slow, Qt-free part of showing a level, run on the loading thread."""
+    slow, Qt-free part of showing a level, run on the loading thread (or a compare side's
+    worker).
+
+    ``planes``: the axis pairs of the 2D views that will show it. ``shown_for``: the scene the
+    arrays are shown for when ``scene`` is a copy of it taken for a worker (default ``scene``).
+    """
     geometry = SceneGeometry()
     arrays = geometry.build(scene)
-    geometry._prepared_for = scene
+    geometry._prepared_for = shown_for if shown_for is not None else scene
     geometry.hulls = {axes: {oid: (p, convex_hull(p.vertices[:, list(axes)]))
-                             for oid, p in arrays.brush_pieces.items()} for axes in VIEW_PLANES}
+                             for oid, p in arrays.brush_pieces.items()} for axes in planes}
     arrays.hulls = geometry.hulls  # the arrays shown first carry them too
     # the 2D views' chunked outline paths (QPainterPath is a value type, safe off the window's
     # thread): a view only wraps them in items when the level is shown
     from .views.brush_outlines import BrushOutlines
     outlines = {}
-    for axes in VIEW_PLANES:
+    for axes in planes:
         outlines[axes] = BrushOutlines(axes)
         outlines[axes].update(arrays)
     arrays.outlines = outlines
