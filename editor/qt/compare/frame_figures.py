@@ -26,6 +26,8 @@ from .table import cell_text
 
 HEADERS = ("this frame", "A", "B", "B / A")
 SIDE_COLOURS = {"a": (90, 200, 255), "b": (255, 170, 60)}
+#: fewer frames than this are plotted with a dot on each
+FEW_FRAMES = 40
 #: the plot redraws at most this often while the timeline plays (ms): a trend, not the frame
 REFRESH_MS = 250
 
@@ -122,8 +124,11 @@ class FrameFiguresPanel(QWidget):
         if self.history is None:
             return
         frames, a, b = self.history.columns(self.plotted.currentData())
-        self.curves["a"].setData(frames, a)
-        self.curves["b"].setData(frames, b)
+        # a few frames seen (the timeline just opened, or scrubbed): dots, so one shows at all
+        dots = "o" if len(frames) < FEW_FRAMES else None
+        for key, values in (("a", a), ("b", b)):
+            self.curves[key].setData(frames, values, symbol=dots, symbolSize=5,
+                                     symbolBrush=SIDE_COLOURS[key], symbolPen=None)
         self.frame_line.setValue(self.figures.frame if self.figures is not None else 0)
 
     def values(self) -> dict[str, tuple]:
