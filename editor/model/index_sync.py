@@ -141,11 +141,14 @@ class IndexSync:
     ----------
     scene : Scene
         The document to follow.
-    backend : str, optional
+    backend : str or SpatialIndex, optional
         Backend name; default: the scene's ``settings.backend``. A backend named here is this
         sync's own choice (a side of compare mode, a command line's ``--backend``): the index
         then keeps it when the document's settings change, where a sync without one follows
-        them.
+        them. An index instead of a name is one already built from the scene as it is now (a
+        worker built it from :func:`~.index_input.index_input` of a snapshot, so a big level
+        does not hold up the caller): it becomes the live index as it is, and ``params`` are
+        its own.
     params : mapping, optional
         Backend parameters; default: the scene's ``settings.params`` (when the backend is the
         scene's).
@@ -190,7 +193,8 @@ class IndexSync:
         big levels.
     """
 
-    def __init__(self, scene: Scene, backend: str | None = None, params: Mapping | None = None,
+    def __init__(self, scene: Scene, backend: str | SpatialIndex | None = None,
+                 params: Mapping | None = None,
                  registry=None, eager_planes: bool = True, *, runner: Runner | None = None,
                  warm_up: WarmUp | None = None, background_above: int = BACKGROUND_ABOVE) -> None:
         if registry is None:
@@ -213,7 +217,11 @@ class IndexSync:
         self.last_rebuild_ms = 0.0
         self._job: _Job | None = None
         self._edit_version = 0
-        self.index: SpatialIndex = self._make(backend, params)
+        if isinstance(backend, SpatialIndex):  # built elsewhere from this very scene
+            self.index: SpatialIndex = backend
+            scene.did_change.connect(self._on_scene_did_change)
+            return
+        self.index = self._make(backend, params)
         try:
             self.rebuild()
         except MemoryBudgetError as exc:

@@ -429,19 +429,23 @@ class SceneGeometry:
 VIEW_PLANES = ((0, 1), (0, 2), (1, 2))
 
 
-def prepare_geometry(scene) -> SceneGeometry:
+def prepare_geometry(scene, planes=VIEW_PLANES, shown_for=None) -> SceneGeometry:
     """A :class:`SceneGeometry` with every brush tessellated, its 2D hulls computed and each
     2D view's chunked outline paths built: the slow, Qt-free part of showing a level, run on
-    the loading thread."""
+    the loading thread (or a compare side's worker).
+
+    ``planes``: the axis pairs of the 2D views that will show it. ``shown_for``: the scene the
+    arrays are shown for when ``scene`` is a copy of it taken for a worker (default ``scene``).
+    """
     geometry = SceneGeometry()
     arrays = geometry.build(scene)
-    geometry._prepared_for = scene
+    geometry._prepared_for = shown_for if shown_for is not None else scene
     # the 2D views' chunked outline paths (QPainterPath is a value type, safe off the window's
     # thread): a view only wraps them in items when the level is shown. Each computes its
     # hulls in one numpy pass; they are kept so a view built again finds them.
     from .views.brush_outlines import BrushOutlines
     outlines, hulls = {}, {}
-    for axes in VIEW_PLANES:
+    for axes in planes:
         outlines[axes] = BrushOutlines(axes)
         outlines[axes].update(arrays)
         hulls[axes] = outlines[axes]._hulls

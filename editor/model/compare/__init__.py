@@ -10,7 +10,8 @@
 * :mod:`.difference` — where they differ: a per-region difference grid and the objects whose
   cost differs most;
 * :mod:`.tree_diff` — which nodes an edit created, split, merged or removed;
-* :mod:`.readable` — node filters that keep a big tree readable (focus, depth limit).
+* :mod:`.readable` — node filters that keep a big tree readable (focus, depth limit);
+* :mod:`.frames` — each side replaying the timeline's frame, and both sides' per-frame figures.
 """
 from __future__ import annotations
 

@@ -82,11 +82,15 @@ def scene_side_params(scene, spec: SideSpec) -> dict[str, Any]:
     return values
 
 
-def check_side(scene, spec: SideSpec) -> None:
+def check_side(scene, spec: SideSpec, record: IndexInput | None = None) -> None:
     """Raise :class:`~spatial.errors.PartitionStudioError` (one line) when ``spec`` names an
-    unknown backend or a parameter it does not take, or a bad value, for ``scene``."""
+    unknown backend or a parameter it does not take, or a bad value, for ``scene``; with
+    ``record`` (the scene's snapshot) also when its tree could exceed the memory budget, so a
+    build handed to a worker is refused before it starts."""
     cls = backend_class(spec.backend)
-    parse_params(cls.Params, scene_side_params(scene, spec))
+    params = parse_params(cls.Params, scene_side_params(scene, spec))
+    if record is not None:
+        cls.check_memory_budget(params, record.lo, record.hi)
 
 
 def document_record(scene, source: str = "") -> IndexInput:

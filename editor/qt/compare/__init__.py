@@ -7,6 +7,9 @@
 * :mod:`.table` — the A, B, B/A table (the ``compare`` command's numbers);
 * :mod:`.difference_view` — the difference heatmap and the objects that cost most more;
 * :mod:`.controls` — a side's backend and parameter boxes;
+* :mod:`.side_build` — the sides' trees built on a worker, stale results dropped;
+* :mod:`.timeline_follow` — both sides on the timeline's frame;
+* :mod:`.frame_figures` — A and B on that frame, and over the frames;
 * :mod:`.window` — the compare window that puts them together;
 * :mod:`.tree_diff_view` — the nodes an edit created, split, merged or removed;
 * :mod:`.readable_view` — focus on a subtree and the automatic depth limit;

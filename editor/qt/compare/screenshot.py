@@ -3,7 +3,8 @@
 The compare window opens beside the editor with A the backend on show (``--backend`` or the
 document's) and B ``BACKEND``, waits for both sides to be measured, takes the editor window's
 size and is saved instead of the editor. The report gains both sides: what each view drew and
-the comparison's figures and ratios (the ``compare`` command's JSON).
+the comparison's figures and ratios (the ``compare`` command's JSON). With ``--frames N`` the
+sides show the timeline's frame N and the report adds that frame's figures of A and B.
 """
 from __future__ import annotations
 
@@ -38,6 +39,14 @@ def open_for_screenshot(window, backend: str):
             raise ScreenshotError("compare mode: the measurement did not finish in time")
         QApplication.processEvents()
         time.sleep(0.02)
+    follower = compare.follower
+    if follower is not None and follower.wanted()[1] >= 0:  # --frames: the sides show it
+        while follower.figures is None:
+            if time.monotonic() > deadline:
+                raise ScreenshotError("compare mode: the sides did not reach the timeline's frame")
+            QApplication.processEvents()
+            time.sleep(0.02)
+        compare.frame_figures.refresh_plot()
     compare.flush()
     settle(10)
     return compare
@@ -55,6 +64,12 @@ def _side_report(side, view) -> dict:
 
 def compare_render_report(compare) -> dict:
     """What each side drew and the comparison itself (``{"a", "b", "comparison"}``)."""
+    follower = compare.follower
+    figures = follower.figures if follower is not None else None
+    frame = None if figures is None else {
+        "frame": figures.frame,
+        **{key: {"a": a, "b": b, "ratio": ratio} for key, _, a, b, ratio in figures.rows()}}
     return {"a": _side_report(compare.sides[0], compare.views[0]),
             "b": _side_report(compare.sides[1], compare.views[1]),
-            "comparison": compare.comparison.as_dict() if compare.comparison is not None else None}
+            "comparison": compare.comparison.as_dict() if compare.comparison is not None else None,
+            "frame": frame}

@@ -6,13 +6,20 @@ built through the document's one path to an index and following every edit incre
 the editor's own index does. It is displayed through the state's ``frame_source`` hook, so the
 views, overlay and queries read it exactly as they read the editor's index. Its overlay is
 coloured on the scale it shares with the other side (:class:`SharedScale`).
+
+While the editor's timeline shows a frame, the side shows that frame in a tree of its own
+backend (:meth:`SideState.show_frame`, a :class:`~editor.model.compare.frames.SideReplay` of
+the timeline's recording); :meth:`SideState.show_document` goes back to the edited level.
 """
 from __future__ import annotations
 
 import time
 
+from editor.model.compare.frames import SideReplay
 from editor.model.compare.sides import SideSpec, scene_side_params
+from editor.model.frame_step import FrameStats
 from editor.model.index_sync import IndexSync
+from editor.model.recording import Recording
 from spatial.contract import NodeTable, SpatialIndex
 
 from ..editor_state import EditorState
@@ -22,15 +29,22 @@ from .scale import rescaled, shared_range
 
 
 class SideSource:
-    """The ``frame_source`` of a side: its own index and node table."""
+    """The ``frame_source`` of a side: its own index and node table, or those of the timeline
+    frame it shows."""
 
     def __init__(self, state: SideState) -> None:
         self.state = state
 
     def shown_index(self) -> SpatialIndex | None:
-        return self.state.index
+        frame_index = self.state.frames.index
+        return frame_index if frame_index is not None else self.state.index
 
     def shown_nodes(self) -> NodeTable | None:
+        frame_index = self.state.frames.index
+        if frame_index is not None:
+            # the frame's own active pair search filled the pair-test column, as the editor's
+            # overlay shows it during a simulation
+            return frame_index.nodes()
         index = self.state.index
         if index is None:  # detached: the side shows nothing of its own
             return None
@@ -69,17 +83,25 @@ class SideState(EditorState):
         self.sync: IndexSync | None = None
         #: the overlay in its own colours (``overlay`` is it on the shared scale)
         self.raw_overlay: OverlayGeometry | None = None
+        #: the timeline frame shown instead of the document (none until :meth:`show_frame`)
+        self.frames = SideReplay(self._frame_index)
         scale.states.append(self)
 
-    def set_document(self, document, geometry=None) -> None:
+    def set_document(self, document, geometry=None, built: SpatialIndex | None = None) -> None:
         """Show ``document`` with this side's own index (the document stays open: it is the
-        editor's)."""
+        editor's). ``geometry`` and ``built``: its draw arrays and its tree made on a worker
+        from a snapshot of the document as it is now; without them they are made here."""
         scene = document.scene
+        replaced = document is not self.document
         # built before the old one goes: a side that cannot be built (over the memory budget)
         # raises here and leaves this side as it was
         # a backend of its own: the side keeps it when the document's settings change
-        sync = IndexSync(scene, self.spec.backend, scene_side_params(scene, self.spec))
+        if built is not None:
+            sync = IndexSync(scene, built)
+        else:
+            sync = IndexSync(scene, self.spec.backend, scene_side_params(scene, self.spec))
         self.detach()
+        self.frames.forget()  # a frame replayed into the previous backend
         self.sync = sync
         self.frame_source = SideSource(self)
         self.document = document
@@ -89,7 +111,8 @@ class SideState(EditorState):
         self._touched = None
         self._dirty = {"scene", "overlay", "queries", "selection"}
         self.flush()
-        self.document_replaced.emit(document)
+        if replaced:  # the views frame the level; a new tree of the same one keeps the camera
+            self.document_replaced.emit(document)
 
     def detach(self) -> None:
         """Stop following the document (the window closed or shows another level)."""
@@ -105,6 +128,28 @@ class SideState(EditorState):
     def index(self) -> SpatialIndex | None:
         """This side's live index (None before the first document, and once detached)."""
         return self.sync.index if self.sync is not None else None
+
+    def _frame_index(self) -> SpatialIndex:
+        """A new, unbuilt index of this side's backend and parameters (a frame's replay)."""
+        index = self.index
+        assert index is not None, "a frame is shown only by a side showing a document"
+        return type(index)(index.params)
+
+    def show_frame(self, recording: Recording, frame: int) -> FrameStats:
+        """Show recorded ``frame`` of the timeline in this side's own kind of tree; the overlay
+        follows on the next turn of the event loop. Returns the frame's stats."""
+        stats = self.frames.show(recording, frame)
+        self._dirty |= {"overlay", "queries"}
+        self._schedule()
+        return stats
+
+    def show_document(self) -> None:
+        """Show the edited document's tree again (the timeline stopped)."""
+        if self.frames.replay is None:
+            return
+        self.frames.forget()
+        self._dirty |= {"overlay", "queries"}
+        self._schedule()
 
     def _rebuild_overlay(self, fetch: bool = True) -> None:
         start = time.perf_counter()

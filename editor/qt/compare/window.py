@@ -2,13 +2,17 @@
 
 Top: the two sides' backends and parameters, the overlay metric both views colour by, the
 difference metric, and *Measure*. Middle: the two top views, each showing the level with its
-side's tree, on one colour scale (said under them); camera, selection and the tools' ray and
-frustum are shared. Bottom: the A, B, B/A table of the ``compare`` command's figures, the
-A minus B heatmap and the objects whose node counts differ most.
+side's tree, on one colour scale (said under them); camera, selection, the tools' ray and
+frustum and the timeline's frame are shared. While the timeline shows a frame, the per-frame
+figures of A and B sit under the views. Bottom: the A, B, B/A table of the ``compare``
+command's figures, the A minus B heatmap and the objects whose node counts differ most.
+
+The sides' trees are built on worker threads (:mod:`.side_build`); each view says
+"building…" until its tree arrives, and the measurement starts once both are shown.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from editor.model import heatmap_metrics as heatmaps
@@ -20,9 +24,12 @@ from spatial.errors import PartitionStudioError
 from ..views.view2d import View2D
 from .controls import SideControls
 from .difference_view import CostliestList, DifferencePlot, FramePlot, difference
+from .frame_figures import FrameFiguresPanel
 from .links import QueryLink, link_cameras
+from .side_build import SIDE_VIEW, SideBuilds
 from .side_state import SharedScale, SideState
 from .table import CompareTable
+from .timeline_follow import TimelineFollower
 from .worker import CompareWorker, PrepareWorker
 
 REGION_LABELS = {"query_visits": "query visits", "pair_tests": "pair tests"}
@@ -42,14 +49,31 @@ class CompareWindow(QWidget):
         a, b = default_sides(main_window.document.scene.settings)
         self.controls = [SideControls("A", a), SideControls("B", b)]
         self.sides = [SideState(c.spec(), self.scale, self) for c in self.controls]
-        self.views = [View2D(side, main_window.tools, "Top") for side in self.sides]
+        self.views = [View2D(side, main_window.tools, SIDE_VIEW) for side in self.sides]
         for view, name in zip(self.views, ("compare_view_a", "compare_view_b")):
             view.setObjectName(name)
         link_cameras(self.views)
         self.query_link = QueryLink(main_window.state, self.sides)
+        self.scale_label = QLabel()
+        self.scale_label.setObjectName("compare_scale")
+        self.status = QLabel()
+        self.status.setObjectName("compare_status")
         self.worker: CompareWorker | None = None
         self.preparing: PrepareWorker | None = None
         self.comparison = None
+        self.builds = SideBuilds(self.sides, self)
+        # the window paints once before a worker competes with it for the interpreter lock:
+        # the first paint's many short calls into Python would each wait for the lock
+        self.builds.hold()
+        self.builds.built.connect(self._on_side_built)
+        self.builds.failed.connect(self._on_side_failed)
+        self.frame_figures = FrameFiguresPanel()
+        controller = getattr(main_window, "timeline", None)
+        self.follower = TimelineFollower(controller, self.sides, self.views, self) \
+            if controller is not None else None
+        if self.follower is not None:
+            self.follower.figures_changed.connect(self._on_frame_figures)
+            self.follower.problem.connect(self.status.setText)
         self._build()
         main_window.state.document_replaced.connect(self._on_document_replaced)
         self.apply_sides()
@@ -81,10 +105,6 @@ class CompareWindow(QWidget):
         views = QSplitter(Qt.Orientation.Horizontal)
         for view in self.views:
             views.addWidget(view)
-        self.scale_label = QLabel()
-        self.scale_label.setObjectName("compare_scale")
-        self.status = QLabel()
-        self.status.setObjectName("compare_status")
         self.table = CompareTable()
         self.diff_plot = DifferencePlot()
         self.frame_plot = FramePlot()
@@ -104,10 +124,12 @@ class CompareWindow(QWidget):
         bottom.setSizes([400, 500, 340])
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(views)
+        body.addWidget(self.frame_figures)  # hidden until the sides show a timeline frame
         body.addWidget(bottom)
         body.setStretchFactor(0, 3)
-        body.setStretchFactor(1, 2)
-        body.setSizes([560, 380])
+        body.setStretchFactor(1, 0)
+        body.setStretchFactor(2, 2)
+        body.setSizes([560, 150, 380])
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(body, 1)
@@ -151,10 +173,13 @@ class CompareWindow(QWidget):
         from editor.warmup import needs_warm_up
 
         specs = []
+        scene = self.main.document.scene
+        # what the sides' trees are built over, and measured on
+        record = document_record(scene, self.main.document.display_name())
         for name, controls in zip("AB", self.controls):
             try:  # a bad name or value: one line, and the sides on show stay as they are
                 spec = controls.spec()
-                check_side(self.main.document.scene, spec)
+                check_side(scene, spec, record)
             except PartitionStudioError as exc:
                 self.status.setText(f"{name}: {exc}")
                 return
@@ -165,35 +190,56 @@ class CompareWindow(QWidget):
             self.preparing = None
         if cold:
             self.preparing = PrepareWorker(cold, self.main.document.index.name)
+            # the document may be edited while the kernels compile: a fresh snapshot then
             self.preparing.ready.connect(lambda: self._build_sides(specs))
             self.status.setText(f"preparing {', '.join(cold)} (first use: compiling)…")
             self.preparing.start()
             return
-        self._build_sides(specs)
+        self._build_sides(specs, record)
 
-    def _build_sides(self, specs) -> None:
+    def _build_sides(self, specs, record=None) -> None:
+        """Build both sides on workers; each view says so until its tree is shown."""
         self.preparing = None
-        document = self.main.document
+        if self.worker is not None:  # the sides it measured are about to go
+            self.worker.cancel()
+            self.worker = None
         metric = self.metric_box.currentData()
         for side, spec, view, name in zip(self.sides, specs, self.views, "AB"):
-            previous, side.spec = side.spec, spec
             side.overlay_settings = type(side.overlay_settings)(metric=metric)
-            try:
-                side.set_document(document)
-            except PartitionStudioError as exc:  # e.g. over the memory budget: one line
-                side.spec = previous
-                self.status.setText(f"{name}: {exc}")
-                return
-            view.title.setText(f"{name}: {spec.label()}")
+            view.title.setText(f"{name}: {spec.label()} — building…")
+        self.status.setText("building the trees of A and B…")
+        self.builds.start(self.main.document, specs, record)
+
+    def _on_side_built(self, number: int) -> None:
+        side, view = self.sides[number], self.views[number]
+        view.title.setText(f"{'AB'[number]}: {side.spec.label()}")
+        if self.builds.busy:
+            return  # the other side is still building
+        self.frame_figures.set_names(*(s.spec.label() for s in self.sides))
         self.query_link.sync()
-        self.views[0].frame_scene()
-        self.measure()
+        if self.follower is not None:
+            self.follower.restart()
+        # next turn: the new trees are painted first, before the measurement's worker loads
+        # kernels, which holds the interpreter lock for a while
+        QTimer.singleShot(0, self.measure)
+
+    def _on_frame_figures(self, figures) -> None:
+        if self.follower is not None:
+            self.frame_figures.show_figures(figures, self.follower.history)
+
+    def _on_side_failed(self, number: int, text: str) -> None:
+        # e.g. a plugin's build raised: one line, and the side keeps what it showed
+        side, name = self.sides[number], "AB"[number]
+        shown = side.spec.label() if side.document is not None else "nothing"
+        self.views[number].title.setText(f"{name}: {shown}")
+        self.status.setText(f"{name}: {text}")
 
     def measure(self) -> None:
         """Measure both sides on a worker thread; the table fills when it is done."""
         if self.worker is not None:
             self.worker.cancel()
-        record = document_record(self.main.document.scene, self.main.document.display_name())
+        record = self.builds.current_record() or \
+            document_record(self.main.document.scene, self.main.document.display_name())
         self.record = record
         a, b = self.sides
         self.worker = CompareWorker(record, a.spec, b.spec, recording=self.timeline_recording())
@@ -249,10 +295,18 @@ class CompareWindow(QWidget):
     def _on_document_replaced(self, _document) -> None:
         self.apply_sides()
 
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if self.builds.held:
+            QTimer.singleShot(0, self.builds.release)
+
     def closeEvent(self, event) -> None:
         for worker in (self.worker, self.preparing):
             if worker is not None:
                 worker.cancel()
+        self.builds.close()
+        if self.follower is not None:
+            self.follower.close()
         self.query_link.close()
         self.main.state.document_replaced.disconnect(self._on_document_replaced)
         for side in self.sides:

@@ -57,19 +57,25 @@ class LiveView:
             ids, lo, hi, awake = bodies
         self.bodies_drawn = len(ids)
         for name, item in self.items2d.items():
-            u, v = self.window.views2d[name].axes
-            layers = []
-            for flags, rgb in ((~awake, ASLEEP_RGB), (awake, AWAKE_RGB)):
-                if flags.any():
-                    rects = np.column_stack([lo[flags, u], lo[flags, v], hi[flags, u], hi[flags, v]])
-                    layers.append((segments_path(rect_segments(rects)), cosmetic_pen(rgb, 1.0, 1.5), None))
-            item.set_layers(layers)
+            item.set_layers(body_layers(lo, hi, awake, self.window.views2d[name].axes))
         if self.item3d is not None:
             if len(ids):
                 colours = np.where(awake[:, None], np.array(AWAKE_RGB + (1.0,)),
                                    np.array(ASLEEP_RGB + (1.0,))).astype(np.float32)
                 self.item3d.setData(pos=box_lines(lo, hi), color=np.repeat(colours, 24, axis=0))
             self.item3d.setVisible(bool(len(ids)))
+
+
+def body_layers(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray, axes) -> list:
+    """The outlines of a frame's moving bodies seen along ``axes``, as
+    :class:`~..views.items2d.PathsItem` layers: awake ones bright, sleeping ones dim."""
+    u, v = axes
+    layers = []
+    for flags, rgb in ((~awake, ASLEEP_RGB), (awake, AWAKE_RGB)):
+        if flags.any():
+            rects = np.column_stack([lo[flags, u], lo[flags, v], hi[flags, u], hi[flags, v]])
+            layers.append((segments_path(rect_segments(rects)), cosmetic_pen(rgb, 1.0, 1.5), None))
+    return layers
 
 
 def frame_box(window, lo, hi) -> None:
