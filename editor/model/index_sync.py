@@ -109,6 +109,25 @@ def run_inline(build: Callable[[], SpatialIndex], prepare: Callable[[], None] | 
     return _Inline()
 
 
+def build_for_settings(scene: Scene, registry=None) -> SpatialIndex | None:
+    """The index of ``scene``'s own backend and parameters, built from
+    :func:`~.index_input.index_input` exactly as :class:`IndexSync` builds it — for a thread
+    that reads a level to hand over with it (:meth:`IndexSync.following`). None when the
+    settings name a backend this installation lacks or parameters it refuses, or the build is
+    over the memory budget: the sync then builds (or falls back) itself and says why."""
+    if registry is None:
+        from spatial.registry import default_registry
+        registry = default_registry()
+    settings = scene.settings
+    cls = registry.backends.get(settings.backend)
+    if cls is None:
+        return None
+    try:
+        return build_index(cls, settings.parsed(cls), index_input(scene))
+    except (PluginError, MemoryBudgetError, ValueError):
+        return None
+
+
 def build_index(cls: type[SpatialIndex], params: Any, record: IndexInput) -> SpatialIndex:
     """A new ``cls(params)`` index built from ``record``, its lazy work flushed (so a worker
     thread, when there is one, does it all)."""
@@ -233,6 +252,16 @@ class IndexSync:
             self.index = type(self.index)()
             self.rebuild()
         scene.did_change.connect(self._on_scene_did_change)
+
+    @classmethod
+    def following(cls, scene: Scene, built: SpatialIndex, **options: Any) -> IndexSync:
+        """A sync whose live index is ``built``: the document's index already built for its
+        own settings from the scene as it is now (:func:`build_for_settings`, on the thread
+        that read the level). From there it follows the document's settings like any sync
+        made without a backend. ``options`` are the constructor's."""
+        sync = cls(scene, built, **options)
+        sync.follows_document = True
+        return sync
 
     # ------------------------------------------------------------------ backend choice
     def _resolve(self, backend: str | None, params: Mapping | None) -> tuple[type[SpatialIndex], Any]:

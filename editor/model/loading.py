@@ -309,3 +309,30 @@ def document_source(scene: Scene, source: str):
     """What the ``stats``/``simulate`` commands need of a scene: its
     :class:`~.index_input.IndexInput` with the scene counts of a report."""
     return index_input(scene, source, counts=True)
+
+
+def give_backend_choice(scene: Scene, choice: tuple[str, dict] | None, registry=None) -> None:
+    """Give a level that brings no backend choice of its own (the default tree with default
+    parameters: a WAD, a mesh, a ``.map`` without ``_ps_`` keys) the user's ``choice``
+    ``(backend, params)`` — the one it had before a reload, or the user's last. Not an edit:
+    nothing to save. A choice this installation cannot take (a plugin gone, a parameter
+    changed since) leaves the default."""
+    from .scene import DEFAULT_BACKEND, Edit, Settings
+
+    current = scene.settings
+    if current.backend != DEFAULT_BACKEND or current.params:
+        return
+    if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
+        return
+    if registry is None:
+        from spatial.registry import default_registry
+        registry = default_registry()
+    cls = registry.backends.get(choice[0])
+    if cls is None:
+        return
+    settings = Settings(choice[0], dict(choice[1]), current.metadata)
+    try:
+        settings.parsed(cls)  # parsed once, here: the index reads the cached value
+    except Exception:
+        return
+    scene.apply(Edit(settings=settings))

@@ -58,7 +58,8 @@ class Document(QObject):
     preparing_progress = Signal(float)
     rebuild_failed = Signal(str)
 
-    def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None):
+    def __init__(self, scene, path: str | None = None, warnings=(), selection=None, parent=None,
+                 index=None):
         super().__init__(parent)
         if selection:
             keep = frozenset(i for i in selection if i in scene)
@@ -73,9 +74,12 @@ class Document(QObject):
         self._status_relay.text.connect(self.preparing_status)
         self._status_relay.fraction.connect(self._on_preparing_progress)
         # the model owns the rebuild policy; the editor gives it a thread and a warm-up
-        self.sync = IndexSync(scene, runner=run_on_thread,
-                              warm_up=KernelWarmUpHook(self._status_relay.text.emit,
-                                                       self._status_relay.fraction.emit))
+        options = {"runner": run_on_thread,
+                   "warm_up": KernelWarmUpHook(self._status_relay.text.emit,
+                                               self._status_relay.fraction.emit)}
+        # ``index``: built with the level on the loading thread for the document's own settings
+        self.sync = IndexSync.following(scene, index, **options) if index is not None else \
+            IndexSync(scene, **options)
         self.index_version = 0
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)

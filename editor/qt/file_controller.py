@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMenu
 
 from editor.model.loading import (
     LoadResult,
+    give_backend_choice,
     level_file_types,
     level_parts,
     open_level,
@@ -39,6 +40,26 @@ if TYPE_CHECKING:
 
 #: files larger than this open on a worker thread with a progress bar
 BACKGROUND_OPEN_BYTES = 256 * 1024
+
+
+class PreparedLevel:
+    """What the loading thread makes beside the level: its draw arrays and its index."""
+
+    def __init__(self, geometry, index) -> None:
+        self.geometry = geometry
+        self.index = index
+
+
+def _prepare_level(choice):
+    """``prepare(scene)`` for the loading thread: the user's backend choice given to a level
+    that brings none, the draw arrays, then the index for the level's settings — so the
+    window's thread builds neither (:func:`editor.model.index_sync.build_for_settings`)."""
+    def run(scene) -> PreparedLevel:
+        from editor.model.index_sync import build_for_settings
+
+        give_backend_choice(scene, choice)
+        return PreparedLevel(prepare_geometry(scene), build_for_settings(scene))
+    return run
 
 
 def _after_warm_up(warmup, prepare):
@@ -157,7 +178,8 @@ class FileController(QObject):
     def _open_in_background(self, path: str | None) -> None:
         w = self.window
         w.cancel_background_work()
-        prepare, text = prepare_geometry, f"Opening {os.path.basename(path or 'the demo level')}…"
+        prepare = _prepare_level(last_backend(w.settings))
+        text = f"Opening {os.path.basename(path or 'the demo level')}…"
         warmup = w.kernel_warmup
         if warmup is not None and not warmup.ready:
             prepare = _after_warm_up(warmup, prepare)
@@ -165,7 +187,7 @@ class FileController(QObject):
             self._progress_prefix = text
         worker = LoadWorker(path, prepare=prepare)
         worker.progress.connect(self._on_progress)
-        worker.loaded.connect(lambda loaded: self.adopt_loaded(loaded, geometry=worker.prepared))
+        worker.loaded.connect(lambda loaded: self._adopt_prepared(loaded, worker.prepared))
         worker.failed.connect(self._on_load_failed)
         self.load_worker = worker
         w.progress_status.show(text)
@@ -190,8 +212,14 @@ class FileController(QObject):
         self._progress_prefix = ""
         self.window.report_error(message)
 
+    def _adopt_prepared(self, loaded: LoadResult, prepared: PreparedLevel | None) -> None:
+        if prepared is None:  # preparing failed on the loading thread: the window does it
+            self.adopt_loaded(loaded)
+            return
+        self.adopt_loaded(loaded, geometry=prepared.geometry, index=prepared.index)
+
     def adopt_loaded(self, loaded: LoadResult, selection=None, keep_settings=None,
-                     geometry=None) -> None:
+                     geometry=None, index=None) -> None:
         """Make a read level the window's document (keeping ``selection`` where ids survive)."""
         w = self.window
         w.progress_status.hide()
@@ -202,7 +230,12 @@ class FileController(QObject):
             # loading them from its cache beats compiling them here a second time
             w.kernel_warmup.wait_ready()
         self._settle_backend(loaded.document, keep_settings)
-        doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection)
+        settings = loaded.document.settings
+        if index is not None and (index.name != settings.backend or
+                                  index.params != settings.parsed(type(index))):
+            index = None  # built for other settings than the level now has: built again
+        doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection,
+                       index=index)
         w.state.set_document(doc, geometry=geometry)
         for warning in loaded.warnings[:3]:
             w.statusBar().showMessage(warning, 8000)
@@ -211,27 +244,9 @@ class FileController(QObject):
             self.refresh_recent_menu()
 
     def _settle_backend(self, scene, keep_settings=None) -> None:
-        """Give a level that brings no backend choice of its own (the default tree with default
-        parameters: a WAD, a mesh, a .map without ``_ps_`` keys) the choice it had before a
-        reload (``keep_settings``), else the user's last choice. Not an edit: nothing to save."""
-        from editor.model.scene import DEFAULT_BACKEND, Edit, Settings
-        from spatial.registry import default_registry
-
-        current = scene.settings
-        if current.backend != DEFAULT_BACKEND or current.params:
-            return
-        choice = keep_settings or last_backend(self.window.settings)
-        if not choice or (choice[0] == DEFAULT_BACKEND and not choice[1]):
-            return
-        cls = default_registry().backends.get(choice[0])
-        if cls is None:  # a plugin gone since: keep the default
-            return
-        settings = Settings(choice[0], dict(choice[1]), current.metadata)
-        try:
-            settings.parsed(cls)  # parsed once, here: the index reads the cached value
-        except Exception:  # a parameter changed since: keep the default
-            return
-        scene.apply(Edit(settings=settings))
+        """A level that brings no backend choice gets the one it had before a reload
+        (``keep_settings``), else the user's last (:func:`~editor.model.loading.give_backend_choice`)."""
+        give_backend_choice(scene, keep_settings or last_backend(self.window.settings))
 
     def remember_backend(self, doc: Document, kind) -> None:
         """After a settings change: the user's backend choice, for levels that bring none."""

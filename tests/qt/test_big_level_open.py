@@ -105,3 +105,34 @@ def test_showing_a_prepared_level_adds_a_fixed_number_of_items(window, box_map, 
     assert len(added) <= 8 * len(window.views2d), (len(added), chunks)
     for view in window.views2d.values():
         assert len(view.brushes.items()) == 2 * len([c for c in view.outlines.chunks if c.ids])
+
+
+def test_a_level_read_in_the_background_comes_with_its_index(window, qtbot, box_map):
+    """The loading thread builds the level's index for its settings too, so the window's
+    thread builds none when the level arrives; the index is the one a sync builds itself."""
+    from editor.model import IndexSync
+    from editor.model.index_input import IndexInput
+    from editor.model.loading import open_level
+
+    builds = []
+    real = IndexInput.build
+
+    def build(self, index):
+        builds.append(threading.current_thread() is threading.main_thread())
+        return real(self, index)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(IndexInput, "build", build)
+        old = window.document
+        assert window.files.open_file(box_map, background=True)
+        qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+    doc = window.document
+    assert builds and not any(builds), "built on the window's thread"
+    assert doc.sync.follows_document and not doc.rebuilding
+    alone = IndexSync(open_level(box_map).document, doc.index.name)
+    assert doc.index.stats()["nodes"] == alone.index.stats()["nodes"]
+    assert doc.index.objects.count == alone.index.objects.count
+    # and it follows the document's settings from there, as any document's index does
+    combo = window.params_panel.backend_combo
+    combo.setCurrentIndex(combo.findText("bvh"))
+    qtbot.waitUntil(lambda: doc.index.name == "bvh" and not doc.rebuilding, timeout=120_000)
