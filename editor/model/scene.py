@@ -181,6 +181,8 @@ class Scene:
         self._brushes_of: dict[int, set[int]] = {}
         self._selection: frozenset[int] = frozenset()
         self._settings = Settings()
+        # bounds() of the objects as they are; forgotten by any edit that changes objects
+        self._bounds: tuple[np.ndarray, np.ndarray] | None = None
         self._next_id = 0
         self.listener_error_handler = report_listener_error
         self.will_change = Signal()
@@ -389,7 +391,15 @@ class Scene:
         return lo, hi
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds of every indexed object (zeros for an empty scene)."""
+        """Bounds of every indexed object (zeros for an empty scene). Kept until an edit
+        changes objects: every view frames the level with it, and a big level's objects take
+        a while to walk."""
+        if self._bounds is None:
+            self._bounds = self._walk_bounds()
+        lo, hi = self._bounds
+        return lo.copy(), hi.copy()
+
+    def _walk_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         loose = [i for i in self._objects if self.is_indexed(i)]
         corners = []
         if loose:
@@ -497,6 +507,20 @@ class Scene:
             kind |= ChangeKind.SELECTION
         touched_ids = frozenset(touched)
         self.will_change.emit(touched_ids)
+        self._swap_meshes(added, dropped)
+        for oid, new in changed.items():
+            self._set_object(oid, new)
+        if changed or added or dropped:
+            self._bounds = None
+        if selection is not None:
+            self._selection = selection
+        if settings is not None:
+            self._settings = settings
+        self.did_change.emit(touched_ids, kind)
+        return inverse
+
+    def _swap_meshes(self, added, dropped) -> None:
+        """Take the ``dropped`` mesh parts out and put the ``added`` meshes in, whole."""
         self._meshes = [part for part in self._meshes if part not in dropped]
         for mesh in added:
             part = _MeshPart(mesh)
@@ -504,14 +528,6 @@ class Scene:
                 if mesh.holds(oid):
                     part.present[oid - mesh.first_id] = False
             self._meshes.append(part)
-        for oid, new in changed.items():
-            self._set_object(oid, new)
-        if selection is not None:
-            self._selection = selection
-        if settings is not None:
-            self._settings = settings
-        self.did_change.emit(touched_ids, kind)
-        return inverse
 
     def _set_object(self, oid: int, new: SceneObject | None) -> None:
         old = self._objects.get(oid)
