@@ -155,6 +155,11 @@ class Workload:
         ``prepare(index)`` before the build, e.g. to offer exact segments or triangles.
     description : str
         What the workload was made from (for reports).
+    check_frame : callable, optional
+        ``check_frame(frame_number, pair_tests, overlapping, seconds)`` after each frame's
+        pairs: raises when the frame is over a work budget (the editor's
+        :mod:`editor.model.work_budget`), so a trial of parameters that make a frame explode
+        stops at that frame with the budget's one line instead of running on.
     """
 
     ids: np.ndarray
@@ -170,6 +175,7 @@ class Workload:
     split_planes: np.ndarray = field(default_factory=lambda: np.empty((0, 4)))
     prepare: Callable[[Any], None] | None = None
     description: str = ""
+    check_frame: Callable[[int, int, int, float], None] | None = None
 
     def subset(self, count: int) -> Workload:
         """A small workload with the first ``count`` objects (warm-up and cheapness probes)."""
@@ -183,7 +189,8 @@ class Workload:
         return Workload(self.ids[:count], self.lo[:count], self.hi[:count], self.dynamic[:count],
                         None if self.awake is None else self.awake[:count], frames,
                         self.ray_origins[:4], self.ray_directions[:4], self.ray_max_t,
-                        self.frusta[:1], self.split_planes[:64], None, self.description + " (subset)")
+                        self.frusta[:1], self.split_planes[:64], None, self.description + " (subset)",
+                        self.check_frame)
 
 
 @dataclass
@@ -298,7 +305,11 @@ def measure(backend_cls: type, params: Any, workload: Workload,
             index.set_awake(frame.awake_ids, frame.awake_flags)
         index.step(1)
         update_ms.append((time.perf_counter() - start) * 1e3)
+        began = time.perf_counter()
         result = index.pairs("active")
+        if workload.check_frame is not None:
+            workload.check_frame(number + 1, result.tests, len(result.pairs),
+                                 time.perf_counter() - began)
         pair_tests.append(result.tests)
         overlapping.append(len(result.pairs))
 

@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .cost import CostWeights, TrialTimeout, Workload, measure
-from .errors import ParamError
+from .errors import ParamError, PartitionStudioError
 from .memory_budget import MemoryBudgetError
 from .params import param_specs, params_to_dict, parse_params
 
@@ -355,6 +355,10 @@ def _measure_payload(cls, params, workload, weights, deadline) -> tuple[str, Any
         return "timeout", str(exc)
     except ParamError as exc:
         return "invalid", str(exc)
+    except PartitionStudioError as exc:
+        if getattr(exc, "budget", False):  # a frame over the work budget: refused, like memory
+            return "refused", str(exc)
+        return "error", f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # a backend bug must not end the search; it is recorded
         return "error", f"{type(exc).__name__}: {exc}"
 

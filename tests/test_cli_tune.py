@@ -120,3 +120,16 @@ def test_a_recording_alone_is_tuned_on_its_own_objects(capsys, tmp_path):
 def test_without_a_level_or_a_recording_tune_asks_for_one(capsys, tmp_path):
     code, text, err = run(capsys, "tune", "--out", str(tmp_path / "p.json"))
     assert code == 2 and text == "" and "--recording" in err
+
+
+def test_a_level_whose_frames_are_over_the_work_budget_is_one_line(capsys, tmp_path, monkeypatch):
+    """Every trial's frames are held to the work budget: over it, tune names the level, the
+    frame and the budget in one line."""
+    monkeypatch.setenv("PARTITION_STUDIO_WORK_BUDGET_PAIRS", "1")
+    code, text, err = run(capsys, "tune", "--demo", "--backend", "grid", "--max-trials", "2",
+                          "--budget", "30", "--out", str(tmp_path / "p.json"), "--json")
+    assert code == 4 and text == "" and not (tmp_path / "p.json").exists()  # the budget status
+    line = err.strip()
+    assert len(line.splitlines()) == 1
+    assert line.startswith("partition-studio: error: demo: grid: frame ")
+    assert "of the tuning workload" in line and "work budget" in line

@@ -122,6 +122,12 @@ def cmd_tune(args) -> dict:
     return _tune_backend(args)
 
 
+class _BudgetRefusal(CliError):
+    """The backend's defaults are over a budget: the budget's exit status, not bad input."""
+
+    budget = True
+
+
 def _tune_backend(args) -> dict:
     """``tune`` without ``--engine``: one backend (or all) and a parameters exporter."""
     from editor.model.tuning import scene_content_hash, scene_fixed_params, scene_workload
@@ -178,6 +184,8 @@ def _tune_backend(args) -> dict:
                       fixed=fixed)
         if result.best is None:
             first = result.trials[0] if result.trials else None
+            if first is not None and first.status == "refused":  # over a memory or work budget
+                raise _BudgetRefusal(f"{source}: {cls.name}: {first.message}")
             why = f"{first.status}: {first.message}" if first else result.stop_reason
             raise CliError(f"{cls.name}: the defaults could not be measured within "
                            f"{args.budget:g} s ({why}); raise --budget")

@@ -38,6 +38,7 @@ from spatial.geometry import frustum_planes_from_camera
 
 from .entities import Entity
 from .scene import Scene
+from .work_budget import check_trial_frame
 
 if TYPE_CHECKING:
     from spatial.contract import SpatialIndex
@@ -214,7 +215,8 @@ def scene_workload(scene: Scene, seed: int = 0, *, recording=None, frames: int =
     return Workload(ids, lo, hi, dynamic, awake, motion, origins, directions, diagonal, views,
                     record.split_planes, prepare=record.offer_exact_geometry,
                     description=f"{source or 'scene'}: {len(ids)} objects, {len(motion)} frames "
-                                f"({origin}), {len(origins)} rays, {len(views)} frusta")
+                                f"({origin}), {len(origins)} rays, {len(views)} frusta",
+                    check_frame=check_trial_frame)
 
 
 def scene_fixed_params(scene: Scene, cls: type[SpatialIndex]) -> dict:

@@ -80,3 +80,12 @@ def check_pairs(tests: int, overlapping: int, seconds: float) -> None:
     if seconds > MAX_FRAME_SECONDS:
         raise WorkBudgetError(f"one frame took {seconds:.0f} s of pair finding, over the work "
                               f"budget of {MAX_FRAME_SECONDS:g} s; {_HINT}")
+
+
+def check_trial_frame(frame: int, tests: int, overlapping: int, seconds: float) -> None:
+    """:func:`check_pairs` for frame ``frame`` of a tuning trial's workload
+    (:attr:`spatial.cost.Workload.check_frame`): the one line names the frame."""
+    try:
+        check_pairs(tests, overlapping, seconds)
+    except WorkBudgetError as exc:
+        raise WorkBudgetError(f"frame {frame} of the tuning workload: {exc}", frame) from None

@@ -146,3 +146,26 @@ def test_fixed_parameters_stay_out_of_the_search():
     assert "max_depth" not in [d["name"] for d in result.space]
     with pytest.raises(Exception, match="max_depth"):
         tune(Quadtree, small_workload(), budget_s=5, fixed={"max_depth": 99})
+
+
+def _over_budget_from_frame_two(frame, tests, overlapping, seconds):
+    from editor.model.work_budget import WorkBudgetError
+
+    if frame >= 2:
+        raise WorkBudgetError(f"frame {frame} of the tuning workload: {tests:,} candidate pair "
+                              "tests in one frame is over the work budget", frame)
+
+
+@pytest.mark.parametrize("isolation", ["none", "process"])
+def test_a_trial_over_the_work_budget_is_refused_at_that_frame(isolation):
+    """A frame of a trial that needs more work than the budget stops that trial with the
+    budget's line (the frame named), like a structure over the memory budget; the search goes
+    on and never chooses it."""
+    import dataclasses
+
+    workload = dataclasses.replace(small_workload(), check_frame=_over_budget_from_frame_two)
+    assert len(workload.frames) >= 2
+    result = tune(KdTree, workload, budget_s=20, max_trials=3, isolation=isolation)
+    assert result.trials and all(t.status == "refused" for t in result.trials)
+    assert all("frame 2 of the tuning workload" in t.message for t in result.trials)
+    assert result.best is None
