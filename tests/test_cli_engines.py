@@ -48,7 +48,9 @@ def test_tuned_file_on_e1m1_reads_back(capsys, tmp_path, name):
     assert code == 0, err
     report = json.loads(text)
     assert report["engine"] == name and report["units_per_metre"] == 32.0
-    assert report["cost"] <= report["default_cost"] * (1 + 0.005)
+    replaced = any("replaced by the engine's own timing" in n for n in report["notes"])
+    if not replaced:  # the model's pick: never above the engine's defaults in the model
+        assert report["cost"] <= report["default_cost"] * (1 + 0.005)
     parsed = PARSERS[name](out.read_text(encoding="utf-8"))
     for key, knob in report["knobs"].items():
         if key in parsed:

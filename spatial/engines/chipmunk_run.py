@@ -85,10 +85,11 @@ def measure_in_chipmunk(workload: Any, spatial_hash: tuple[float, int], steps: i
 
 
 def hash_sizes_in_chipmunk(workload: Any, dims: list[float], count: int, budget_s: float,
-                           steps: int = 8, rounds: int = 2) -> dict[float, float] | None:
-    """Median step time (ms) of the spatial hash with each cell size of ``dims`` (in order,
-    while ``budget_s`` lasts; the first two always), each round visiting them in turn so that
-    a change of machine load touches them all alike; None without pymunk."""
+                           steps: int = 8, rounds: int = 3) -> dict[float, list[float]] | None:
+    """Each round's median step time (ms) of the spatial hash with each cell size of ``dims``
+    (in order, while ``budget_s`` lasts; the first two always), the rounds visiting them in
+    alternating order so that a change of machine load touches them all alike; None without
+    pymunk."""
     pymunk = _pymunk()
     if pymunk is None:
         return None
@@ -97,8 +98,10 @@ def hash_sizes_in_chipmunk(workload: Any, dims: list[float], count: int, budget_
     for k, dim in enumerate(dims):  # the first round decides which sizes fit in the budget
         if k >= 2 and time.perf_counter() - began > budget_s:
             break
-        times[dim] = _step_times(pymunk, workload, (float(dim), int(count)), steps)
+        times[dim] = [statistics.median(_step_times(pymunk, workload, (float(dim), int(count)),
+                                                    steps)) * 1000]
     for round_ in range(1, rounds):  # later rounds in the other order: drift touches all alike
         for dim in (reversed(list(times)) if round_ % 2 else list(times)):
-            times[dim] += _step_times(pymunk, workload, (float(dim), int(count)), steps)
-    return {dim: statistics.median(t) * 1000 for dim, t in times.items()}
+            times[dim].append(statistics.median(
+                _step_times(pymunk, workload, (float(dim), int(count)), steps)) * 1000)
+    return times

@@ -81,7 +81,10 @@ def test_chipmunk_times_its_tree_and_the_hash_and_the_advice_follows_it():
 
 def test_the_hash_size_is_settled_by_chipmunks_own_timing(monkeypatch):
     """The engine has the last word: the kept ``dim`` is the fastest size timed in Chipmunk when
-    it beats the docs' size by more than the noise, else the docs' size; the notes say which."""
+    it beats the docs' size by more than the noise in every round, else the docs' size; the
+    notes say which."""
+    import statistics
+
     from spatial.engines import chipmunk_run
     from spatial.engines.profile import ENGINE_NOISE
 
@@ -96,15 +99,18 @@ def test_the_hash_size_is_settled_by_chipmunks_own_timing(monkeypatch):
     level = generated(600, seed=3)
     work = level.workload
     frame = LevelFrame.of(work.lo, work.hi, 32.0, 2)
-    profile = engine_profile("chipmunk")
-    tuned = tune_engine(profile, work, frame, budget_s=5, max_trials=4, source=level.name)
+    tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=5, max_trials=4,
+                        source=level.name)
     docs = float(tuned.settings.profile.knob("dim").start)
     kept = float(tuned.settings.values["dim"])
     assert len(timed_here) >= 2 and docs in timed_here and kept in timed_here
-    fastest = min(timed_here.values())
-    if kept == docs:
-        assert fastest * (1 + ENGINE_NOISE) >= timed_here[docs] or timed_here[kept] == fastest
+    median = {d: statistics.median(r) for d, r in timed_here.items()}
+    if kept != docs:
+        assert median[kept] == min(median.values())
+        assert all(k * (1 + ENGINE_NOISE) < d for k, d in zip(timed_here[kept], timed_here[docs]))
     else:
-        assert timed_here[kept] == fastest and fastest * (1 + ENGINE_NOISE) < timed_here[docs]
+        best = min(median, key=median.get)
+        assert best == docs or not all(
+            b * (1 + ENGINE_NOISE) < d for b, d in zip(timed_here[best], timed_here[docs]))
     assert any("timed in Chipmunk" in note for note in tuned.settings.notes)
     assert PARSERS["chipmunk"](tuned.render())["dim"] == pytest.approx(kept, rel=1e-5)
