@@ -74,12 +74,10 @@ class Document(QObject):
         self._status_relay.text.connect(self.preparing_status)
         self._status_relay.fraction.connect(self._on_preparing_progress)
         # the model owns the rebuild policy; the editor gives it a thread and a warm-up
-        options = {"runner": run_on_thread,
-                   "warm_up": KernelWarmUpHook(self._status_relay.text.emit,
-                                               self._status_relay.fraction.emit)}
+        warm_up = KernelWarmUpHook(self._status_relay.text.emit, self._status_relay.fraction.emit)
         # ``index``: built with the level on the loading thread for the document's own settings
-        self.sync = IndexSync.following(scene, index, **options) if index is not None else \
-            IndexSync(scene, **options)
+        self.sync = IndexSync.following(scene, index, runner=run_on_thread, warm_up=warm_up) \
+            if index is not None else IndexSync(scene, runner=run_on_thread, warm_up=warm_up)
         self.index_version = 0
         scene.did_change.connect(self._on_scene_did_change)
         self.sync.changed.connect(self._on_index_did_change)

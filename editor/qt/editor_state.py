@@ -25,6 +25,7 @@ from editor.model.heatmap_metrics import metric as heatmap_metric
 from editor.model.placement import floor_below, ray_convex_entry
 from spatial.contract import NodeTable, SpatialIndex
 
+from .document import Document
 from .overlay import OverlayGeometry, OverlaySettings, build_overlay
 from .scene_geometry import SceneArrays, SceneGeometry
 from .views.camera import CameraShot
@@ -99,7 +100,7 @@ class EditorState(QObject):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.document = None
+        self.document: Document | None = None
         self.grid_size = 16
         self.snap = True
         self.show_grid = True
@@ -126,13 +127,13 @@ class EditorState(QObject):
         self.inspected_node = -1
         self.timings: dict[str, float] = {}
         self._geometry = SceneGeometry()
-        self._dirty = set()
+        self._dirty: set[str] = set()
         #: objects edited since the last flush (None: the whole scene is new)
         self._touched: set | None = None
         self._flush_posted = False
 
     # ------------------------------------------------------------------ document
-    def set_document(self, document, geometry: SceneGeometry | None = None) -> None:
+    def set_document(self, document: Document, geometry: SceneGeometry | None = None) -> None:
         """Show ``document`` (the previous one is closed). ``geometry``: its draw arrays
         prepared on a worker thread (:func:`~.scene_geometry.prepare_geometry`)."""
         old = self.document
@@ -252,17 +253,23 @@ class EditorState(QObject):
                 visits[res.visited[res.visited < len(visits)]] = 2
         return visits
 
+    def _open_document(self) -> Document:
+        """The open document, for the queries, picking and the overlay: :meth:`flush` runs them
+        only with one, and the views and tools wait for one before a gesture."""
+        assert self.document is not None, "no document is open yet"
+        return self.document
+
     def shown_index(self):
         """The index on screen: the displayed frame's (simulation, replay) or the document's."""
         source = self.frame_source.shown_index() if self.frame_source is not None else None
-        return source if source is not None else self.document.index
+        return source if source is not None else self._open_document().index
 
     def _fetch_table(self):
         nodes = self.frame_source.shown_nodes() if self.frame_source is not None else None
         if nodes is not None:
             self.node_table_index = self.shown_index()
             return nodes
-        index = self.node_table_index = self.document.index
+        index = self.node_table_index = self._open_document().index
         prepare = self.metric.prepare
         if prepare is not None:
             prepare(index)  # e.g. a pair search fills the per-node pair-test column
@@ -275,8 +282,9 @@ class EditorState(QObject):
         if self.inspected_node >= len(self.node_table):
             self.inspected_node = -1
         planes = None
-        if self.overlay_settings.show_planes and hasattr(self.node_table_index, "node_planes"):
-            planes = self.node_table_index.node_planes()
+        index = self.node_table_index
+        if self.overlay_settings.show_planes and index is not None and hasattr(index, "node_planes"):
+            planes = index.node_planes()
         self.overlay = build_overlay(self.node_table, self.overlay_settings, self.query_visits(),
                                      planes=planes)
         self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
@@ -370,7 +378,7 @@ class EditorState(QObject):
         downward ray through the index), else the middle of the level."""
         if self.ray_height is not None:
             return self.ray_height
-        doc = self.document
+        doc = self._open_document()
         floor = floor_below(doc.scene, doc.index, x, y, clearance=RAY_EYE_HEIGHT)
         if floor is not None:
             return floor + RAY_EYE_HEIGHT
@@ -400,8 +408,9 @@ class EditorState(QObject):
         """Ids hit by a ray through the live index, nearest first (picking is a CPU ray cast)."""
         origin = np.asarray(origin, dtype=np.float64)
         direction = np.asarray(direction, dtype=np.float64)
-        res = self.document.index.query_ray(origin, direction)
-        scene = self.document.scene
+        doc = self._open_document()
+        res = doc.index.query_ray(origin, direction)
+        scene = doc.scene
         hits = []
         for oid, t_box in zip(res.ids.tolist(), res.t.tolist()):
             obj = scene.get(oid)

@@ -7,6 +7,9 @@ timeline (:meth:`MainWindow.add_bottom_dock`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -14,12 +17,14 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
     QScrollArea,
     QSplitter,
     QToolBar,
+    QWidget,
 )
 
 from .compare.install import install_compare
@@ -50,7 +55,14 @@ from .status_bar import ProgressStatus, StatusLabels
 from .timeline import install_timeline
 from .tools import TOOL_NAMES, ToolManager
 from .tools.edit_ops import delete_selection, duplicate_selection, select
+from .tools.query_tools import FrustumTool
 from .views.view2d import View2D
+
+if TYPE_CHECKING:  # for the annotations only: each is imported where its object is made
+    from editor.warmup import KernelWarmup
+
+    from .kernel_readiness import KernelReadiness
+    from .views.view3d import View3D
 
 #: files larger than this open on a worker thread with a progress bar
 BACKGROUND_OPEN_BYTES = 256 * 1024
@@ -62,7 +74,7 @@ def _scrolled(widget) -> QScrollArea:
     scroll = QScrollArea()
     scroll.setWidget(widget)
     scroll.setWidgetResizable(True)
-    scroll.setFrameShape(QScrollArea.NoFrame)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
     return scroll
 
 
@@ -87,9 +99,11 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.errors: list[str] = []          # every error shown, newest last (tests read it)
         self.prompts = Prompts(self)  # every dialog goes through it (tests replace it)
-        self.ask_save = lambda: self.prompts.ask_save(self.document.display_name())
-        self.ask_reload = lambda: self.prompts.ask_reload(self.document.display_name())
-        self.kernel_warmup = None  # an editor.warmup.KernelWarmup on a first start
+        # asked only about an open document (tests and quitting paths replace them)
+        self.ask_save: Callable[[], str] = lambda: self.prompts.ask_save(self._document_name())
+        self.ask_reload: Callable[[], bool] = \
+            lambda: self.prompts.ask_reload(self._document_name())
+        self.kernel_warmup: KernelWarmup | None = None  # on a first start
         self.files = FileController(self)  # open, save, reload, watch, recent files
 
         if use_gl is None:
@@ -121,7 +135,14 @@ class MainWindow(QMainWindow):
         self.stats_panel.hold()
         self.first_paint = FirstPaint(self.central_views(), self)
         self.first_paint.painted.connect(self._release_stats_when_compiled)
-        self.kernel_readiness = None  # editor.qt.kernel_readiness: tools wait for kernels
+        self.kernel_readiness: KernelReadiness | None = None  # tools wait for kernels
+
+    def _document_name(self) -> str:
+        """The open document's name, for a prompt about its unsaved edits (only asked while
+        a document is open and modified)."""
+        doc = self.document
+        assert doc is not None, "a prompt about the document runs only with one open"
+        return doc.display_name()
 
     def _release_stats_when_compiled(self) -> None:
         """Let the statistics find pairs once the first frame is shown and, on a first start,
@@ -134,29 +155,33 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ construction
     def _build_views(self, use_gl: bool) -> None:
-        self.view3d = None
+        self.view3d: View3D | None = None
+        left_top: QWidget
         if use_gl:
             from .views.view3d import View3D
             self.view3d = View3D(self.state)
             self.view3d.pick_requested.connect(self.tools.pick3d)
             self.view3d.frame_rendered.connect(self.status_labels.frame_time)
-            self.tools.tools["frustum"].camera_source = self.view3d.camera_shot
+            frustum_tool = self.tools.tools["frustum"]
+            assert isinstance(frustum_tool, FrustumTool)
+            frustum_tool.camera_source = self.view3d.camera_shot
             left_top = self.view3d
         else:
-            left_top = QLabel(f"3D view unavailable: {self.gl_reason}")
-            left_top.setObjectName("view3d_placeholder")
-            left_top.setAlignment(Qt.AlignCenter)
-            left_top.setWordWrap(True)
+            placeholder = QLabel(f"3D view unavailable: {self.gl_reason}")
+            placeholder.setObjectName("view3d_placeholder")
+            placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            placeholder.setWordWrap(True)
+            left_top = placeholder
         self.views2d = {name: View2D(self.state, self.tools, name) for name in ("Top", "Front", "Side")}
         for view in self.views2d.values():
             view.cursor_moved.connect(self.status_labels.cursor_moved)
-        top = QSplitter(Qt.Horizontal)
+        top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(left_top)
         top.addWidget(self.views2d["Top"])
-        bottom = QSplitter(Qt.Horizontal)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.views2d["Front"])
         bottom.addWidget(self.views2d["Side"])
-        self.splitter = QSplitter(Qt.Vertical)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("views_splitter")
         self.splitter.addWidget(top)
         self.splitter.addWidget(bottom)
@@ -168,7 +193,11 @@ class MainWindow(QMainWindow):
     def central_views(self) -> list:
         """The widgets that paint the level: the 3D view (or its placeholder) and the 2D views'
         viewports (a QGraphicsView paints in its viewport, not in itself)."""
-        first = self.view3d if self.view3d is not None else self.splitter.widget(0).widget(0)
+        first: QWidget | None = self.view3d
+        if first is None:  # the placeholder in its place: first in the splitter's top row
+            top = self.splitter.widget(0)
+            assert isinstance(top, QSplitter)
+            first = top.widget(0)
         return [first] + [view.viewport() for view in self.views2d.values()]
 
     def _dock(self, title: str, widget, area, name: str) -> QDockWidget:
@@ -192,7 +221,7 @@ class MainWindow(QMainWindow):
         self.palette_panel = PalettePanel(st)
         self.properties_panel = PropertiesPanel(st)
         self.history_panel = HistoryPanel(st)
-        R, L = Qt.RightDockWidgetArea, Qt.LeftDockWidgetArea
+        R, L = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea
         self.docks = {
             "partition": self._dock("Partition", scroll, R, "dock_partition"),
             "overlay": self._dock("Tree overlay", _scrolled(self.overlay_panel), R, "dock_overlay"),
@@ -211,17 +240,19 @@ class MainWindow(QMainWindow):
         # a first layout (its settling also fixes the column's width); the first show then fits
         # the heights to the contents (dock_fit), unless the user saved a layout of their own
         self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
-                         [285, 250, 300], Qt.Vertical)
+                         [285, 250, 300], Qt.Orientation.Vertical)
 
     def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""
-        return self._dock(title, widget, Qt.BottomDockWidgetArea, name)
+        return self._dock(title, widget, Qt.DockWidgetArea.BottomDockWidgetArea, name)
 
-    def _doc(self, fn):
-        """``fn`` guarded for the moment no document is open yet (a first file still loading)."""
-        def run(*args):
-            if self.document is not None:
-                fn(*args)
+    def _doc(self, fn: Callable[[Document], object]) -> Callable[..., None]:
+        """``fn`` guarded for the moment no document is open yet (a first file still loading):
+        it is called with the open document."""
+        def run(*args) -> None:
+            doc = self.document
+            if doc is not None:
+                fn(doc)
         return run
 
     def _action(self, text, slot=None, shortcut=None, checkable=False, tip=None) -> QAction:
@@ -245,7 +276,7 @@ class MainWindow(QMainWindow):
         self.act_shot = self._action("Save screens&hot…", self.screenshot_dialog)
         m.addAction(self.act_shot)
         m.addSeparator()
-        m.addAction(self._action("&Quit", self.close, QKeySequence.Quit))
+        m.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
         self._build_edit_menu(mb.addMenu("&Edit"))
         self._build_view_menu(mb.addMenu("&View"))
         self._build_tools_menu(mb.addMenu("&Tools"))
@@ -253,18 +284,17 @@ class MainWindow(QMainWindow):
         self._build_toolbar()
 
     def _build_edit_menu(self, m) -> None:
-        st, d = self.state, self._doc
-        self.act_undo = self._action("&Undo", d(lambda *a: st.document.stack.undo()), QKeySequence.Undo)
-        self.act_redo = self._action("&Redo", d(lambda *a: st.document.stack.redo()), QKeySequence.Redo)
+        d = self._doc
+        self.act_undo = self._action("&Undo", d(lambda doc: doc.stack.undo()), QKeySequence.StandardKey.Undo)
+        self.act_redo = self._action("&Redo", d(lambda doc: doc.stack.redo()), QKeySequence.StandardKey.Redo)
         add_redo_shortcut(self.act_redo)
         for act in (self.act_undo, self.act_redo):  # nothing to undo before a level is open
             act.setEnabled(False)
-        self.act_delete = self._action("&Delete", d(lambda *a: delete_selection(st.document)),
-                                       QKeySequence.Delete)
-        self.act_duplicate = self._action("D&uplicate", d(lambda *a: self.duplicate()), "Ctrl+D")
-        self.act_select_all = self._action("Select &all", d(lambda *a: select(
-            st.document, st.document.scene.indexed_ids().tolist(), "Select All")), QKeySequence.SelectAll)
-        self.act_select_none = self._action("Select &none", d(lambda *a: self.escape()), "Escape",
+        self.act_delete = self._action("&Delete", d(delete_selection), QKeySequence.StandardKey.Delete)
+        self.act_duplicate = self._action("D&uplicate", d(lambda doc: self.duplicate()), "Ctrl+D")
+        self.act_select_all = self._action("Select &all", d(lambda doc: select(
+            doc, doc.scene.indexed_ids().tolist(), "Select All")), QKeySequence.StandardKey.SelectAll)
+        self.act_select_none = self._action("Select &none", d(lambda doc: self.escape()), "Escape",
                                             tip="Clear the query results and the selection")
         for a in (self.act_undo, self.act_redo, None, self.act_delete, self.act_duplicate, None,
                   self.act_select_all, self.act_select_none):

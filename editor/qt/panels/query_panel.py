@@ -1,6 +1,9 @@
 """Ray and frustum results: hits by distance (click to select), work done against brute force."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -17,6 +20,9 @@ from ..quiet import set_checked_quietly, signals_blocked
 from ..tools.edit_ops import select
 from .base import StatePanel
 
+if TYPE_CHECKING:
+    from ..views.camera import CameraShot
+
 #: widest level coordinate the ray height box accepts
 _HEIGHT_LIMIT = 1e6
 
@@ -29,7 +35,8 @@ def _swatch(rgb, text: str) -> str:
 class QueryPanel(StatePanel):
     def __init__(self, state, parent=None) -> None:
         super().__init__(state, "query_panel", parent)
-        self.camera_source = None
+        #: the 3D view's camera, when there is one (the "use camera" frustum)
+        self.camera_source: Callable[[], CameraShot] | None = None
         layout = self.body
         top = QHBoxLayout()
         self.layer_box = QCheckBox("Show query results")

@@ -2,6 +2,8 @@
 ``trace=True`` so the views can show which nodes the query visited (and, for a frustum, culled)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from spatial.geometry import ray_box
@@ -51,7 +53,7 @@ class FrustumTool:
         self.start: np.ndarray | None = None
         self.fov_y_deg = fov_y_deg
         self.aspect = aspect
-        self.camera_source = None  # callable returning the 3D view's CameraShot
+        self.camera_source: Callable[[], CameraShot] | None = None  # the 3D view's camera
 
     def drag_start(self, view, point, modifiers) -> None:
         start = view.to_world(point)
