@@ -8,7 +8,6 @@ and its test; needs ``pymunk`` (the ``engines`` extra).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,15 +118,11 @@ def _add(space: pymunk.Space, shape: pymunk.Shape) -> None:
 
 
 def step_times(space: pymunk.Space, steps: int, warm_up: int = 5) -> list[float]:
-    """Seconds of each of ``steps`` ``space.step(1/60)`` calls, after ``warm_up`` untimed ones."""
-    for _ in range(warm_up):
-        space.step(STEP_S)
-    times = []
-    for _ in range(steps):
-        began = time.perf_counter()
-        space.step(STEP_S)
-        times.append(time.perf_counter() - began)
-    return times
+    """Seconds of each of ``steps`` ``space.step(1/60)`` calls, after ``warm_up`` untimed ones
+    (the tuner's own timing in Chipmunk, :func:`spatial.engines.chipmunk_run.step_times`)."""
+    from spatial.engines.chipmunk_run import step_times as engine_step_times
+
+    return engine_step_times(space, steps, warm_up)
 
 
 def _created(space: pymunk.Space) -> list[pymunk.Shape]:

@@ -281,13 +281,21 @@ class EditorState(QObject):
             self.node_table = self._fetch_table()
         if self.inspected_node >= len(self.node_table):
             self.inspected_node = -1
+        self._adopt_overlay(self._built_overlay(self.node_table))
+        self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
+
+    def _built_overlay(self, table) -> OverlayGeometry:
+        """The overlay arrays of ``table`` with this state's settings, query visits and (for a
+        BSP with split planes on) the split planes of :attr:`node_table_index`."""
         planes = None
         index = self.node_table_index
         if self.overlay_settings.show_planes and index is not None and hasattr(index, "node_planes"):
             planes = index.node_planes()
-        self.overlay = build_overlay(self.node_table, self.overlay_settings, self.query_visits(),
-                                     planes=planes)
-        self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
+        return build_overlay(table, self.overlay_settings, self.query_visits(), planes=planes)
+
+    def _adopt_overlay(self, geometry: OverlayGeometry) -> None:
+        """Make ``geometry`` the overlay the views draw (a compare side rescales it first)."""
+        self.overlay = geometry
         self.overlay_changed.emit(self.overlay)
 
     # ------------------------------------------------------------------ grid and tools

@@ -54,10 +54,10 @@ def _pymunk() -> Any:
     return pymunk
 
 
-def _step_times(pymunk: Any, workload: Any, spatial_hash: tuple[float, int] | None,
-                steps: int) -> list[float]:
-    space = _space(pymunk, workload, spatial_hash)
-    for _ in range(2):  # untimed: the first steps build the index and the contacts
+def step_times(space: Any, steps: int, warm_up: int = 2) -> list[float]:
+    """Seconds of each of ``steps`` ``space.step(1/60)`` calls of a pymunk space, after
+    ``warm_up`` untimed ones (the first steps build the index and the contacts)."""
+    for _ in range(warm_up):
         space.step(STEP_S)
     times = []
     for _ in range(steps):
@@ -65,6 +65,11 @@ def _step_times(pymunk: Any, workload: Any, spatial_hash: tuple[float, int] | No
         space.step(STEP_S)
         times.append(time.perf_counter() - began)
     return times
+
+
+def _step_times(pymunk: Any, workload: Any, spatial_hash: tuple[float, int] | None,
+                steps: int) -> list[float]:
+    return step_times(_space(pymunk, workload, spatial_hash), steps)
 
 
 def measure_in_chipmunk(workload: Any, spatial_hash: tuple[float, int], steps: int = 10,

@@ -13,8 +13,6 @@ the timeline's recording); :meth:`SideState.show_document` goes back to the edit
 """
 from __future__ import annotations
 
-import time
-
 from editor.model.compare.frames import SideReplay
 from editor.model.compare.sides import SideSpec, scene_side_params
 from editor.model.frame_step import FrameStats
@@ -23,7 +21,7 @@ from editor.model.recording import Recording
 from spatial.contract import NodeTable, SpatialIndex
 
 from ..editor_state import EditorState
-from ..overlay import OverlayGeometry, build_overlay
+from ..overlay import OverlayGeometry
 from ..scene_geometry import SceneGeometry
 from .scale import rescaled, shared_range
 
@@ -151,17 +149,7 @@ class SideState(EditorState):
         self._dirty |= {"overlay", "queries"}
         self._schedule()
 
-    def _rebuild_overlay(self, fetch: bool = True) -> None:
-        start = time.perf_counter()
-        if fetch or self.node_table is None:
-            self.node_table = self._fetch_table()
-        if self.inspected_node >= len(self.node_table):
-            self.inspected_node = -1
-        planes = None
-        index = self.node_table_index
-        if self.overlay_settings.show_planes and index is not None and hasattr(index, "node_planes"):
-            planes = index.node_planes()
-        self.raw_overlay = build_overlay(self.node_table, self.overlay_settings,
-                                         self.query_visits(), planes=planes)
-        self.timings["overlay_ms"] = (time.perf_counter() - start) * 1e3
+    def _adopt_overlay(self, geometry: OverlayGeometry) -> None:
+        """Keep the side's own colours; the shared scale recolours both sides from them."""
+        self.raw_overlay = geometry
         self.scale.changed(self)
