@@ -139,6 +139,19 @@ def line_document(line: _Line, bounds_checked: bool = False) -> dict:
     return doc
 
 
+def frame_objects(line: _Line, doc: dict, static_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(ids, lo, hi, awake)`` of a frame line's ``objects``, none of them a static id; one
+    :class:`~spatial.errors.ParseError` naming the line, column and element otherwise."""
+    if "objects" not in doc:
+        raise line.fail(1, "missing 'objects'")
+    ids, lo, hi, awake = _object_rows(line, "objects", doc["objects"], with_awake=True)
+    clash = np.flatnonzero(np.isin(ids, static_ids))
+    if len(clash):
+        raise line.fail(line.element_column("objects", int(clash[0]), 0),
+                        f"objects[{int(clash[0])}]: id {int(ids[clash[0]])} is a static object")
+    return ids, lo, hi, awake
+
+
 def _number(line: _Line, key: str, index: int, sub: int, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise line.fail(line.element_column(key, index, sub),
@@ -311,13 +324,7 @@ class _FrameLinesReader:
     def _frame(self, line: _Line, doc: dict) -> None:
         """Append the frame of one line, its spawns and despawns taken from the previous frame."""
         frame = self._frame_number(line, doc)
-        if "objects" not in doc:
-            raise line.fail(1, "missing 'objects'")
-        ids, lo, hi, awake = _object_rows(line, "objects", doc["objects"], with_awake=True)
-        clash = np.flatnonzero(np.isin(ids, self.static_ids))
-        if len(clash):
-            raise line.fail(line.element_column("objects", int(clash[0]), 0),
-                            f"objects[{int(clash[0])}]: id {int(ids[clash[0]])} is a static object")
+        ids, lo, hi, awake = frame_objects(line, doc, self.static_ids)
         order = np.argsort(ids)
         ids, lo, hi, awake = ids[order], lo[order], hi[order], awake[order]
         spawned = np.setdiff1d(ids, self.previous_ids) if self.records else np.empty(0, dtype=np.int64)

@@ -30,7 +30,7 @@ import numpy as np
 from spatial.errors import ParseError, PartitionStudioError
 from spatial.objects import MAX_ID
 
-from ..frame_format import _Line, _object_rows, line_document
+from ..frame_format import _Line, _object_rows, frame_objects, line_document
 from ..recording import FrameRecord, Recording
 
 #: the first bytes of a binary frame
@@ -282,13 +282,7 @@ class FrameStreamParser:
         frame = doc["frame"]
         if isinstance(frame, bool) or not isinstance(frame, int) or not 0 <= frame < 2 ** 63:
             raise line.fail(line.key_column("frame"), f"'frame' must be an integer >= 0, got {json.dumps(frame)}")
-        if "objects" not in doc:
-            raise line.fail(1, "missing 'objects'")
-        ids, lo, hi, awake = _object_rows(line, "objects", doc["objects"], with_awake=True)
-        clash = np.flatnonzero(np.isin(ids, self._static_ids))
-        if len(clash):
-            raise line.fail(line.element_column("objects", int(clash[0]), 0),
-                            f"objects[{int(clash[0])}]: id {int(ids[clash[0]])} is a static object")
+        ids, lo, hi, awake = frame_objects(line, doc, self._static_ids)
         if frame <= self.last_frame:
             raise line.fail(line.key_column("frame"), f"frame {frame} does not follow frame {self.last_frame}")
         out.append(self._record(frame, ids, lo, hi, awake))
