@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from .compare.install import install_compare
 from .dialogs import install_dialogs
 from .dock_refit import ColumnRefit
+from .dock_tabs import WholeDockTabTitles
 from .document import Document
 from .editor_state import GRID_SIZES, EditorState
 from .file_controller import FileController
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
         self.status_labels = StatusLabels(self.statusBar(), self.state)
         self._build_views(use_gl)
         self._build_docks()
+        self._dock_tab_titles = WholeDockTabTitles(self)
         self._build_actions()
         self._build_status_bar()
         install_timeline(self)  # the simulation's timeline and hotspot docks, Simulation menu

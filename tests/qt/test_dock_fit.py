@@ -82,3 +82,20 @@ def test_a_window_grown_after_its_first_show_stacks_the_column_again(qtbot, sett
     qtbot.waitUntil(lambda: not _on_screen(window, "partition"), timeout=5000)
     qtbot.wait(50)
     assert all(_shown_whole(window, name) for name in COLUMN if _on_screen(window, name))
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1280, 800)])
+def test_dock_tab_titles_are_shown_whole(qtbot, settings, size):
+    """Five panels tabbed in the right-hand column (Statistics … Pairs): every title whole,
+    the row scrolling when it is longer than the column, never "P…"."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+
+    window = _open(qtbot, settings, size, str(shared_file(E3M4)))
+    bars = [bar for bar in window.findChildren(QTabBar) if bar.parent() is window and bar.isVisible()]
+    titles = {bar.tabText(i): bar for bar in bars for i in range(bar.count())}
+    assert {"Statistics", "Node inspector", "Queries", "Hotspots", "Pairs"} <= set(titles)
+    for title, bar in titles.items():
+        assert bar.elideMode() == Qt.TextElideMode.ElideNone, title
+        index = next(i for i in range(bar.count()) if bar.tabText(i) == title)
+        assert bar.tabRect(index).width() >= bar.fontMetrics().horizontalAdvance(title), title
