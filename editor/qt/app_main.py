@@ -195,7 +195,7 @@ def _screenshot(args, size, use_gl: bool, reason: str, warmup=None) -> int:
         settle(10)
         window.frame_all()
         settle(10)
-        window.stats_panel.refresh()  # its own timer may not have fired yet after the first frame
+        window.stats_panel.refresh(force=True)  # the figures now, not when a worker or timer gets to them
         try:
             if args.compare:  # compare mode instead of the editor (editor/qt/compare/screenshot.py)
                 from .compare.screenshot import compare_render_report, open_for_screenshot

@@ -41,7 +41,8 @@ def grab_window(window):
 def render_report(window) -> dict:
     """What the window drew: backend, tree nodes (in the table, in the overlay, boxes the 3D
     view kept after culling), and how many brushes, wall segments, triangles and entities the
-    level views hold (the 3D view's, else the top view's).
+    level views hold (the 3D view's, else the top view's), and the Statistics panel's figures as
+    shown.
     """
     view = window.view3d if window.view3d is not None else window.views2d["Top"]
     drawn = view.drawn_counts() if window.view3d is not None else dict(view.drawn)
@@ -57,6 +58,7 @@ def render_report(window) -> dict:
             # a big tree is culled to the camera in 3D (level of detail): the boxes it kept
             "boxes_drawn_3d": int(window.view3d.drawn_boxes) if window.view3d is not None
             and overlay_on else 0,
+            "statistics": {key: label.text() for key, label in window.stats_panel.values.items()},
             **{key: int(value) for key, value in drawn.items()}}
 
 

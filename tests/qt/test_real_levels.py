@@ -82,6 +82,10 @@ def test_screenshot_report_counts_what_the_scene_holds(kind, tmp_path):
         assert got[key] == value, key
     assert got["overlay"] == "none" and got["nodes_drawn"] == got["boxes_drawn_3d"] == 0
     assert got["nodes"] > 0
+    # the Statistics panel is filled in the picture, pair count included (it runs on a worker
+    # in the window, which a screenshot does not wait for)
+    assert got["statistics"] and all(text not in ("", "–") for text in got["statistics"].values()), \
+        got["statistics"]
     assert png.stat().st_size > 10_000
 
 

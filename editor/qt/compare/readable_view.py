@@ -80,9 +80,9 @@ class ReadableTrees(QObject):
         if max_depth >= NO_LIMIT:
             text = ""
         elif self.by_hand:
-            text = f"Depth limit: {max_depth}, set by hand (Max depth above)."
+            text = f"Depth limit: {max_depth}, set by hand (Depth from/to above)."
         else:
-            text = (f"Depth limit: {max_depth}, automatic — {geom.count:,} of {geom.total:,} "
-                    f"nodes drawn to stay readable (at most {READABLE_NODES:,}); "
-                    f"change it with Max depth.")
+            # the counts are in the summary line above; this line says only why the cut
+            text = (f"Depth limit: {max_depth}, automatic, to stay readable (at most "
+                    f"{READABLE_NODES:,} nodes); change it with Depth from/to.")
         self.legend.setText(text)
