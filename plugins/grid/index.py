@@ -25,7 +25,9 @@ size is enlarged (auto-coarsening) until it fits, never failing and never alloca
 layout first; ``stats()`` reports the requested and effective sizes and ``coarsened``. In hash
 mode the scene must also span fewer than ``2 * HASH_HALF`` cells per axis (the key width). Edits
 rebuild the cell lists lazily at the next query, skipped entirely when no
-object changed its cell range.
+object changed its cell range. The static objects' tables are kept while none of them changes
+and the layout stands, so a frame of moving objects (a simulation, a live game) hashes only
+those and copies the static references cell by cell.
 """
 from __future__ import annotations
 
