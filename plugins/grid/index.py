@@ -25,11 +25,14 @@ size is enlarged (auto-coarsening) until it fits, never failing and never alloca
 layout first; ``stats()`` reports the requested and effective sizes and ``coarsened``. In hash
 mode the scene must also span fewer than ``2 * HASH_HALF`` cells per axis (the key width). Edits
 rebuild the cell lists lazily at the next query, skipped entirely when no
-object changed its cell range.
+object changed its cell range. The static objects' tables are kept while none of them changes
+and the layout stands, so a frame of moving objects (a simulation, a live game) hashes only
+those and copies the static references cell by cell.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,6 +64,17 @@ class GridParams:
                                 "are coarsened until they fit.")
 
 
+class _StaticCells(NamedTuple):
+    """The static objects' cell tables (what ``gk.build_cells`` returns), kept while none of
+    them changes: a frame then adds only the moving objects to them."""
+
+    tables: tuple
+    references: int
+    objects: int
+    lo: np.ndarray  # their union box (inf/-inf when there are none)
+    hi: np.ndarray
+
+
 _CHECK_MESSAGES = {
     1: "cell list holds removed object slot {}",
     2: "object slot {} appears twice in one cell",
@@ -84,7 +98,8 @@ class Grid(SpatialIndex):
     def worst_case_bytes(cls, params, lo, hi) -> float:
         """Dense cells: the extent over ``cell_size`` (the median object size for 0), up to
         ``max_cells`` (a finer layout is coarsened); references up to ``max_cells`` and
-        :data:`REFERENCES_PER_OBJECT` per object, each with its occupied cell's columns."""
+        :data:`REFERENCES_PER_OBJECT` per object, each with its occupied cell's columns; all of
+        it twice when every object is static (the static tables and the merged ones)."""
         count = len(lo)
         if not count:
             return 0.0
@@ -95,7 +110,8 @@ class Grid(SpatialIndex):
             with np.errstate(over="ignore"):
                 cells = float(np.prod(np.floor((hi.max(axis=0) - lo.min(axis=0)) / cell) + 1))
             dense = min(cells, float(params.max_cells))
-        return dense * 16 + references * (8 + 96) + count * (48 + OBJECT_BYTES)
+        # the static objects' tables are kept beside the merged ones: twice the cell tables
+        return 2 * (dense * 16 + references * (8 + 96)) + count * (48 + OBJECT_BYTES)
 
     def _setup(self) -> None:
         self._origin = np.zeros(3)
@@ -111,6 +127,9 @@ class Grid(SpatialIndex):
         self._dirty = True
         self._bounds_dirty = False
         self.cell_ranges = np.empty((0, 6), dtype=np.int64)  # per slot, valid for alive slots
+        self._n_dense = 0
+        # the static objects' cell tables, kept while none of them changes (see _rebuild_cells)
+        self._static_cells: _StaticCells | None = None
         self._empty_cells()
 
     def _empty_cells(self):
@@ -186,6 +205,7 @@ class Grid(SpatialIndex):
             break
         self._origin, self._cell, self._inv = origin, cell, inv
         self._grid_dims, self._clamp_lo, self._clamp_hi = dims, clamp_lo, clamp_hi
+        self._static_cells = None  # cell numbers and keys of another layout
         self._n_dense = n_dense
         self._laid_out = len(slots) > 0
         return ranges
@@ -206,12 +226,47 @@ class Grid(SpatialIndex):
         self.cell_ranges[slots] = ranges
 
     def _rebuild_cells(self) -> None:
-        slots = self.objects.alive_slots().astype(np.int64)
+        """Make the cell tables again after objects changed cells.
+
+        The static objects' tables are kept (``_static_cells``) while none of them changes and
+        the layout stands, so a frame of moving objects hashes only those; anything else (a
+        layout to make, a moving object beyond the dense grid, too many references) takes the
+        whole path, which makes the static tables again too.
+        """
+        obj = self.objects
+        slots = obj.alive_slots().astype(np.int64)
+        moving = slots[obj.dynamic[slots]]
+        if self._static_cells is None or not self._moving_cells(moving):
+            self._all_cells(slots)
+        self._dirty = False
+
+    def _moving_cells(self, moving) -> bool:
+        """Add the moving objects to the kept static tables; False when the layout no longer
+        holds them (then nothing was changed)."""
+        obj = self.objects
+        if len(moving) and not self._hashed and self._leaves_grid(moving):
+            return False
+        ranges, total = gk.cell_ranges(moving, obj.lo, obj.hi, self._origin, self._inv,
+                                       self._clamp_lo, self._clamp_hi)
+        kept = self._static_cells
+        if kept.references + total > self._reference_budget(len(moving) + kept.objects):
+            return False
+        self._store_ranges(moving, ranges)
+        (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
+         self._cell_lo, self._cell_hi) = self._cells_of(moving, ranges, kept.tables)
+        if len(moving):
+            self._world_lo = np.minimum(kept.lo, obj.lo[moving].min(axis=0))
+            self._world_hi = np.maximum(kept.hi, obj.hi[moving].max(axis=0))
+        else:
+            self._world_lo, self._world_hi = kept.lo.copy(), kept.hi.copy()
+        return True
+
+    def _all_cells(self, slots) -> None:
+        """Lay out if needed, then make the static tables and the merged ones from scratch."""
         obj = self.objects
         outside = False
         if len(slots) and self._laid_out and not self._hashed:
-            grid_hi = self._origin + self._grid_dims * self._cell
-            outside = bool((obj.lo[slots] < self._origin).any() or (obj.hi[slots] > grid_hi).any())
+            outside = self._leaves_grid(slots)
         if not self._laid_out or outside:
             ranges = self._layout(slots)
         else:
@@ -220,17 +275,34 @@ class Grid(SpatialIndex):
             if total > self._reference_budget(len(slots)):  # objects grew: lay out again
                 ranges = self._layout(slots)
         self._store_ranges(slots, ranges)
-        total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
+        moving = obj.dynamic[slots]
+        still = slots[~moving]
+        base = self._cells_of(still, ranges[~moving], gk.empty_cells(
+            self._hashed, self._n_dense if not self._hashed else 0))
+        none = not len(still)
+        self._static_cells = _StaticCells(
+            base, len(base[5]), len(still),
+            np.full(3, np.inf) if none else obj.lo[still].min(axis=0),
+            np.full(3, -np.inf) if none else obj.hi[still].max(axis=0))
         (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
-         self._cell_lo, self._cell_hi) = gk.build_cells(slots, ranges, total, obj.lo, obj.hi,
-                                                     self._grid_dims, self._hashed,
-                                                     self._n_dense if not self._hashed else 0)
+         self._cell_lo, self._cell_hi) = self._cells_of(slots[moving], ranges[moving], base)
         if len(slots):
             self._world_lo = obj.lo[slots].min(axis=0)
             self._world_hi = obj.hi[slots].max(axis=0)
         else:
             self._world_lo = self._world_hi = np.zeros(3)
-        self._dirty = False
+
+    def _cells_of(self, slots, ranges, base) -> tuple:
+        """The cell tables ``base`` with ``slots`` added over ``ranges`` (gk.extend_cells)."""
+        total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
+        return gk.extend_cells(base, slots, ranges, total, self.objects.lo, self.objects.hi,
+                               self._grid_dims, self._hashed)
+
+    def _static_changed(self, slots=None) -> None:
+        """The static objects' cell tables must be made again (all of them, or when one of
+        ``slots`` is static)."""
+        if slots is None or not self.objects.dynamic[np.asarray(slots, dtype=np.int64)].all():
+            self._static_cells = None
 
     # ---------------------------------------------------------------- edits
     def _build(self, slots) -> None:
@@ -238,12 +310,16 @@ class Grid(SpatialIndex):
         self._dirty = True
 
     def _insert(self, slots) -> None:
+        self._static_changed(slots)
         self._dirty = True
 
     def _remove(self, slots) -> None:
+        self._static_changed(slots)
         self._dirty = True
 
     def _update(self, slots) -> None:
+        if not self.objects.dynamic[np.asarray(slots, dtype=np.int64)].all():
+            self._static_cells = None  # a static object moved: its cells or their bounds changed
         if self._dirty or not self._laid_out:
             self._dirty = True
             return
@@ -384,7 +460,8 @@ class Grid(SpatialIndex):
 
     def _memory_bytes(self) -> int:
         arrays = (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
-                  self._cell_lo, self._cell_hi, self.cell_ranges)
+                  self._cell_lo, self._cell_hi, self.cell_ranges,
+                  *(self._static_cells.tables if self._static_cells is not None else ()))
         return int(sum(a.nbytes for a in arrays))
 
     def _extra_stats(self) -> dict:

@@ -131,23 +131,60 @@ def cell_bounds(start, items, lo, hi):
     return cell_lo, cell_hi
 
 
-@numba.njit(cache=True)
 def build_cells(slots, ranges, total, lo, hi, dims, hashed, n_dense):
     """Cell lists (CSR) of every object over the cells of its range.
 
     Returns ``dense, tkeys, tvals, cell_coord, cell_start, cell_items, cell_lo, cell_hi``:
     ``cell_lo/hi`` are the union of the objects of each cell (used to cull cells exactly).
     """
+    return extend_cells(empty_cells(hashed, n_dense), slots, ranges, total, lo, hi, dims, hashed)
+
+
+def empty_cells(hashed: bool, n_dense: int) -> tuple:
+    """The cell tables of no object (the base :func:`extend_cells` adds to)."""
+    return (np.full(n_dense if not hashed else 0, -1, dtype=np.int32),
+            np.full(0, EMPTY_KEY, dtype=np.int64), np.full(0, -1, dtype=np.int64),
+            np.empty((0, 3), dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)))
+
+
+@numba.njit(cache=True)
+def _sized_table(tkeys, tvals, size):
+    """The hash table ``tkeys, tvals`` copied into a table of ``size`` buckets."""
+    keys = np.full(size, EMPTY_KEY, dtype=np.int64)
+    vals = np.full(size, -1, dtype=np.int64)
+    for j in range(len(tkeys)):
+        if tkeys[j] != EMPTY_KEY:
+            _table_put(keys, vals, tkeys[j], tvals[j])
+    return keys, vals
+
+
+@numba.njit(cache=True)
+def extend_cells(base, slots, ranges, total, lo, hi, dims, hashed):
+    """The cell tables ``base`` (what :func:`build_cells` returns, left untouched) with the
+    objects ``slots`` added over the cells of their ``ranges`` (``total`` references).
+
+    A grid whose static objects stay put keeps their tables as the base and adds only the
+    moving objects each frame: the static references are copied cell by cell, never hashed
+    again. ``base``'s cells keep their numbers; new cells follow them. Returns what
+    :func:`build_cells` returns.
+    """
+    dense0, tkeys0, tvals0, coords0, start0, items0, lo0, hi0 = base
+    n_base = len(start0) - 1
+    dense = dense0.copy()
+    size = 64
+    while size < 2 * (n_base + len(slots)):
+        size *= 2
+    if hashed and size > len(tkeys0):
+        tkeys, tvals = _sized_table(tkeys0, tvals0, size)
+    else:
+        tkeys = tkeys0.copy()
+        tvals = tvals0.copy()
+    coords = np.empty((n_base + 64, 3), dtype=np.int64)
+    coords[:n_base] = coords0[:n_base]
     ref_cell = np.empty(total, dtype=np.int64)
     ref_slot = np.empty(total, dtype=np.int64)
-    dense = np.full(n_dense if not hashed else 0, -1, dtype=np.int32)
-    size = 64
-    while size < 2 * len(slots):
-        size *= 2
-    tkeys = np.full(size if hashed else 0, EMPTY_KEY, dtype=np.int64)
-    tvals = np.full(size if hashed else 0, -1, dtype=np.int64)
-    coords = np.empty((64, 3), dtype=np.int64)
-    n_cells = np.int64(0)  # typed: a literal 0 would compile _table_put twice
+    n_cells = np.int64(n_base)  # typed: a literal would compile _table_put twice
     r = 0
     for i in range(len(slots)):
         s = slots[i]
@@ -161,13 +198,7 @@ def build_cells(slots, ranges, total, lo, hi, dims, hashed, n_dense):
                         n_cells += 1
                         if hashed:
                             if 2 * n_cells > len(tkeys):
-                                old_keys = tkeys
-                                old_vals = tvals
-                                tkeys = np.full(2 * len(old_keys), EMPTY_KEY, dtype=np.int64)
-                                tvals = np.full(2 * len(old_keys), -1, dtype=np.int64)
-                                for j in range(len(old_keys)):
-                                    if old_keys[j] != EMPTY_KEY:
-                                        _table_put(tkeys, tvals, old_keys[j], old_vals[j])
+                                tkeys, tvals = _sized_table(tkeys, tvals, 2 * len(tkeys))
                             _table_put(tkeys, tvals, key, idx)
                         else:
                             dense[key] = idx
@@ -182,14 +213,23 @@ def build_cells(slots, ranges, total, lo, hi, dims, hashed, n_dense):
                     ref_slot[r] = s
                     r += 1
     start = np.zeros(n_cells + 1, dtype=np.int64)
+    for c in range(n_base):
+        start[c + 1] = start0[c + 1] - start0[c]
     for j in range(total):
         start[ref_cell[j] + 1] += 1
     for c in range(n_cells):
         start[c + 1] += start[c]
     fill = start[:-1].copy()
-    items = np.empty(total, dtype=np.int64)
+    items = np.empty(start[n_cells], dtype=np.int64)
     cell_lo = np.full((n_cells, 3), np.inf)
     cell_hi = np.full((n_cells, 3), -np.inf)
+    for c in range(n_base):  # the base's references first, in their order
+        for j in range(start0[c], start0[c + 1]):
+            items[fill[c]] = items0[j]
+            fill[c] += 1
+        for a in range(3):
+            cell_lo[c, a] = lo0[c, a]
+            cell_hi[c, a] = hi0[c, a]
     for j in range(total):
         c = ref_cell[j]
         s = ref_slot[j]

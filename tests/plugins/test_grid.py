@@ -144,3 +144,85 @@ def test_cell_bounds_agree_with_the_cell_of_every_coordinate(origin, cell, clamp
         i = grid_kernels._coord(x, origin, inv, lo_clamp, hi_clamp)
         assert grid_kernels.cell_start(i, origin, inv, lo_clamp, hi_clamp) <= x
         assert x < grid_kernels.cell_start(i + 1, origin, inv, lo_clamp, hi_clamp)
+
+
+# --------------------------------------------------------------------------- static tables kept
+def _static_and_moving(mode: str, seed: int = 3):
+    from plugins.brute import BruteForce
+    from plugins.grid import Grid
+
+    rng = np.random.default_rng(seed)
+    n_static, n_moving = 400, 150
+    lo = rng.uniform(0, 100, size=(n_static + n_moving, 3))
+    hi = lo + rng.uniform(0.5, 6, size=lo.shape)
+    lo[:2], hi[:2] = [[-60] * 3, [160] * 3], [[-59] * 3, [161] * 3]  # the dense grid's extent
+    dynamic = np.arange(len(lo)) >= n_static
+    ids = np.arange(len(lo))
+    grid = Grid(Grid.Params(mode=mode, cell_size=4.0))
+    oracle = BruteForce()
+    for index in (grid, oracle):
+        index.build(ids, lo, hi, dynamic=dynamic)
+    return grid, oracle, rng, lo, hi, ids[dynamic], ids[~dynamic]
+
+
+def _move(indexes, ids, lo, hi, rng, step=3.0):
+    shift = rng.uniform(-step, step, size=(len(ids), 3))
+    lo[ids] += shift
+    hi[ids] += shift
+    for index in indexes:
+        index.update(ids, lo[ids], hi[ids])
+
+
+@pytest.mark.parametrize("mode", ["uniform", "hash"])
+def test_moving_objects_reuse_the_static_cells_and_answer_like_brute_force(mode):
+    """Frames that move only dynamic objects add them to the static objects' kept tables
+    (hashing the static ones once), with the same answers as a grid made from scratch."""
+    from tests.spatial.oracle import assert_matches
+
+    grid, oracle, rng, lo, hi, moving, still = _static_and_moving(mode)
+    grid.pairs("active")
+    kept = grid._static_cells
+    assert kept is not None and kept.objects == len(still)
+    for _ in range(6):
+        _move((grid, oracle), rng.choice(moving, size=60, replace=False), lo, hi, rng)
+        assert_matches(grid, oracle, rng)
+        grid.validate()
+        assert grid._static_cells is kept, "the static objects' tables were made again"
+
+
+@pytest.mark.parametrize("mode", ["uniform", "hash"])
+def test_a_static_object_that_moves_or_goes_makes_the_static_cells_again(mode):
+    from tests.spatial.oracle import assert_matches
+
+    grid, oracle, rng, lo, hi, moving, still = _static_and_moving(mode)
+    grid.pairs("active")
+    # moved while the grid is already due a rebuild (a dynamic move first): still noticed
+    _move((grid, oracle), moving[:40], lo, hi, rng, step=20.0)
+    before = grid._static_cells
+    _move((grid, oracle), still[:5], lo, hi, rng, step=20.0)
+    assert_matches(grid, oracle, rng)
+    grid.validate()
+    assert grid._static_cells is not before
+    for index in (grid, oracle):
+        index.remove(still[5:20])
+    assert_matches(grid, oracle, rng)
+    grid.validate()
+    assert grid._static_cells.objects == len(still) - 15
+    for index in (grid, oracle):
+        index.insert([10_000], lo[:1], hi[:1], dynamic=False)
+    assert_matches(grid, oracle, rng)
+    grid.validate()
+    assert grid._static_cells.objects == len(still) - 14
+
+
+def test_a_moving_object_beyond_the_dense_grid_lays_it_out_again():
+    from tests.spatial.oracle import assert_matches
+
+    grid, oracle, rng, lo, hi, moving, still = _static_and_moving("uniform")
+    grid.pairs("active")
+    lo[moving[0]] += 500.0
+    hi[moving[0]] += 500.0
+    for index in (grid, oracle):
+        index.update(moving[:1], lo[moving[:1]], hi[moving[:1]])
+    assert_matches(grid, oracle, rng)
+    grid.validate()
