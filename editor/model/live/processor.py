@@ -51,6 +51,7 @@ class LiveFrame:
     hotspots: HotspotWindow      # a copy of the session's hotspot window after this frame
     processed: int               # frames the session had processed with this one
     serial: int                  # the game's connection, counted from 1
+    display: object = None       # what the display's ``prepare`` hook made of the frame
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,17 @@ class LiveProcessor:
         Set by the socket thread when it queued something.
     make_index : callable
         A fresh index for a new game's session (called on this thread).
+    prepare : callable, optional
+        ``prepare(record)``, called on this thread for each frame handed over: what the
+        display would otherwise make of it on its own thread (e.g. the movers' outlines);
+        kept as :attr:`LiveFrame.display`.
     """
 
     def __init__(self, take: Callable[[], list], wake: threading.Event,
-                 make_index: Callable[[], SpatialIndex]) -> None:
+                 make_index: Callable[[], SpatialIndex],
+                 prepare: Callable[[FrameRecord], object] | None = None) -> None:
         self._take = take
+        self.prepare = prepare
         self._wake = wake
         self.make_index = make_index
         self.session: LiveSession | None = None
@@ -217,7 +224,7 @@ class LiveProcessor:
         assert record.stats is not None  # set by the session's step
         frame = LiveFrame(record, record.stats, session.last_pairs, session.last_nodes,
                           copy.deepcopy(session.index), session.hotspots.copy(), session.frames,
-                          self.serial)
+                          self.serial, self.prepare(record) if self.prepare is not None else None)
         with self._lock:
             self._newest, self._newest_taken = frame, False
         self._offered = True

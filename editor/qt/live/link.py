@@ -28,6 +28,8 @@ from .receiver import Receiver
 from .static_view import StaticBoxes
 
 TICK_MS = 16
+#: share of the window's time the 3D view may paint while a game is linked
+VIEW3D_PAINT_SHARE = 0.25
 
 
 class LiveLink(QObject):
@@ -68,8 +70,12 @@ class LiveLink(QObject):
             return False
         doc = self.window.state.document
         backend, params = type(doc.index), doc.index.params  # the Partition panel's, at listen
+        live_view = getattr(self.window, "live_view", None)
         self.processor = LiveProcessor(self.receiver.take, self.receiver.arrived,
-                                       lambda: backend(params))
+                                       lambda: backend(params),
+                                       live_view.prepare_bodies() if live_view is not None else None)
+        if self.window.view3d is not None:  # a big static set must not paint at the game's rate
+            self.window.view3d.paint_share = VIEW3D_PAINT_SHARE
         self.connection = f"listening on {self.receiver.address}"
         self.timer.start()
         self._emit_status()
@@ -90,6 +96,8 @@ class LiveLink(QObject):
                 self.processor.abort()
             self._collect()
         self.timer.stop()
+        if self.window.view3d is not None:
+            self.window.view3d.paint_share = None
         self.connection = "not listening"
         self._emit_status()
 
