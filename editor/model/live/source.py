@@ -109,8 +109,8 @@ class LiveSource:
         stats = self.last_stats
         if stats is None or stats.frame == self._shown:
             return None
-        if self._shown >= 0:  # frames processed in between were never displayed
-            self.display_skipped += max(0, self.frames_added - self.added_when_shown - 1)
+        # frames processed since the last one shown (or before the first) were never displayed
+        self.display_skipped += max(0, self.frames_added - self.added_when_shown - 1)
         self._shown, self.added_when_shown = stats.frame, self.frames_added
         self.frames_shown += 1
         self.shown_at.append(time.perf_counter())
