@@ -37,6 +37,9 @@ from .session import LiveSession
 
 #: bytes fed to the session at a time (the display's copies are offered between pieces)
 PIECE_BYTES = 256 * 1024
+#: the newest frame is handed over (copied) at most this often: a window paints 20-30 times a
+#: second, and every copy is work taken from the game's frames
+OFFER_INTERVAL_S = 1 / 30
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class LiveProcessor:
         self._newest: LiveFrame | None = None
         self._newest_taken = True
         self._offered = True  # the session's newest frame was handed over (or there is none)
+        self._offered_at = 0.0  # when (perf_counter)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._draining = threading.Event()
@@ -143,15 +147,18 @@ class LiveProcessor:
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(0.05)
+            # a frame not handed over yet (too soon after the last) is offered once due
+            self._wake.wait(0.05 if self._offered else OFFER_INTERVAL_S / 2)
             self._wake.clear()
             events = self._take()
             for event in events:
                 if self._stop.is_set():
                     return
                 self._handle(event)
-            if self._draining.is_set() and not events:
-                return
+            if not events:
+                self._offer_newest(idle=True)
+                if self._draining.is_set():
+                    return
 
     def _handle(self, event) -> None:
         kind = event[0]
@@ -177,6 +184,7 @@ class LiveProcessor:
         self.session = LiveSession(self.make_index(), f"tcp://{peer}", on_frame=self._on_frame)
         self.serial += 1
         self._offered = True
+        self._offered_at = 0.0
         self._post(("connected", peer))
 
     def _feed(self, piece: bytes) -> None:
@@ -193,7 +201,7 @@ class LiveProcessor:
         if len(rec.static_ids) != had_static or rec.meta != had_meta:
             self._post(("header", LiveHeader(rec.static_ids, rec.static_lo, rec.static_hi,
                                              dict(rec.meta), dict(session.names))))
-        self._offer_newest(force=True)
+        self._offer_newest(idle=not self._wake.is_set())  # set: more bytes are waiting
 
     def _finish(self) -> None:
         session = self.session
@@ -203,22 +211,25 @@ class LiveProcessor:
             session.finish()
         except StreamError as exc:
             self._post(("fault", exc))
-        self._offer_newest(force=True)
+        self._offer_newest(idle=True, due=True)  # the game's last frame is shown at once
 
     def _on_frame(self, record: FrameRecord, stats: FrameStats) -> None:
         self.step_threads.add(threading.current_thread().name)
         self.processed_at.append(time.perf_counter())
         self._post(("frame", self.serial, record, stats))
         self._offered = False
-        self._offer_newest(force=False)
+        self._offer_newest(idle=False)
 
-    def _offer_newest(self, force: bool) -> None:
-        """Hand the newest frame over when the display took the last one (or ``force``: the
-        thread is about to wait for bytes, so this frame may stay the newest a while)."""
+    def _offer_newest(self, idle: bool, due: bool = False) -> None:
+        """Hand the newest frame over, at most every :data:`OFFER_INTERVAL_S` (``due``: now),
+        when the display took the last one or (``idle``) the thread is about to wait for
+        bytes, so this frame may stay the newest a while."""
         session = self.session
         if session is None or session.last_record is None or self._offered:
             return
-        if not force and not self._newest_taken:
+        if not (idle or self._newest_taken):
+            return
+        if not due and time.perf_counter() - self._offered_at < OFFER_INTERVAL_S:
             return
         record = session.last_record
         assert record.stats is not None  # set by the session's step
@@ -227,7 +238,7 @@ class LiveProcessor:
                           self.serial, self.prepare(record) if self.prepare is not None else None)
         with self._lock:
             self._newest, self._newest_taken = frame, False
-        self._offered = True
+        self._offered, self._offered_at = True, time.perf_counter()
 
     def _post(self, event: tuple) -> None:
         with self._lock:
