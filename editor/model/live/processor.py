@@ -12,9 +12,10 @@ what the thread hands over, which the thread never writes again:
   names), stream faults and connection changes;
 * :meth:`LiveProcessor.take_newest`: the newest :class:`LiveFrame` — the frame's record, stats,
   pairs and node table with a *copy* of the index and of the hotspot window, so the pair
-  browser, the hotspot list and the queries read a tree no thread changes. A copy is made
-  when the display took the previous one, or when the thread has caught up with the game; so
-  a display slower than the game skips display frames (and copies), never game frames.
+  browser, the hotspot list and the queries read a tree no thread changes. A copy is made at
+  most every :data:`OFFER_INTERVAL_S`, when the display took the previous one or the thread
+  has caught up with the game (the game's last frame at once); so a display slower than the
+  game skips display frames (and copies), never game frames.
 """
 from __future__ import annotations
 
