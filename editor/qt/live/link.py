@@ -30,6 +30,9 @@ from .static_view import StaticBoxes
 TICK_MS = 16
 #: share of the window's time the 3D view may paint while a game is linked
 VIEW3D_PAINT_SHARE = 0.25
+#: display frames a second while the processing thread is behind the game (the target rate of
+#: a window following a game; every paint above it would be time taken from the game's frames)
+BEHIND_DISPLAY_FPS = 20
 
 
 class LiveLink(QObject):
@@ -49,6 +52,7 @@ class LiveLink(QObject):
         self.refused = 0  # games refused while another was connected
         self.static_view = StaticBoxes(window)
         self._held: deque[tuple] = deque()  # frames newer than the newest handed over
+        self._taken_at = 0.0  # when the display last took a frame (perf_counter)
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
@@ -119,7 +123,12 @@ class LiveLink(QObject):
         processor = self.processor
         if processor is None:
             return
-        newest = processor.take_newest()
+        newest = None
+        now = time.perf_counter()
+        if not self.behind() or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS:
+            newest = processor.take_newest()
+            if newest is not None:
+                self._taken_at = now
         self._held.extend(processor.take_events())
         upto = (newest.serial, newest.record.frame) if newest is not None else None
         while self._held:
@@ -141,6 +150,15 @@ class LiveLink(QObject):
                 and controller.last_stats.frame != source.frame:
             # paused at the live edge: keep showing that frame (replayed) while the game goes on
             controller.seek(controller.last_stats.frame)
+
+    def behind(self) -> bool:
+        """More than two frames' bytes wait to be processed: the display then takes a frame
+        at most :data:`BEHIND_DISPLAY_FPS` times a second, leaving the processor the time."""
+        session = self.session
+        if session is None or not session.parser.frames:
+            return False
+        frame_bytes = session.received_bytes / session.parser.frames
+        return self.counts()["lag_bytes"] > 2 * frame_bytes
 
     def _handle(self, event: tuple) -> None:
         kind = event[0]
