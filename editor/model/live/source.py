@@ -97,6 +97,11 @@ class LiveSource:
     def last_stats(self) -> FrameStats | None:
         return self.newest.stats if self.newest is not None else None
 
+    @property
+    def newest_shown(self) -> bool:
+        """The newest adopted frame was handed to the display (or there is none)."""
+        return self.newest is None or self.newest.stats.frame == self._shown
+
     def bodies_bounds(self):
         """``(ids, lo, hi, awake)`` of the newest frame's movers."""
         record = self.last_record

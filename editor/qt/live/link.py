@@ -125,7 +125,12 @@ class LiveLink(QObject):
             return
         newest = None
         now = time.perf_counter()
-        if not self.behind() or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS:
+        source, controller = self.source, self.controller
+        # a frame taken but not shown yet (the window paints slower than the game) would make
+        # the processor copy frames that are never shown: take the next once it was shown
+        waiting = source is not None and not source.newest_shown and \
+            controller.simulation is source and controller.play_state == controller.PLAYING
+        if not waiting and (not self.behind() or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
             newest = processor.take_newest()
             if newest is not None:
                 self._taken_at = now
