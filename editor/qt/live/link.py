@@ -16,13 +16,16 @@ state; the next game to connect starts a new session.
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from editor.model.live.processor import LiveHeader, LiveProcessor
 from editor.model.live.source import LiveSource
+from spatial.contract import SpatialIndex
 
 from .receiver import Receiver
 from .static_view import StaticBoxes
@@ -30,6 +33,9 @@ from .static_view import StaticBoxes
 TICK_MS = 16
 #: share of the window's time the 3D view may paint while a game is linked
 VIEW3D_PAINT_SHARE = 0.25
+#: the same while the processing thread is behind the game (software OpenGL's threads take the
+#: cores the game's frames need)
+VIEW3D_BEHIND_SHARE = 0.1
 #: display frames a second while the processing thread is behind the game (the target rate of
 #: a window following a game; every paint above it would be time taken from the game's frames)
 BEHIND_DISPLAY_FPS = 20
@@ -72,11 +78,9 @@ class LiveLink(QObject):
         except OSError as exc:
             self.window.report_error(f"{host}:{port}: cannot listen: {exc.strerror or exc}")
             return False
-        doc = self.window.state.document
-        backend, params = type(doc.index), doc.index.params  # the Partition panel's, at listen
         live_view = getattr(self.window, "live_view", None)
         self.processor = LiveProcessor(self.receiver.take, self.receiver.arrived,
-                                       lambda: backend(params),
+                                       self._index_factory(),
                                        live_view.prepare_bodies() if live_view is not None else None)
         if self.window.view3d is not None:  # a big static set must not paint at the game's rate
             self.window.view3d.paint_share = VIEW3D_PAINT_SHARE
@@ -112,7 +116,15 @@ class LiveLink(QObject):
             self.controller.play()
 
     # ------------------------------------------------------------------ taking over frames
+    def _index_factory(self) -> Callable[[], SpatialIndex]:
+        """A fresh index of the backend and parameters the Partition panel shows now."""
+        index: SpatialIndex = self.window.state.document.index
+        backend: type[SpatialIndex] = type(index)
+        return functools.partial(backend, index.params)
+
     def _tick(self) -> None:
+        if self.processor is not None:  # a game connecting next gets the backend shown then
+            self.processor.make_index = self._index_factory()
         self._collect()
         self._emit_status()
 
@@ -130,7 +142,11 @@ class LiveLink(QObject):
         # the processor copy frames that are never shown: take the next once it was shown
         waiting = source is not None and not source.newest_shown and \
             controller.simulation is source and controller.play_state == controller.PLAYING
-        if not waiting and (not self.behind() or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
+        behind = self.behind()
+        view3d = self.window.view3d
+        if view3d is not None and self.receiver is not None:
+            view3d.paint_share = VIEW3D_BEHIND_SHARE if behind else VIEW3D_PAINT_SHARE
+        if not waiting and (not behind or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
             newest = processor.take_newest()
             if newest is not None:
                 self._taken_at = now
