@@ -108,6 +108,18 @@ class HotspotWindow:
     def clear(self) -> None:
         self._reset()
 
+    def copy(self) -> HotspotWindow:
+        """An independent copy: pushes to either never show in the other (a live session's
+        window is pushed on its processing thread while the display reads a copy)."""
+        other = HotspotWindow(self.window)
+        other._frames = deque(self._frames)  # the per-frame arrays are never written after a push
+        other._pair_frames = deque(self._pair_frames)
+        other._hash, other._cells = self._hash, self._cells  # replaced, never written in place
+        # the sums are written in place by push
+        other._total, other._seen, other._depth = self._total.copy(), self._seen.copy(), self._depth.copy()
+        other._latest = self._latest
+        return other
+
     def push(self, frame: int, nodes: NodeTable, node_tests: np.ndarray | None,
              pairs: np.ndarray | None = None) -> None:
         """Add one frame's per-row pair tests (``node_tests`` aligned with ``nodes``) and its

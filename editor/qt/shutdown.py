@@ -28,6 +28,12 @@ def exit_code(code: int, window=None, wait_ms: int = EXIT_WAIT_MS) -> int:
     busy = bool(wait_for_workers(wait_ms))
     if readiness is not None and not readiness.stop(wait_ms / 1000):
         busy = True
+    link = getattr(window, "live_link", None) if window is not None else None
+    processor = getattr(link, "processor", None)
+    if processor is not None:  # a live game's processing thread: end it after its frame in hand
+        processor.abort()
+        if not processor.stop(wait_ms / 1000):
+            busy = True
     if busy:
         settings = getattr(window, "settings", None)
         if settings is not None:

@@ -89,7 +89,7 @@ def _find(key, hashed, dense, tkeys, tvals):
     return np.int64(-1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _table_put(tkeys, tvals, key, value):
     mask = len(tkeys) - 1
     i = _slot_of(key, mask)
@@ -99,7 +99,7 @@ def _table_put(tkeys, tvals, key, value):
     tvals[i] = value
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cell_ranges(slots, lo, hi, origin, inv, clamp_lo, clamp_hi):
     """Per slot the inclusive cell range ``(x0, y0, z0, x1, y1, z1)`` and the total references
     (a float: an absurd layout may exceed the integer range, and the caller only compares it)."""
@@ -116,7 +116,7 @@ def cell_ranges(slots, lo, hi, origin, inv, clamp_lo, clamp_hi):
     return out, total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cell_bounds(start, items, lo, hi):
     """Union box of the objects of every cell."""
     n_cells = len(start) - 1
@@ -148,7 +148,7 @@ def empty_cells(hashed: bool, n_dense: int) -> tuple:
             np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sized_table(tkeys, tvals, size):
     """The hash table ``tkeys, tvals`` copied into a table of ``size`` buckets."""
     keys = np.full(size, EMPTY_KEY, dtype=np.int64)
@@ -159,7 +159,7 @@ def _sized_table(tkeys, tvals, size):
     return keys, vals
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def extend_cells(base, slots, ranges, total, lo, hi, dims, hashed):
     """The cell tables ``base`` (what :func:`build_cells` returns, left untouched) with the
     objects ``slots`` added over the cells of their ``ranges`` (``total`` references).
@@ -242,7 +242,7 @@ def extend_cells(base, slots, ranges, total, lo, hi, dims, hashed):
 
 
 # --------------------------------------------------------------------------- queries
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords):
     """Occupied cells whose coordinates lie in the inclusive range ``rlo..rhi``.
 
@@ -272,7 +272,7 @@ def _cells_in(rlo, rhi, dims, hashed, dense, tkeys, tvals, coords):
     return out[:m]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _range_of(qlo, qhi, origin, inv, clamp_lo, clamp_hi):
     rlo = np.empty(3, dtype=np.int64)
     rhi = np.empty(3, dtype=np.int64)
@@ -314,7 +314,7 @@ def _box_cells(qlo, qhi, g, out, m, rows, nrows, trace):
     return out, m, len(cells), tested, rows, nrows
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_query_box(qlo, qhi, g, trace):
     """Objects of grid ``g`` meeting the box; ``(slots, visited, tested, cells visited)``."""
     out = np.empty(64, dtype=np.int64)
@@ -324,7 +324,7 @@ def grid_query_box(qlo, qhi, g, trace):
     return out[:m], visited, tested, rows[:nrows]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_query_boxes(qlos, qhis, g):
     """Many box queries on grid ``g``; CSR ``(slots, offsets, visited, tested)``."""
     nq = qlos.shape[0]
@@ -341,7 +341,7 @@ def grid_query_boxes(qlos, qhis, g):
     return out[:m], offsets, visited, tested
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_query_sphere(center, radius, g, trace):
     """Candidates (with duplicates) touching the sphere; the cell range is padded a hair so a
     sphere that touches a box only after rounding still reaches its cells."""
@@ -370,7 +370,7 @@ def grid_query_sphere(center, radius, g, trace):
     return out[:m], len(cells), tested, rows[:nrows]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_query_frustum(planes, g, trace):
     """Candidates (with duplicates) kept by the frustum test; every occupied cell is culled by
     the union box of its objects, which contains each of them, so no object is lost."""
@@ -483,7 +483,7 @@ def _ray_march(origin_pt, direction, max_t, closest, g, out, ts, m, rows, nrows,
     return out, ts, m, best_s, best_t, visited, tested, rows, nrows
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_query_ray(origin_pt, direction, max_t, g, trace):
     """Every hit of one ray (with duplicates); ``(slots, t, visited, tested, cells)``."""
     out = np.empty(64, dtype=np.int64)
@@ -495,7 +495,7 @@ def grid_query_ray(origin_pt, direction, max_t, g, trace):
     return out[:m], ts[:m], visited, tested, rows[:nrows]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_query_rays(origins, directions, max_t, g):
     """Closest hit per ray; ``(slots, t, visited, tested)``, slot ``-1`` on a miss."""
     nq = origins.shape[0]
@@ -518,7 +518,7 @@ def grid_query_rays(origins, directions, max_t, g):
     return best_slots, best_ts, visited, tested
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cell_start(i, origin, inv, lo_clamp, hi_clamp):
     """The smallest coordinate ``x`` with ``_coord(x) >= i``: cell ``i``'s lower bound on one
     axis, so that ``_coord(x) == i`` exactly when ``cell_start(i) <= x < cell_start(i + 1)``
@@ -550,7 +550,7 @@ def cell_start(i, origin, inv, lo_clamp, hi_clamp):
             a = mid
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def grid_pairs(g, active, only_active):
     """Pairs inside every cell of grid ``g``, each reported in the cell owning
     ``max(lo_a, lo_b)``."""
@@ -585,7 +585,7 @@ def grid_pairs(g, active, only_active):
     return out[:m], tests, cell_tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def check_cells(alive, ranges_now, coords, start, items, slot_limit, alive_mask):
     """``(code, where)``: 0 when every object is in exactly the cells of its range, once."""
     refs = np.zeros(slot_limit, dtype=np.int64)

@@ -41,18 +41,18 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
         qtbot.waitUntil(lambda: c.frame >= at + 5, timeout=30_000)
         assert not np.array_equal(first, c.shown_bodies()[1])  # the movers moved, frame to frame
         qtbot.waitUntil(lambda: w.live_view.bodies_drawn == 150, timeout=10_000)
-        assert c.shown_nodes() is link.session.last_nodes  # the overlay reads the live tree
+        assert c.shown_nodes() is link.source.last_nodes  # the overlay reads the newest frame handed over
         w.act_play.trigger()  # pause: frames keep arriving into the recording
         assert c.play_state == "paused"
-        processed = link.session.frames
-        qtbot.waitUntil(lambda: link.session.frames >= processed + 5, timeout=30_000)
-        held, processed = c.frame, link.session.frames
+        processed = link.source.frames_added  # frames the processing thread handed over
+        qtbot.waitUntil(lambda: link.source.frames_added >= processed + 5, timeout=30_000)
+        held, processed = c.frame, link.source.frames_added
         assert not c.live and held < link.source.frame  # the display holds a frame, the game goes on
-        qtbot.waitUntil(lambda: link.session.frames >= processed + 10, timeout=30_000)
+        qtbot.waitUntil(lambda: link.source.frames_added >= processed + 10, timeout=30_000)
         assert c.frame == held
         w.timeline_panel.slider.setValue(w.timeline_panel.slider.value() - 10)
         assert c.frame == held - 10 and not c.live  # scrubbed back into the recording
-        np.testing.assert_array_equal(c.shown_bodies()[0], link.session.recording.get(held - 10).ids)
+        np.testing.assert_array_equal(c.shown_bodies()[0], link.source.recording.get(held - 10).ids)
         w.act_go_live.trigger()
         assert c.live and c.frame > held and c.play_state == "playing"
         w.hotspot_panel.refresh()

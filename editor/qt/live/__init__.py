@@ -32,7 +32,7 @@ def install_live_link(window) -> LiveLink:
     def show_status(text: str) -> None:
         label.setText(text)
         label.setVisible(link.receiver is not None or link.session is not None)
-        save_boxes.setEnabled(link.session is not None and link.session.last_record is not None)
+        save_boxes.setEnabled(link.source is not None and link.source.last_record is not None)
 
     link.status_changed.connect(show_status)
     connect = QAction("Connect to &game…", window)

@@ -18,17 +18,17 @@ from ..prompts import file_filters
 
 
 def shown_boxes(link) -> tuple | None:
-    """``(frame, ids, lo, hi)`` of the movers of the session's frame on screen (its newest
+    """``(frame, ids, lo, hi)`` of the movers of the game's frame on screen (its newest
     frame when the timeline shows something else), or ``None`` before the first frame."""
-    session = link.session
-    if session is None or session.last_record is None:
+    source = link.source
+    if source is None or source.last_record is None:
         return None
     controller = link.controller
     if link.source is not None and controller.simulation is link.source and controller.frame >= 0:
         bodies = controller.shown_bodies()
         if bodies is not None:
             return (controller.frame, *bodies[:3])
-    record = session.last_record
+    record = source.last_record
     return record.frame, record.ids, record.lo, record.hi
 
 
@@ -39,14 +39,14 @@ def live_level(window):
     if shown is None:
         return None
     frame, ids, lo, hi = shown
-    session = link.session
-    rec = session.recording
+    source = link.source
+    rec = source.recording
     meta = rec.meta
     game = meta.get("game") if isinstance(meta.get("game"), str) else "a game"
     file = f" ({meta['file']})" if isinstance(meta.get("file"), str) else ""
     current = window.document.scene.settings
-    return boxes_level((rec.static_ids, rec.static_lo, rec.static_hi), (ids, lo, hi), session.names,
-                       message=f"boxes of {game}{file} streamed from {session.source}, frame {frame}",
+    return boxes_level((rec.static_ids, rec.static_lo, rec.static_hi), (ids, lo, hi), source.names,
+                       message=f"boxes of {game}{file} streamed from {source.name}, frame {frame}",
                        settings=Settings(backend=current.backend, params=current.params))
 
 

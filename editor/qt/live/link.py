@@ -1,34 +1,44 @@
 """The editor's live link: a game's frames shown as they arrive (Qt glue).
 
-:class:`LiveLink` owns a :class:`~.receiver.Receiver` (the socket thread) and, per connected
-game, a :class:`~editor.model.live.session.LiveSession` processing the bytes on the GUI thread
-within a time budget a tick. On a game's first frame it hands a
-:class:`~editor.model.live.source.LiveSource` to the timeline, which then shows the newest
-frame whenever it plays: overlay, heatmaps, plots, statistics and hotspots follow it, and
-pause, scrubbing back and saving the recording work as for a simulation. Frames keep arriving
-while paused. Live frames are not edits: nothing is pushed on the undo stack and the document
-stays clean. A disconnect (or a broken stream, reported in one line) keeps the last state;
-the next game to connect starts a new session.
+:class:`LiveLink` owns a :class:`~.receiver.Receiver` (the socket thread) and a
+:class:`~editor.model.live.processor.LiveProcessor` (the processing thread), which steps a
+:class:`~editor.model.live.session.LiveSession` per connected game through every frame. The
+GUI thread never processes a frame nor reads the session's index: each tick it takes what the
+processing thread handed over — every frame's record and stats into a
+:class:`~editor.model.live.source.LiveSource` (the display's own recording and the timeline's
+plots), and the newest frame's copies (index, node table, pairs, hotspots) for display. On a
+game's first frame the source goes to the timeline, which then shows the newest frame whenever
+it plays: overlay, heatmaps, plots, statistics and hotspots follow it, and pause, scrubbing
+back and saving the recording work as for a simulation. Frames keep arriving and being
+processed while paused. Live frames are not edits: nothing is pushed on the undo stack and the
+document stays clean. A disconnect (or a broken stream, reported in one line) keeps the last
+state; the next game to connect starts a new session.
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from editor.model.live.frame_stream import StreamError
-from editor.model.live.session import LiveSession
+from editor.model.live.processor import LiveHeader, LiveProcessor
 from editor.model.live.source import LiveSource
+from spatial.contract import SpatialIndex
 
-from .receiver import LinkEvent, Receiver
+from .receiver import Receiver
 from .static_view import StaticBoxes
 
-#: GUI-thread milliseconds a tick may spend processing frames
-BUDGET_MS = 40
 TICK_MS = 16
-#: bytes fed to the session at a time (a parse never holds the GUI longer than one piece)
-PIECE_BYTES = 256 * 1024
+#: share of the window's time the 3D view may paint while a game is linked
+VIEW3D_PAINT_SHARE = 0.25
+#: the same while the processing thread is behind the game (software OpenGL's threads take the
+#: cores the game's frames need)
+VIEW3D_BEHIND_SHARE = 0.1
+#: display frames a second while the processing thread is behind the game (the target rate of
+#: a window following a game; every paint above it would be time taken from the game's frames)
+BEHIND_DISPLAY_FPS = 20
 
 
 class LiveLink(QObject):
@@ -41,18 +51,23 @@ class LiveLink(QObject):
         self.window = window
         self.controller = window.timeline
         self.receiver: Receiver | None = None
-        self.session: LiveSession | None = None
+        self.processor: LiveProcessor | None = None
         self.source: LiveSource | None = None
         self.connection = "not listening"
         self.peer = ""
         self.refused = 0  # games refused while another was connected
         self.static_view = StaticBoxes(window)
-        self._pending: deque[LinkEvent] = deque()  # taken from the receiver, not processed yet
-        self._arrivals: deque[float] = deque(maxlen=120)
-        self._processed_at: deque[float] = deque(maxlen=120)
+        self._held: deque[tuple] = deque()  # frames newer than the newest handed over
+        self._taken_at = 0.0  # when the display last took a frame (perf_counter)
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
+
+    @property
+    def session(self):
+        """The processing thread's session of the current game (its counts only are read
+        here: the display reads :attr:`source`)."""
+        return self.processor.session if self.processor is not None else None
 
     # ------------------------------------------------------------------ listening
     def listen(self, host: str, port: int) -> bool:
@@ -63,6 +78,12 @@ class LiveLink(QObject):
         except OSError as exc:
             self.window.report_error(f"{host}:{port}: cannot listen: {exc.strerror or exc}")
             return False
+        live_view = getattr(self.window, "live_view", None)
+        self.processor = LiveProcessor(self.receiver.take, self.receiver.arrived,
+                                       self._index_factory(),
+                                       live_view.prepare_bodies() if live_view is not None else None)
+        if self.window.view3d is not None:  # a big static set must not paint at the game's rate
+            self.window.view3d.paint_share = VIEW3D_PAINT_SHARE
         self.connection = f"listening on {self.receiver.address}"
         self.timer.start()
         self._emit_status()
@@ -73,12 +94,18 @@ class LiveLink(QObject):
         return self.receiver.address if self.receiver is not None else ""
 
     def stop(self) -> None:
-        """Stop listening and drop the connection; the last frame stays shown."""
-        self.timer.stop()
+        """Stop listening and drop the connection; the last frame stays shown (what already
+        arrived is processed first, within a second)."""
         if self.receiver is not None:
-            self._drain(time.perf_counter() + 1.0)  # what already arrived is kept
             self.receiver.stop()
             self.receiver = None
+        if self.processor is not None:
+            if not self.processor.stop(timeout=1.0):
+                self.processor.abort()
+            self._collect()
+        self.timer.stop()
+        if self.window.view3d is not None:
+            self.window.view3d.paint_share = None
         self.connection = "not listening"
         self._emit_status()
 
@@ -88,113 +115,147 @@ class LiveLink(QObject):
             self.controller.seek(self.source.frame)
             self.controller.play()
 
-    # ------------------------------------------------------------------ processing
+    # ------------------------------------------------------------------ taking over frames
+    def _index_factory(self) -> Callable[[], SpatialIndex]:
+        """A fresh index of the backend and parameters the Partition panel shows now."""
+        index: SpatialIndex = self.window.state.document.index
+        backend: type[SpatialIndex] = type(index)
+        return functools.partial(backend, index.params)
+
     def _tick(self) -> None:
-        if self.receiver is None:
-            return
-        self._pending.extend(self.receiver.take())
-        self._drain(time.perf_counter() + BUDGET_MS / 1e3)
+        if self.processor is not None:  # a game connecting next gets the backend shown then
+            self.processor.make_index = self._index_factory()
+        self._collect()
         self._emit_status()
 
-    def _drain(self, deadline: float) -> None:
-        if self.receiver is not None:
-            self._pending.extend(self.receiver.take())
-        while self._pending and time.perf_counter() < deadline:
-            event = self._pending.popleft()
-            if event[0] == "connected":
-                self._start_session(event[1])
-            elif event[0] == "closed":
-                self._finish(event[1])
-            elif event[0] == "refused":
-                self.refused += 1
-                self.window.statusBar().showMessage(
-                    f"Live link: refused a second game from {event[1]} (one game at a time)", 5000)
-            elif self.session is not None and self.session.error is None:  # "data"
-                data = event[1]
-                if len(data) > PIECE_BYTES:  # leave the rest for the next turn of the budget
-                    self._pending.appendleft(("data", data[PIECE_BYTES:]))
-                    data = data[:PIECE_BYTES]
-                self._arrivals.append(time.perf_counter())
-                self._feed(data)
-
-    def _start_session(self, peer: str) -> None:
-        doc = self.window.state.document
-        index = type(doc.index)(doc.index.params)
-        self.session = LiveSession(index, f"tcp://{peer}", on_frame=self._on_frame)
-        self.source = None
-        self.peer = peer
-        self.connection = f"connected to {peer}"
-        self._processed_at.clear()
-
-    def _feed(self, data: bytes) -> None:
-        session = self.session
-        assert session is not None  # _drain feeds only while a session is open
-        had_static = len(session.recording.static_ids)
-        try:
-            session.feed(data)
-        except StreamError as exc:
-            if self.receiver is not None:
-                self.receiver.drop_connection()
-            self.connection = f"disconnected: {exc.detail}"
-            self.window.report_error(str(exc))
-        if len(session.recording.static_ids) != had_static:
-            rec = session.recording
-            self.static_view.show(rec.static_lo, rec.static_hi)
-
-    def _on_frame(self, record, stats) -> None:
-        self._processed_at.append(time.perf_counter())
+    def _collect(self) -> None:
+        """Take what the processing thread handed over: events in order, and the newest frame
+        (frames after it wait for a newer one, so the source's recording never runs ahead of
+        the frame it shows)."""
+        processor = self.processor
+        if processor is None:
+            return
+        newest = None
+        now = time.perf_counter()
+        source, controller = self.source, self.controller
+        # a frame taken but not shown yet (the window paints slower than the game) would make
+        # the processor copy frames that are never shown: take the next once it was shown
+        waiting = source is not None and not source.newest_shown and \
+            controller.simulation is source and controller.play_state == controller.PLAYING
+        behind = self.behind()
+        view3d = self.window.view3d
+        if view3d is not None and self.receiver is not None:
+            view3d.paint_share = VIEW3D_BEHIND_SHARE if behind else VIEW3D_PAINT_SHARE
+        if not waiting and (not behind or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
+            newest = processor.take_newest()
+            if newest is not None:
+                self._taken_at = now
+        self._held.extend(processor.take_events())
+        upto = (newest.serial, newest.record.frame) if newest is not None else None
+        while self._held:
+            event = self._held[0]
+            if event[0] == "frame" and (upto is None or (event[1], event[2].frame) > upto):
+                break
+            self._held.popleft()
+            self._handle(event)
+        source = self.source
+        if newest is None or source is None:
+            return
+        first = source.newest is None
+        source.adopt(newest)
         controller = self.controller
-        if self.source is None:
-            self._install_source()
-        elif controller.simulation is self.source and controller.live and \
-                controller.play_state != controller.PLAYING and controller.last_stats is not None:
+        if first:
+            self._install_source(source)
+        elif controller.simulation is source and controller.live and \
+                controller.play_state != controller.PLAYING and controller.last_stats is not None \
+                and controller.last_stats.frame != source.frame:
             # paused at the live edge: keep showing that frame (replayed) while the game goes on
             controller.seek(controller.last_stats.frame)
-        controller.history[stats.frame] = stats
 
-    def _install_source(self) -> None:
+    def behind(self) -> bool:
+        """More than two frames' bytes wait to be processed: the display then takes a frame
+        at most :data:`BEHIND_DISPLAY_FPS` times a second, leaving the processor the time."""
+        session = self.session
+        if session is None or not session.parser.frames:
+            return False
+        frame_bytes = session.received_bytes / session.parser.frames
+        return self.counts()["lag_bytes"] > 2 * frame_bytes
+
+    def _handle(self, event: tuple) -> None:
+        kind = event[0]
+        if kind == "connected":
+            self.source = LiveSource(f"tcp://{event[1]}")
+            self.peer = event[1]
+            self.connection = f"connected to {event[1]}"
+        elif kind == "header":
+            header: LiveHeader = event[1]
+            if self.source is not None:
+                self.source.add_header(header)
+            self.static_view.show(header.static_lo, header.static_hi)
+        elif kind == "frame":
+            self._on_frame(event[2], event[3])
+        elif kind == "fault":
+            self.connection = f"disconnected: {event[1].detail}"
+            if self.receiver is not None:
+                self.receiver.drop_connection()
+            self.window.report_error(str(event[1]))
+        elif kind == "refused":
+            self.refused += 1
+            self.window.statusBar().showMessage(
+                f"Live link: refused a second game from {event[1]} (one game at a time)", 5000)
+        elif kind == "closed":
+            self._finish(event[1])
+
+    def _on_frame(self, record, stats) -> None:
+        source = self.source
+        assert source is not None  # frames come after their game's "connected"
+        source.add_frame(record)
+        self.controller.history[stats.frame] = stats
+
+    def _install_source(self, source: LiveSource) -> None:
         controller = self.controller
-        assert self.session is not None  # called back by the session's first frame
         controller.stop()
-        self.source = LiveSource(self.session)
-        controller.simulation = self.source
-        controller.history = {}
+        controller.simulation = source
+        controller.history = {r.frame: r.stats for r in source.recording if r.stats is not None}
         controller.source_changed.emit()
         controller.play()
 
     def _finish(self, reason: str) -> None:
-        if self.session is not None and self.session.error is None:
-            try:
-                self.session.finish()
-            except StreamError as exc:
-                self.window.report_error(str(exc))
-        if self.session is not None and self.session.error is not None:
-            reason = f"stream broken at frame {self.session.parser.last_frame + 1}"
-        self.connection = f"disconnected ({reason}); last state kept, listening on {self.address}"
+        session = self.session
+        if session is not None and session.error is not None:
+            reason = f"stream broken at frame {session.parser.last_frame + 1}"
+        where = f"listening on {self.address}" if self.receiver is not None else "not listening"
+        self.connection = f"disconnected ({reason}); last state kept, {where}"
 
     # ------------------------------------------------------------------ status
     def counts(self) -> dict:
         """The figures of the status line (see ``docs/live-link.md``)."""
-        session = self.session
+        session, processor, source = self.session, self.processor, self.source
         parser = session.parser if session is not None else None
         received = parser.frames if parser is not None else 0
         processed = session.frames if session is not None else 0
         first = session.recording.first_frame if session is not None and len(session.recording) else 0
         last = parser.last_frame if parser is not None else -1
         return {"received": received, "processed": processed,
+                "shown": source.frames_shown if source is not None else 0,
+                # frames processed after the one on display (it waits for the next paint)
+                "lag_frames": processed - source.added_when_shown if source is not None else processed,
                 "dropped_by_game": max(0, last - first + 1 - received) if received else 0,
-                "display_skipped": self.source.display_skipped if self.source is not None else 0,
-                "lag_bytes": sum(len(e[1]) for e in self._pending if e[0] == "data") +
+                "display_skipped": source.display_skipped if source is not None else 0,
+                "lag_bytes": (processor.pending_bytes if processor is not None else 0) +
                              (self.receiver.queued_bytes if self.receiver is not None else 0),
-                "received_fps": _rate(self._arrivals), "processed_fps": _rate(self._processed_at)}
+                "received_fps": _rate(processor.received_at) if processor is not None else 0.0,
+                "processed_fps": _rate(processor.processed_at) if processor is not None else 0.0,
+                "shown_fps": _rate(source.shown_at) if source is not None else 0.0}
 
     def status_text(self) -> str:
         if self.session is None:
             return f"Live link: {self.connection}"
         c = self.counts()
-        return (f"Live link: {self.connection} · {c['processed']:,} frames "
-                f"({c['processed_fps']:.0f}/s processed, {c['received_fps']:.0f}/s received) · "
-                f"lag {c['lag_bytes'] / 1024:,.0f} kB · {c['dropped_by_game']:,} dropped by the game · "
+        return (f"Live link: {self.connection} · {c['received']:,} frames received, "
+                f"{c['processed']:,} processed ({c['processed_fps']:.0f}/s), {c['shown']:,} shown "
+                f"({c['shown_fps']:.0f}/s) · lag {c['lag_frames']:,} frames, "
+                f"{c['lag_bytes'] / 1024:,.0f} kB · {c['dropped_by_game']:,} dropped by the game · "
                 f"{c['display_skipped']:,} display frames skipped")
 
     def _emit_status(self) -> None:

@@ -1,10 +1,11 @@
 """The socket side of the editor's live link: a thread that accepts games and reads their bytes.
 
 :class:`Receiver` listens on one address. Its thread accepts one game at a time, reads what the
-game sends and queues it, with the connection's events, for the GUI thread to take with
-:meth:`Receiver.take` (the GUI thread parses and processes; the thread never touches the index
-or Qt). When the game disconnects it goes back to accepting, so a game can reconnect without a
-restart; a second game connecting meanwhile is refused with a closed socket.
+game sends and queues it, with the connection's events, for the processing thread to take with
+:meth:`Receiver.take`, woken by :attr:`Receiver.arrived` (that thread parses and processes;
+this one never touches the index or Qt). When the game disconnects it goes back to accepting,
+so a game can reconnect without a restart; a second game connecting meanwhile is refused with
+a closed socket.
 """
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from typing import Literal
 
 #: bytes read at a time
 READ_BYTES = 1 << 20
-#: bytes queued for the GUI thread before the thread stops reading (the game then drops frames)
+#: bytes queued for processing before the thread stops reading (the game then drops frames)
 MAX_QUEUED_BYTES = 256 * 1024 * 1024
 
-#: what the thread queues for the GUI thread: a game connected (its ``host:port``), bytes it
+#: what the thread queues for processing: a game connected (its ``host:port``), bytes it
 #: sent, another game refused meanwhile (its ``host:port``), its connection closed (the reason)
 LinkEvent = (tuple[Literal["connected"], str] | tuple[Literal["data"], bytes]
              | tuple[Literal["refused"], str] | tuple[Literal["closed"], str])
@@ -44,6 +45,8 @@ class Receiver:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._drop = threading.Event()
+        #: set whenever an event is queued, so the processing thread wakes at once
+        self.arrived = threading.Event()
         self.queued_bytes = 0
         self._thread = threading.Thread(target=self._run, name="live-link", daemon=True)
         self._thread.start()
@@ -71,6 +74,7 @@ class Receiver:
             self._events.append(event)
             if event[0] == "data":
                 self.queued_bytes += len(event[1])
+        self.arrived.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -5,6 +5,7 @@ keeps the construction in one place so margins and names stay consistent across 
 """
 from __future__ import annotations
 
+import time
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QTimer
@@ -100,15 +101,27 @@ class PlaybackRefresh:
         """Redraw from the controller's current frame (the widget implements it)."""
         raise NotImplementedError
 
+    #: while playing, a refresh waits at least this many times the last one's cost, so a
+    #: slow list (a live game's hotspots over tens of thousands of cells) keeps at most about
+    #: a tenth of the window's time
+    COST_FACTOR = 10.0
+
     def follow_playback(self, controller, interval_ms: int) -> None:
         """Connect to ``controller``'s frame and play-state signals."""
         assert isinstance(self, QObject), "PlaybackRefresh is a mixin for widgets"
-        self._timer = single_shot_timer(self, interval_ms, self.refresh)
+        self._interval_ms = interval_ms
+        self._refresh_ms = 0.0
+        self._timer = single_shot_timer(self, interval_ms, self._timed_refresh)
         controller.frame_changed.connect(self._on_frame_changed)
         controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
+
+    def _timed_refresh(self) -> None:
+        start = time.perf_counter()
+        self.refresh()
+        self._refresh_ms = (time.perf_counter() - start) * 1e3
 
     def _on_frame_changed(self, stats) -> None:
         if stats is None or self.controller.play_state != self.controller.PLAYING:
             self.refresh()  # a step, a seek or a stop: answer at once
         elif not self._timer.isActive():
-            self._timer.start()
+            self._timer.start(max(self._interval_ms, int(self._refresh_ms * self.COST_FACTOR)))

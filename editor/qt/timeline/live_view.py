@@ -8,6 +8,8 @@ editor state rebuilds it once per event-loop turn however many frames were stepp
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PySide6.QtCore import QRectF
 
@@ -48,22 +50,63 @@ class LiveView:
         self._draw_bodies()
 
     # ------------------------------------------------------------------ bodies
+    def prepare_bodies(self):
+        """A ``prepare(record)`` hook making :func:`body_geometry` for this window's views on
+        another thread (a live game's processing thread): the display then only swaps it in."""
+        axes = {name: view.axes for name, view in self.window.views2d.items()}
+        with_3d = self.item3d is not None
+        return lambda record: body_geometry(record.lo, record.hi, record.awake, axes, with_3d)
+
     def _draw_bodies(self) -> None:
-        bodies = self.controller.shown_bodies()
-        if bodies is None:
-            ids, lo, hi, awake = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)),
-                                  np.empty(0, dtype=bool))
-        else:
-            ids, lo, hi, awake = bodies
-        self.bodies_drawn = len(ids)
+        geometry = self._prepared()
+        if geometry is None:
+            bodies = self.controller.shown_bodies()
+            if bodies is None:
+                lo, hi, awake = np.empty((0, 3)), np.empty((0, 3)), np.empty(0, dtype=bool)
+            else:
+                lo, hi, awake = bodies[1:]
+            axes = {name: view.axes for name, view in self.window.views2d.items()}
+            geometry = body_geometry(lo, hi, awake, axes, self.item3d is not None)
+        self.bodies_drawn = geometry.count
         for name, item in self.items2d.items():
-            item.set_layers(body_layers(lo, hi, awake, self.window.views2d[name].axes))
+            item.set_layers(geometry.layers[name])
         if self.item3d is not None:
-            if len(ids):
-                colours = np.where(awake[:, None], np.array(AWAKE_RGB + (1.0,)),
-                                   np.array(ASLEEP_RGB + (1.0,))).astype(np.float32)
-                self.item3d.setData(pos=box_lines(lo, hi), color=np.repeat(colours, 24, axis=0))
-            self.item3d.setVisible(bool(len(ids)))
+            if geometry.count:
+                self.item3d.setData(pos=geometry.lines, color=geometry.colours)
+            self.item3d.setVisible(bool(geometry.count))
+
+    def _prepared(self) -> BodyGeometry | None:
+        """The geometry made beside the frame on display, when it is a live game's newest."""
+        controller = self.controller
+        newest = getattr(controller.simulation, "newest", None)
+        if not controller.live or newest is None or not isinstance(newest.display, BodyGeometry):
+            return None
+        return newest.display if newest.stats is controller.last_stats else None
+
+
+@dataclass(frozen=True)
+class BodyGeometry:
+    """A frame's moving bodies as the views draw them: the 2D layers of each view (by name),
+    the 3D line vertices and their colours (``None`` without a 3D view)."""
+
+    count: int
+    layers: dict[str, list]
+    lines: np.ndarray | None
+    colours: np.ndarray | None
+
+
+def body_geometry(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray, axes: dict,
+                  with_3d: bool) -> BodyGeometry:
+    """The outlines of bodies ``lo``..``hi`` for the views of ``axes`` (name: ``(u, v)``) and,
+    with ``with_3d``, the 3D view; Qt value types only, so any thread may make them."""
+    layers = {name: body_layers(lo, hi, awake, uv) for name, uv in axes.items()}
+    lines = colours = None
+    if with_3d and len(lo):
+        lines = box_lines(lo, hi)
+        rgba = np.where(awake[:, None], np.array(AWAKE_RGB + (1.0,)),
+                        np.array(ASLEEP_RGB + (1.0,))).astype(np.float32)
+        colours = np.repeat(rgba, 24, axis=0)
+    return BodyGeometry(len(lo), layers, lines, colours)
 
 
 def body_layers(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray, axes) -> list:

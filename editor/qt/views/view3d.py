@@ -110,6 +110,14 @@ class View3D(gl.GLViewWidget):
         self.faces_wanted = True
         self._has_faces = False
         self.frame_ms = 0.0
+        #: at most this share of the window's time goes to painting this view while set (a
+        #: live game's frames arrive faster than a big scene paints); None: paint on request
+        self.paint_share: float | None = None
+        self.paints = 0
+        self._painted_at = 0.0
+        self._deferred = QTimer(self)
+        self._deferred.setSingleShot(True)
+        self._deferred.timeout.connect(super().update)
         self._press_pos = None
         self._fly_keys: set[int] = set()
         self._fly_timer = QTimer(self)
@@ -462,12 +470,27 @@ class View3D(gl.GLViewWidget):
             self.faces.skipped = True
             self._rest_timer.start()
 
+    def update(self, *args) -> None:  # noqa: D401 (Qt's name)
+        """Ask for a paint; with :attr:`paint_share` set, not before the last paint's time
+        over that share has passed (later requests fold into the one deferred paint)."""
+        share = getattr(self, "paint_share", None)  # GLViewWidget's constructor asks for a paint
+        if share is None or args:
+            super().update(*args)
+            return
+        wait_ms = self.frame_ms * (1.0 / share - 1.0) - (time.perf_counter() - self._painted_at) * 1e3
+        if wait_ms <= 0:
+            super().update()
+        elif not self._deferred.isActive():
+            self._deferred.start(int(wait_ms) + 1)
+
     def paintGL(self, *args, **kwargs) -> None:
+        self.paints += 1
         camera = self._camera_key()
         self._motion_level_of_detail(camera[:7])  # a resize is not a camera motion
         if self._culled_for is not None and self._culled_for != camera:
             self._recull_timer.start()  # the camera moved: re-cull once it rests
         start = time.perf_counter()
         super().paintGL(*args, **kwargs)
-        self.frame_ms = (time.perf_counter() - start) * 1e3
+        self._painted_at = time.perf_counter()
+        self.frame_ms = (self._painted_at - start) * 1e3
         self.frame_rendered.emit(self.frame_ms)

@@ -1,0 +1,246 @@
+"""A game's frames processed on a thread of their own, handed to the display as copies (Qt-free).
+
+:class:`LiveProcessor` runs one thread that takes what the socket thread received (events
+``("connected", peer)``, ``("data", bytes)``, ``("refused", peer)``, ``("closed", reason)``
+from a ``take()`` callable, woken by a :class:`threading.Event`), and steps a
+:class:`~.session.LiveSession` per connected game through **every** frame: parse, frame delta,
+index update, pairs, node table, hotspot sums. The display never reads the session: it reads
+what the thread hands over, which the thread never writes again:
+
+* :meth:`LiveProcessor.take_events`: in order, every frame's record and stats (for the
+  display's own copy of the recording and the timeline's plots), headers (static boxes, meta,
+  names), stream faults and connection changes;
+* :meth:`LiveProcessor.take_newest`: the newest :class:`LiveFrame` — the frame's record, stats,
+  pairs and node table with a *copy* of the index and of the hotspot window, so the pair
+  browser, the hotspot list and the queries read a tree no thread changes. A copy is made at
+  most every :data:`OFFER_INTERVAL_S`, when the display took the previous one or the thread
+  has caught up with the game (the game's last frame at once); so a display slower than the
+  game skips display frames (and copies), never game frames.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from spatial.contract import NodeTable, PairResult, SpatialIndex
+
+from ..frame_step import FrameStats
+from ..hotspots import HotspotWindow
+from ..recording import FrameRecord
+from .frame_stream import StreamError
+from .session import LiveSession
+
+#: bytes fed to the session at a time (the display's copies are offered between pieces)
+PIECE_BYTES = 256 * 1024
+#: the newest frame is handed over (copied) at most this often: a window paints 20-30 times a
+#: second, and every copy is work taken from the game's frames
+OFFER_INTERVAL_S = 1 / 30
+
+
+@dataclass(frozen=True)
+class LiveFrame:
+    """One processed game frame as the display reads it: nothing here is written again."""
+
+    record: FrameRecord
+    stats: FrameStats
+    pairs: PairResult | None
+    nodes: NodeTable | None
+    index: SpatialIndex          # a copy of the session's index after this frame
+    hotspots: HotspotWindow      # a copy of the session's hotspot window after this frame
+    processed: int               # frames the session had processed with this one
+    serial: int                  # the game's connection, counted from 1
+    display: object = None       # what the display's ``prepare`` hook made of the frame
+
+
+@dataclass(frozen=True)
+class LiveHeader:
+    """The static boxes, meta and names a game sent so far (copies)."""
+
+    static_ids: np.ndarray
+    static_lo: np.ndarray
+    static_hi: np.ndarray
+    meta: dict
+    names: dict[int, str]
+
+
+class LiveProcessor:
+    """Process a game's frames on a thread of its own (see the module docstring).
+
+    Parameters
+    ----------
+    take : callable
+        ``take()`` returns the socket thread's events queued since the last call.
+    wake : threading.Event
+        Set by the socket thread when it queued something.
+    make_index : callable
+        A fresh index for a new game's session (called on this thread).
+    prepare : callable, optional
+        ``prepare(record)``, called on this thread for each frame handed over: what the
+        display would otherwise make of it on its own thread (e.g. the movers' outlines);
+        kept as :attr:`LiveFrame.display`.
+    """
+
+    def __init__(self, take: Callable[[], list], wake: threading.Event,
+                 make_index: Callable[[], SpatialIndex],
+                 prepare: Callable[[FrameRecord], object] | None = None) -> None:
+        self._take = take
+        self.prepare = prepare
+        self._wake = wake
+        self.make_index = make_index
+        self.session: LiveSession | None = None
+        self.serial = 0                 # connections served (a frame's LiveFrame.serial)
+        self.pending_bytes = 0          # taken from the socket thread, not parsed yet
+        self.processed_at: deque[float] = deque(maxlen=120)
+        self.received_at: deque[float] = deque(maxlen=120)
+        #: thread names of every frame step (a test proves the display thread steps none)
+        self.step_threads: set[str] = set()
+        self._events: deque[tuple] = deque()
+        self._newest: LiveFrame | None = None
+        self._newest_taken = True
+        self._offered = True  # the session's newest frame was handed over (or there is none)
+        self._offered_at = 0.0  # when (perf_counter)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._draining = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="live-processor", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ the display's side
+    def take_events(self) -> list[tuple]:
+        """Every event since the last call, in order: ``("connected", peer)``,
+        ``("header", LiveHeader)``, ``("frame", serial, record, stats)``, ``("fault", StreamError)``,
+        ``("refused", peer)``, ``("closed", reason)``."""
+        with self._lock:
+            events = list(self._events)
+            self._events.clear()
+        return events
+
+    def take_newest(self) -> LiveFrame | None:
+        """The newest frame handed over since the last call (``None``: none since)."""
+        with self._lock:
+            frame, self._newest = self._newest, None
+            self._newest_taken = True
+        return frame
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 1.0) -> bool:
+        """Process what was already received, then end the thread; True if it ended within
+        ``timeout`` seconds (else it ends on its own once done)."""
+        self._draining.set()
+        self._wake.set()
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def abort(self) -> None:
+        """End the thread after the frame in hand, dropping what was not processed."""
+        self._stop.set()
+        self._wake.set()
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            # a frame not handed over yet (too soon after the last) is offered once due
+            self._wake.wait(0.05 if self._offered else OFFER_INTERVAL_S / 2)
+            self._wake.clear()
+            events = self._take()
+            for event in events:
+                if self._stop.is_set():
+                    return
+                self._handle(event)
+            if not events:
+                self._offer_newest(idle=True)
+                if self._draining.is_set():
+                    return
+
+    def _handle(self, event) -> None:
+        kind = event[0]
+        if kind == "connected":
+            self._start_session(event[1])
+        elif kind == "data":
+            data = event[1]
+            self.pending_bytes += len(data)
+            self.received_at.append(time.perf_counter())
+            for start in range(0, len(data), PIECE_BYTES):
+                if self._stop.is_set():
+                    return
+                piece = data[start:start + PIECE_BYTES]
+                self._feed(piece)
+                self.pending_bytes -= len(piece)
+        elif kind == "closed":
+            self._finish()
+            self._post(("closed", event[1]))
+        else:  # "refused"
+            self._post(event)
+
+    def _start_session(self, peer: str) -> None:
+        self.session = LiveSession(self.make_index(), f"tcp://{peer}", on_frame=self._on_frame)
+        self.serial += 1
+        self._offered = True
+        self._offered_at = 0.0
+        self._post(("connected", peer))
+
+    def _feed(self, piece: bytes) -> None:
+        session = self.session
+        if session is None or session.error is not None:
+            return  # no game connected, or its stream broke: the rest is dropped
+        had_static = len(session.recording.static_ids)
+        had_meta = dict(session.recording.meta)
+        try:
+            session.feed(piece)
+        except StreamError as exc:
+            self._post(("fault", exc))
+        rec = session.recording
+        if len(rec.static_ids) != had_static or rec.meta != had_meta:
+            self._post(("header", LiveHeader(rec.static_ids, rec.static_lo, rec.static_hi,
+                                             dict(rec.meta), dict(session.names))))
+        self._offer_newest(idle=not self._wake.is_set())  # set: more bytes are waiting
+
+    def _finish(self) -> None:
+        session = self.session
+        if session is None or session.error is not None:
+            return
+        try:
+            session.finish()
+        except StreamError as exc:
+            self._post(("fault", exc))
+        self._offer_newest(idle=True, due=True)  # the game's last frame is shown at once
+
+    def _on_frame(self, record: FrameRecord, stats: FrameStats) -> None:
+        self.step_threads.add(threading.current_thread().name)
+        self.processed_at.append(time.perf_counter())
+        self._post(("frame", self.serial, record, stats))
+        self._offered = False
+        self._offer_newest(idle=False)
+
+    def _offer_newest(self, idle: bool, due: bool = False) -> None:
+        """Hand the newest frame over, at most every :data:`OFFER_INTERVAL_S` (``due``: now),
+        when the display took the last one or (``idle``) the thread is about to wait for
+        bytes, so this frame may stay the newest a while."""
+        session = self.session
+        if session is None or session.last_record is None or self._offered:
+            return
+        if not (idle or self._newest_taken):
+            return
+        if not due and time.perf_counter() - self._offered_at < OFFER_INTERVAL_S:
+            return
+        record = session.last_record
+        assert record.stats is not None  # set by the session's step
+        frame = LiveFrame(record, record.stats, session.last_pairs, session.last_nodes,
+                          copy.deepcopy(session.index), session.hotspots.copy(), session.frames,
+                          self.serial, self.prepare(record) if self.prepare is not None else None)
+        with self._lock:
+            self._newest, self._newest_taken = frame, False
+        self._offered, self._offered_at = True, time.perf_counter()
+
+    def _post(self, event: tuple) -> None:
+        with self._lock:
+            self._events.append(event)

@@ -1,0 +1,55 @@
+"""A game streaming into the window: its frames are processed off the window's thread, every
+one of them, and the static boxes are not drawn again for each frame shown."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from editor.model.live.session import LiveSession
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_stay_cached(
+        window, qtbot, monkeypatch):
+    stepped_on: list[str] = []
+    step = LiveSession.step
+
+    def recording_step(self, record):
+        stepped_on.append(threading.current_thread().name)
+        return step(self, record)
+
+    monkeypatch.setattr(LiveSession, "step", recording_step)
+    window.live_link_ask = lambda parent, default: "127.0.0.1:0"
+    window.act_connect_game.trigger()
+    link, controller = window.live_link, window.timeline
+    port = int(link.address.rsplit(":", 1)[1])
+    frames = 150
+    game = subprocess.Popen([sys.executable, str(REPO / "clients" / "python" / "example_game.py"),
+                             "--port", str(port), "--frames", str(frames), "--movers", "200",
+                             "--static", "3000", "--fps", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        qtbot.waitUntil(lambda: controller.frame >= 20, timeout=60_000)
+        static = link.static_view
+        assert static.count == 3000 and len(static.chunks["Top"]) > 1  # tiles, not one path
+        movers = window.live_view.items2d["Top"]
+        qtbot.waitUntil(lambda: static.paints() > 0, timeout=10_000)  # each tile drawn once
+        static_paints, mover_paints, shown = static.paints(), movers.paints, controller.frame
+        qtbot.waitUntil(lambda: controller.frame >= shown + 20, timeout=60_000)
+        qtbot.wait(100)
+        assert movers.paints > mover_paints  # the window kept painting the movers
+        assert static.paints() == static_paints  # from the tiles' pixmaps, not drawn again
+        assert game.wait(timeout=60) == 0
+        qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=60_000)
+    finally:
+        game.kill()
+        link.stop()
+    # every game frame was processed, none of them on the window's thread
+    assert link.source is not None and link.source.frames_added == frames
+    assert len(stepped_on) == frames and threading.main_thread().name not in stepped_on
+    assert set(stepped_on) == {"live-processor"}
+    status = link.status_text()
+    assert f"{frames} frames received, {frames} processed" in status and "shown" in status
