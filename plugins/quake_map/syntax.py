@@ -85,20 +85,18 @@ class SharedNumbers:
 
     def __init__(self, numbers: np.ndarray) -> None:
         rows, width = numbers.shape
+        bits = numbers.view(np.int64)
         # Distinct values column by column (small sorts), then across columns: every number is
-        # a code into one table of shared floats.
-        columns = [np.unique(np.ascontiguousarray(numbers[:, c]).view(np.int64),
-                             return_inverse=True) for c in range(width)]
-        every = np.concatenate([values for values, _ in columns]) if width else \
-            np.empty(0, dtype=np.int64)
-        distinct, where = np.unique(every, return_inverse=True)
+        # a code into one table of shared floats, found by a binary search column by column (no
+        # inverse array of every number is held at once).
+        every = [np.unique(bits[:, c]) for c in range(width)]
+        distinct = np.unique(np.concatenate(every)) if every else np.empty(0, dtype=np.int64)
+        del every
         self.floats = np.fromiter(distinct.view(np.float64).tolist(), dtype=object,
                                   count=len(distinct))
         self.codes = np.empty((rows, width), dtype=np.min_scalar_type(max(len(distinct), 1)))
-        first = 0
-        for c, (values, inverse) in enumerate(columns):
-            self.codes[:, c] = where[first + inverse.reshape(-1)]
-            first += len(values)
+        for c in range(width):
+            self.codes[:, c] = np.searchsorted(distinct, bits[:, c])
 
     def column(self, c: int) -> list[float]:
         """Column ``c`` as shared floats."""
@@ -700,10 +698,16 @@ class _Parser:
         """
         records = self.face_records
         total = self.face_count
+        # The walk over the text is over: what it looked up goes now, and the pre-pass's arrays
+        # when this pass ends (over 300 MB for 200,000 brushes, still held while the faces are
+        # located and their planes checked otherwise).
+        self.face_records = []
+        self.canonical_starts = self.canonical_ends = self.canonical_run_last = []
+        c_starts, _, c_valve, c_textures, c_numbers = self.canonical
+        self.canonical = ()
         if not total:
             return
         fast_rows, fast_source, slow_rows, slow_matches = _face_sources(records)
-        c_starts, _, c_valve, c_textures, c_numbers = self.canonical
         groups = list(map(re.Match.groups, slow_matches))
         valve = np.empty(total, dtype=bool)
         valve[fast_rows] = c_valve[fast_source]
