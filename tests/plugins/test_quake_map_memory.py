@@ -5,7 +5,7 @@ objects made per face (numbers, tuples, texture names, the face objects) and the
 arrays of the parse; these tests count the bytes (deterministic, unlike resident memory or
 time) for a generated level and hold them per brush under bounds that one object per number,
 one tuple per point and an instance dictionary per face exceeded (about 6,500 bytes a brush
-held and 10,800 at the peak, against about 2,900 and 7,700 now).
+held and 10,800 at the peak, against about 2,900 and 7,600 now).
 """
 from __future__ import annotations
 
