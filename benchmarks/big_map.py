@@ -10,8 +10,9 @@ Writes a ``.map`` of N axis-aligned box brushes (integer coordinates, clustered 
   (a 10 ms heartbeat), then three drags of one selected brush in the Top view through the
   window's mouse events: the time from each mouse move (and each release) to the next frame
   painted by every view, the median over the moves, and the longest stall;
-* ``mesh`` (``--mesh SIDE``): the editor opens the terrain OBJ of ``benchmarks/big_mesh.py``
-  (``--mesh 1001``: 2,000,000 triangles): time to the level on screen, longest stall.
+* ``mesh`` (``--mesh SIDE``): ``stats`` on the terrain OBJ of ``benchmarks/big_mesh.py``
+  (``--mesh 1001``: 2,000,000 triangles), as above, then the editor opens it: time to the
+  level on screen, longest stall.
 
     python benchmarks/big_map.py --brushes 50000,200000
     xvfb-run -a python benchmarks/big_map.py --brushes 50000 --gui
@@ -224,6 +225,8 @@ def main(argv=None) -> int:
         if not os.path.exists(path):
             write_terrain(Path(path), args.mesh)
         tris = 2 * (args.mesh - 1) ** 2
+        if not args.no_stats:
+            print(f"{tris:>9,} triangles: stats {json.dumps(measure_stats(path))}", flush=True)
         print(f"{tris:>9,} triangles: editor {json.dumps(measure_gui(path, '--mesh-child'))}",
               flush=True)
     if not args.keep:

@@ -69,9 +69,19 @@ class Brush:
 
     def planes(self) -> tuple[np.ndarray, np.ndarray]:
         """Face planes ``(normals (F, 3), dists (F,))`` with the inside ``n . x <= d``."""
-        if "planes" not in self._cache:
-            self._cache["planes"] = _spatial_brush().planes_from_points(self.plane_points())
-        return self._cache["planes"]
+        cache = self._cache
+        planes = cache.get("planes")
+        if planes is not None:
+            return planes
+        built = cache.get("built")
+        if built is not None:
+            # read from the level's arrays each time, not kept: two small views per brush
+            # would cost a level of 200,000 brushes some 80 MB
+            level, row = built
+            f0, f1 = int(level.face_offsets[row]), int(level.face_offsets[row + 1])
+            return level.normals[f0:f1], level.dists[f0:f1]
+        planes = cache["planes"] = _spatial_brush().planes_from_points(self.plane_points())
+        return planes
 
     @property
     def solid(self):
@@ -211,9 +221,9 @@ def build_solids(brushes, *, what: str = "brush", on_error: str = "raise",
     for b, (brush, ok) in enumerate(zip(brushes, built.ok.tolist())):
         f0, f1 = offsets[b], offsets[b + 1]
         cache = brush._cache
-        cache["planes"] = (normals[f0:f1], dists[f0:f1])
-        if ok:
+        if ok:  # its planes are read from the level's arrays (see Brush.planes)
             cache["built"] = (built, b)
         else:
+            cache["planes"] = (normals[f0:f1], dists[f0:f1])
             failed.append(positions[b])
     return failed

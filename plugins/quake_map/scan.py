@@ -113,28 +113,23 @@ def _literal(codes, p, n, code):
 
 
 @numba.njit(cache=True, nogil=True)
-def _numbers(codes, p, n, count, row, spans, column, powers):
+def _numbers(codes, p, n, count, row, column, powers):
     """``count`` numbers, each followed by one space; the position after them or -1.
 
-    A number the fast conversion cannot do is left NaN in ``row`` with its text's offsets in
-    ``spans``.
+    A number the fast conversion cannot do is left NaN in ``row`` (converted afterwards).
     """
     for _ in range(count):
-        start = p
         p, value, exact = _number(codes, p, n, powers)
         if p < 0 or p >= n or codes[p] != _SPACE:
             return -1
         row[column] = value
-        if not exact:
-            spans[column, 0] = start
-            spans[column, 1] = p
         column += 1
         p += 1
     return p
 
 
 @numba.njit(cache=True, nogil=True)
-def _bracketed(codes, p, n, open_code, row, spans, column, powers):
+def _bracketed(codes, p, n, open_code, row, column, powers):
     """A point ``( x y z )`` (``open_code`` ``(``) or a Valve 220 axis ``[ x y z offset ]``
     (``[``), each token followed by one space; the position after it or -1."""
     point = open_code == _OPEN
@@ -143,7 +138,7 @@ def _bracketed(codes, p, n, open_code, row, spans, column, powers):
     p = _literal(codes, p, n, open_code)
     if p < 0:
         return -1
-    p = _numbers(codes, p, n, count, row, spans, column, powers)
+    p = _numbers(codes, p, n, count, row, column, powers)
     if p < 0:
         return -1
     return _literal(codes, p, n, close_code)
@@ -163,16 +158,12 @@ def _texture_end(codes, p, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def _last_number(codes, p, n, row, spans, column, powers):
+def _last_number(codes, p, n, row, column, powers):
     """The face's last number, which ends its line rather than being followed by a space."""
-    start = p
-    p, value, exact = _number(codes, p, n, powers)
+    p, value, _ = _number(codes, p, n, powers)
     if p < 0:
         return -1
     row[column] = value
-    if not exact:
-        spans[column, 0] = start
-        spans[column, 1] = p
     return p
 
 
@@ -196,11 +187,11 @@ def _face_end(codes, p, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def _face(codes, p, n, row, spans, powers):
+def _face(codes, p, n, row, powers):
     """Read one face at ``p``; ``(end, valve, texture_start, texture_end)``, end -1 if not."""
     column = 0
     for _ in range(3):
-        p = _bracketed(codes, p, n, _OPEN, row, spans, column, powers)
+        p = _bracketed(codes, p, n, _OPEN, row, column, powers)
         column += 3
         if p < 0:
             return -1, False, 0, 0
@@ -214,15 +205,15 @@ def _face(codes, p, n, row, spans, powers):
     last = 5
     if valve:
         for _ in range(2):
-            p = _bracketed(codes, p, n, _OPEN_AXIS, row, spans, column, powers)
+            p = _bracketed(codes, p, n, _OPEN_AXIS, row, column, powers)
             column += 4
             if p < 0:
                 return -1, False, 0, 0
         last = 3
-    p = _numbers(codes, p, n, last - 1, row, spans, column, powers)
+    p = _numbers(codes, p, n, last - 1, row, column, powers)
     if p < 0:
         return -1, False, 0, 0
-    p = _last_number(codes, p, n, row, spans, column + last - 1, powers)
+    p = _last_number(codes, p, n, row, column + last - 1, powers)
     if p < 0:
         return -1, False, 0, 0
     p = _face_end(codes, p, n)
@@ -232,7 +223,7 @@ def _face(codes, p, n, row, spans, powers):
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spans):
+def _scan(codes, powers, starts, ends, valve, texture_spans, numbers):
     n = len(codes)
     found = 0
     p = 0
@@ -242,7 +233,7 @@ def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spa
         while q < n and (codes[q] == _SPACE or codes[q] == _TAB):
             q += 1
         if q < n and codes[q] == _OPEN and found < len(starts):
-            end, is_valve, t0, t1 = _face(codes, q, n, numbers[found], number_spans[found], powers)
+            end, is_valve, t0, t1 = _face(codes, q, n, numbers[found], powers)
             if end >= 0:
                 starts[found] = q
                 ends[found] = end
@@ -254,6 +245,24 @@ def _scan(codes, powers, starts, ends, valve, texture_spans, numbers, number_spa
             p += 1
         p += 1
     return found
+
+
+@numba.njit(cache=True, nogil=True)
+def longest_token(codes):
+    """``(start, length)`` of the longest run of characters holding no white space (tab, line
+    feed, vertical tab, form feed, carriage return, space): the file's longest token, found in
+    one pass without an array of the blanks' positions."""
+    best_start, best_length = 0, 0
+    start = 0
+    for p in range(len(codes)):
+        c = codes[p]
+        if c == _SPACE or _TAB <= c <= _CR:
+            if p - start > best_length:
+                best_start, best_length = start, p - start
+            start = p + 1
+    if len(codes) - start > best_length:
+        best_start, best_length = start, len(codes) - start
+    return best_start, best_length
 
 
 def scan_canonical_faces(text: str, codes: np.ndarray):
@@ -288,14 +297,32 @@ def scan_canonical_faces(text: str, codes: np.ndarray):
     valve = np.empty(lines, dtype=np.bool_)
     texture_spans = np.empty((lines, 2), dtype=np.int64)
     numbers = np.zeros((lines, VALVE_WIDTH))
-    number_spans = np.empty((lines, VALVE_WIDTH, 2), dtype=np.int64)
-    found = _scan(codes, _EXACT_POWERS, starts, ends, valve, texture_spans, numbers, number_spans)
-    numbers = numbers[:found]
-    # The few numbers the compiled conversion left out, converted exactly by float().
-    faces, columns = np.nonzero(np.isnan(numbers))
-    if faces.size:
-        spans = number_spans[faces, columns].tolist()
-        numbers[faces, columns] = [float(text[a:b]) for a, b in spans]
+    found = _scan(codes, _EXACT_POWERS, starts, ends, valve, texture_spans, numbers)
+    starts, ends, valve = starts[:found], ends[:found], valve[:found]
+    texture_spans, numbers = texture_spans[:found], numbers[:found]
+    # The few numbers the compiled conversion left out, converted exactly by float() from the
+    # face's own tokens (a canonical face is single-spaced and holds no comment, so its numbers
+    # are the tokens before and after the texture name that are not brackets).
+    for face in np.flatnonzero(np.isnan(numbers).any(axis=1)).tolist():
+        head = text[starts[face]:texture_spans[face, 0]].split()
+        tail_start = int(texture_spans[face, 1])
+        tail = text[tail_start:_line_end(text, tail_start)].split()
+        tokens = [token for token in head + tail if token not in _BRACKETS]
+        row = numbers[face]
+        for column in np.flatnonzero(np.isnan(row)).tolist():
+            row[column] = float(tokens[column])
     keep = np.isfinite(numbers).all(axis=1)
-    return (starts[:found][keep], ends[:found][keep], valve[:found][keep],
-            texture_spans[:found][keep], numbers[keep])
+    if keep.all():  # the usual case: no copy of the arrays
+        return starts, ends, valve, texture_spans, numbers
+    return starts[keep], ends[keep], valve[keep], texture_spans[keep], numbers[keep]
+
+
+_BRACKETS = frozenset("()[]")
+
+
+def _line_end(text: str, start: int) -> int:
+    """The offset of the first CR or LF at or after ``start`` (the text's end if none)."""
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    carriage_return = text.find("\r", start, end)  # searched within this line only
+    return end if carriage_return < 0 else carriage_return

@@ -64,25 +64,70 @@ from spatial.atomic import atomic_writer
 from spatial.collector import collector_paused
 from spatial.errors import ParseError
 
-from .scan import STANDARD_WIDTH, VALVE_WIDTH, scan_canonical_faces
+from .scan import STANDARD_WIDTH, VALVE_WIDTH, longest_token, scan_canonical_faces
 
 
-def shared_float_columns(numbers: np.ndarray) -> list[list[float]]:
-    """The columns of ``numbers`` (rows, width) as lists of Python floats in which equal
-    numbers are one shared object.
+class SharedNumbers:
+    """The numbers of many faces as Python floats and tuples in which equal values are one
+    shared object.
 
-    A map repeats its numbers: texture offsets, rotations and scales are mostly 0 and 1, and
-    each corner coordinate appears on several faces. One float object per number cost 24 bytes
-    times 14 per face (96 MB for 50,000 box brushes); sharing them keeps the faces verbatim
-    (equal means the same bits, so ``-0.0`` stays itself) for a fraction of that.
+    A map repeats its numbers: texture offsets, rotations and scales are mostly 0 and 1, each
+    corner coordinate appears on several faces, and so does each corner and each pair of
+    offsets or scales. One object per number or per tuple cost 24 to 64 bytes each, 14 numbers
+    and 6 tuples per face (about 600 MB for 200,000 box brushes); sharing them keeps the faces
+    verbatim (equal means the same bits, so ``-0.0`` stays itself) for a fraction of that.
+
+    Parameters
+    ----------
+    numbers : ndarray of float64, shape (F, W)
+        One row per face.
     """
-    if not numbers.size:
-        return [[] for _ in range(numbers.shape[1])]
-    bits = np.ascontiguousarray(numbers.T).view(np.int64)
-    unique, inverse = np.unique(bits.reshape(-1), return_inverse=True)
-    shared = unique.view(np.float64).tolist()
-    pick = shared.__getitem__
-    return [list(map(pick, row)) for row in inverse.reshape(bits.shape).tolist()]
+
+    def __init__(self, numbers: np.ndarray) -> None:
+        rows, width = numbers.shape
+        bits = numbers.view(np.int64)
+        # Distinct values column by column (small sorts), then across columns: every number is
+        # a code into one table of shared floats, found by a binary search column by column (no
+        # inverse array of every number is held at once).
+        every = [np.unique(bits[:, c]) for c in range(width)]
+        distinct = np.unique(np.concatenate(every)) if every else np.empty(0, dtype=np.int64)
+        del every
+        self.floats = np.fromiter(distinct.view(np.float64).tolist(), dtype=object,
+                                  count=len(distinct))
+        self.codes = np.empty((rows, width), dtype=np.min_scalar_type(max(len(distinct), 1)))
+        for c in range(width):
+            self.codes[:, c] = np.searchsorted(distinct, bits[:, c])
+
+    def column(self, c: int) -> list[float]:
+        """Column ``c`` as shared floats."""
+        return self.floats[self.codes[:, c]].tolist()
+
+    def tuples(self, columns: list[int]) -> list[tuple[float, ...]]:
+        """Each row's numbers in ``columns`` as a tuple of shared floats; equal tuples are one
+        object."""
+        codes = self.codes[:, columns]
+        base = max(len(self.floats), 1)
+        if base ** len(columns) < 2 ** 62:  # one integer per row: a fast one-dimensional sort
+            key = np.zeros(len(codes), dtype=np.int64)
+            for c in range(len(columns)):
+                key = key * base + codes[:, c].astype(np.int64)
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            distinct = codes[first]
+        else:
+            distinct, inverse = np.unique(codes, axis=0, return_inverse=True)
+        made = zip(*(self.floats[distinct[:, c]].tolist() for c in range(len(columns))))
+        shared = np.fromiter(made, dtype=object, count=len(distinct))
+        return shared[inverse.reshape(-1)].tolist()
+
+    def points(self) -> list[tuple]:
+        """The three plane points of each row (its first 9 numbers), points shared."""
+        rows = len(self.codes)
+        corners = SharedNumbers.__new__(SharedNumbers)
+        corners.floats = self.floats
+        corners.codes = self.codes[:, :9].reshape(rows * 3, 3)
+        each = corners.tuples([0, 1, 2])
+        return list(zip(each[0::3], each[1::3], each[2::3]))
+
 
 STANDARD = "standard"
 VALVE220 = "valve220"
@@ -97,9 +142,6 @@ MAX_TOKEN_CHARS = 65_536
 #: The longest line a map may hold. A whole map may sit on one line (some tools write no line
 #: breaks), so this is far above any real line, yet it bounds a quoted string or a comment.
 MAX_LINE_CHARS = 16 * 1024 * 1024
-
-# White space character codes: token boundaries for the size check.
-_BLANK_CODES = np.array([9, 10, 11, 12, 13, 32])
 
 #: Three plane points are collinear when the sine of the angle between the two edge vectors they
 #: span is below this: the plane normal would then be numerical noise rather than geometry.
@@ -368,22 +410,16 @@ def _line_starts(codes: np.ndarray) -> np.ndarray:
     """Offsets where lines start: after a LF, after a CR not followed by LF, and 0.
 
     CR LF, LF and a lone CR (old Mac files) all end a line, so line and column stay right
-    whichever a file uses.
+    whichever a file uses. Only the positions of the breaks are kept, one mask at a time (a
+    mask per test of a 100 MB file would be 100 MB each).
     """
-    cr = codes == 13
-    lf = codes == 10
-    lone_cr = cr.copy()
-    lone_cr[:-1] &= ~lf[1:]
-    ends = np.flatnonzero(lf | lone_cr)
+    line_feeds = np.flatnonzero(codes == 10)
+    returns = np.flatnonzero(codes == 13)
+    following = returns + 1
+    lone = following >= len(codes)
+    lone[~lone] = codes[following[~lone]] != 10
+    ends = np.union1d(line_feeds, returns[lone])
     return np.concatenate(([0], ends + 1)).astype(np.int64)
-
-
-def _longest_run(breaks: np.ndarray, n: int) -> tuple[int, int]:
-    """Start and length of the longest run of ``range(n)`` holding none of ``breaks``."""
-    edges = np.concatenate(([-1], breaks, [n]))
-    gaps = np.diff(edges) - 1
-    at = int(np.argmax(gaps))
-    return int(edges[at]) + 1, int(gaps[at])
 
 
 def _shortened(token: str) -> str:
@@ -430,24 +466,28 @@ def _face_sources(records: list) -> tuple:
 
 def _number_columns(numbers: np.ndarray, valve: bool) -> tuple:
     """``(points, offsets, rotations, scales, u_axes, v_axes)`` as lists of tuples of floats
-    from the faces' number rows (one form for all)."""
-    c = shared_float_columns(numbers)
-    points = list(zip(zip(c[0], c[1], c[2]), zip(c[3], c[4], c[5]), zip(c[6], c[7], c[8])))
+    from the faces' number rows (one form for all), equal values shared."""
+    shared = SharedNumbers(numbers)
+    points = shared.points()
     if valve:
         # ux uy uz uoffset vx vy vz voffset rotation xscale yscale
-        return (points, list(zip(c[12], c[16])), c[17], list(zip(c[18], c[19])),
-                list(zip(c[9], c[10], c[11])), list(zip(c[13], c[14], c[15])))
+        return (points, shared.tuples([12, 16]), shared.column(17), shared.tuples([18, 19]),
+                shared.tuples([9, 10, 11]), shared.tuples([13, 14, 15]))
     nothing = [None] * len(numbers)
-    return points, list(zip(c[9], c[10])), c[11], list(zip(c[12], c[13])), nothing, nothing
+    return (points, shared.tuples([9, 10]), shared.column(11), shared.tuples([12, 13]),
+            nothing, nothing)
 
 
 class _Parser:
     """A single pass over the text; positions become line/column only where they are needed."""
 
-    def __init__(self, text: str, path: str):
+    def __init__(self, text: str, path: str, data: bytes | None = None):
         self.text = text
         self.path = path
-        if text.isascii():
+        if data is not None and len(data) == len(text):
+            # UTF-8 bytes as many as characters: ASCII, the bytes are the codes (no copy)
+            self.codes = np.frombuffer(data, dtype=np.uint8)
+        elif text.isascii():
             self.codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         else:  # one code unit per character, so offsets stay character offsets
             self.codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
@@ -480,8 +520,7 @@ class _Parser:
     def check_sizes(self) -> None:
         """Refuse a token or a line longer than the limits, before any expression runs on it."""
         codes = self.codes
-        breaks = np.flatnonzero(np.isin(codes, _BLANK_CODES))
-        start, length = _longest_run(breaks, len(codes))
+        start, length = longest_token(codes)
         if length > MAX_TOKEN_CHARS:
             raise self.error(start, f"a token of {length:,} characters is longer than the "
                                     f"limit of {MAX_TOKEN_CHARS:,} (is this a .map file?)")
@@ -659,10 +698,16 @@ class _Parser:
         """
         records = self.face_records
         total = self.face_count
+        # The walk over the text is over: what it looked up goes now, and the pre-pass's arrays
+        # when this pass ends (over 300 MB for 200,000 brushes, still held while the faces are
+        # located and their planes checked otherwise).
+        self.face_records = []
+        self.canonical_starts = self.canonical_ends = self.canonical_run_last = []
+        c_starts, _, c_valve, c_textures, c_numbers = self.canonical
+        self.canonical = ()
         if not total:
             return
         fast_rows, fast_source, slow_rows, slow_matches = _face_sources(records)
-        c_starts, _, c_valve, c_textures, c_numbers = self.canonical
         groups = list(map(re.Match.groups, slow_matches))
         valve = np.empty(total, dtype=bool)
         valve[fast_rows] = c_valve[fast_source]
@@ -716,8 +761,12 @@ class _Parser:
         the matched faces' from their groups."""
         text = self.text
         textures = [""] * total
+        # a level names few textures on many faces: one string object per name
+        names: dict[str, str] = {}
+        name = names.setdefault
         for r, a, b in zip(fast_rows.tolist(), spans[:, 0].tolist(), spans[:, 1].tolist()):
-            textures[r] = text[a:b]
+            texture = text[a:b]
+            textures[r] = name(texture, texture)
         extras: list = [()] * total
         for r, g in zip(slow_rows.tolist(), groups):
             texture, extra = g[_G_TEXTURE], g[_G_EXTRA]
@@ -854,6 +903,7 @@ def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
         At the line and column of the first problem; see the module docstring for the rules.
     """
     may_hold_control = True
+    data: bytes | None = None
     if isinstance(text, (bytes, bytearray, memoryview)):
         data = bytes(text)
         text = _decode(data, path)
@@ -862,7 +912,7 @@ def parse_map(text: str | bytes, path: str = "<string>") -> MapFile:
         may_hold_control = len(data.translate(None, _CONTROL_BYTES)) != len(data)
     if text.startswith("\ufeff"):
         text = text[1:]
-    parser = _Parser(text, path)
+    parser = _Parser(text, path, data)
     control = _CONTROL_RE.search(text) if may_hold_control else None
     if control is not None:
         raise parser.error(control.start(), f"control character U+{ord(control.group()):04X} is "
