@@ -1,6 +1,7 @@
 """Dragging a brush on a big level touches what the brush touched, not the level: each mouse
 move re-rasterises only the chunks around the brush (the others are blitted from caches that
-stay in Qt's pixmap cache)."""
+stay in Qt's pixmap cache), and the tree diff of the history reads the whole node table once
+per gesture, not once per mouse move."""
 from __future__ import annotations
 
 import numpy as np
@@ -89,3 +90,34 @@ def test_a_drag_step_rerasterises_only_the_dragged_brushs_chunks(window, qtbot, 
     # each move redraws the chunk the brush left and the one it entered, fills and edges, in
     # each of three views: never the thousands of chunks around it
     assert per_move.max() <= 3 * 2 * 2, per_move.tolist()
+
+
+def test_a_drag_diffs_the_tree_once_when_it_rests(window, qtbot, big_map, monkeypatch):
+    from editor.qt.compare import tree_diff_view
+
+    calls = []
+    real = tree_diff_view.tree_diff
+
+    def counted(old, new):
+        calls.append(len(new))
+        return real(old, new)
+
+    monkeypatch.setattr(tree_diff_view, "tree_diff", counted)
+    oid, centre, grid = _open_and_select(window, qtbot, big_map)
+    doc, top = window.document, window.views2d["Top"]
+    calls.clear()
+    during = []
+    steps = [centre + [0.0, grid * (k + 1)] for k in range(5)]
+    _press_move_release(window, qtbot, top, centre, steps, lambda k: during.append(len(calls)))
+    assert during == [0] * 5, "the node table was read and diffed on a mouse move"
+    row = doc.stack.index
+    assert doc.stack.history[row - 1].startswith("Move")
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=5000)  # once, when the gesture rests
+    qtbot.wait(tree_diff_view.GESTURE_REST_MS + 100)
+    assert len(calls) == 1
+    # an undo right after a drag diffs the drag first (before its edit), then the undo
+    steps = [centre + [0.0, grid * (k + 6)] for k in range(2)]
+    calls.clear()
+    _press_move_release(window, qtbot, top, steps[0] - [0.0, grid], steps, lambda k: None)
+    window.act_undo.trigger() if hasattr(window, "act_undo") else doc.stack.undo()
+    assert len(calls) == 2, calls

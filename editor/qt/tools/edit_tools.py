@@ -69,6 +69,10 @@ class SelectTool:
         add, toggle = _mods(modifiers)
         select(doc, combine_selection(doc.selection, hits[:1], add, toggle))
 
+    def merging(self) -> bool:
+        """Whether a drag is moving or resizing the selection (its edits merge)."""
+        return self.mode in ("move", "resize")
+
     def drag_start(self, view, point, modifiers) -> None:
         doc = self.state.document
         self.start = np.array([point.x(), point.y()])

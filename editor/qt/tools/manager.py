@@ -41,6 +41,12 @@ class ToolManager:
     def current(self):
         return self.tools[self.state.tool]
 
+    def merging(self) -> bool:
+        """Whether the active tool is in the middle of a gesture whose edits merge into one
+        undo step (a drag moving or resizing the selection)."""
+        merging = getattr(self.current(), "merging", None)
+        return bool(merging()) if merging is not None else False
+
     def nudge(self, unit_delta) -> bool:
         doc = self.state.document
         if doc is None or not self.ready():
