@@ -8,7 +8,9 @@ Writes a ``.map`` of N axis-aligned box brushes (integer coordinates, clustered 
 * ``open`` (``--gui``): the editor window opens the map (File → Open's path, on a worker
   thread) — time until the level is on screen, the longest GUI-thread stall meanwhile
   (a 10 ms heartbeat), then three drags of one selected brush in the Top view through the
-  window's mouse events: the time from each mouse move (and each release) to the next frame
+  window's mouse events, each move one grid step (so each is an edit; at the level's full
+  view the press may grab a resize handle of the small brush, which edits it likewise): the
+  time from each mouse move (and each release) to the next frame
   painted by every view, the median over the moves, and the longest stall;
 * ``mesh`` (``--mesh SIDE``): the editor opens the terrain OBJ of ``benchmarks/big_mesh.py``
   (``--mesh 1001``: 2,000,000 triangles): time to the level on screen, longest stall.
@@ -154,10 +156,12 @@ def gui_child(path: str, out: str) -> int:
     # drags of the selected brush: each mouse move, then the time to the next frame painted
     # by every view (the brush drawn where the cursor put it), and the release likewise
     moves, releases, stalls = [], [], []
-    step_px = 64.0
+    # each move one grid step further (diagonally), so every move is an edit to paint: a
+    # move within a grid cell snaps to where the brush already is and paints nothing
+    step = float(window.state.grid_size)
     for drag in range(DRAGS):
-        a = centre + drag * step_px
-        points = [_view_point(top, *(a + step_px * (i / MOVES))) for i in range(MOVES + 1)]
+        a = centre + drag * step * MOVES
+        points = [_view_point(top, *(a + step * i)) for i in range(MOVES + 1)]
         QTest.qWait(200)
         beat.reset()
         _mouse(top, QEvent.MouseButtonPress, points[0], Qt.LeftButton)
