@@ -131,8 +131,16 @@ class EditorState(QObject):
         #: objects edited since the last flush (None: the whole scene is new)
         self._touched: set | None = None
         self._flush_posted = False
+        #: (index, its node table) read on the loading thread, for the first flush only
+        self._prepared_nodes: tuple[SpatialIndex, NodeTable] | None = None
 
     # ------------------------------------------------------------------ document
+    def offer_nodes(self, index: SpatialIndex, nodes: NodeTable) -> None:
+        """``nodes``: the node table of ``index``, read on a worker thread with the level.
+        The next :meth:`set_document` takes it for its first overlay when its document holds
+        that very index, instead of reading it again on the window's thread."""
+        self._prepared_nodes = (index, nodes)
+
     def set_document(self, document: Document, geometry: SceneGeometry | None = None) -> None:
         """Show ``document`` (the previous one is closed). ``geometry``: its draw arrays
         prepared on a worker thread (:func:`~.scene_geometry.prepare_geometry`)."""
@@ -155,6 +163,7 @@ class EditorState(QObject):
         self.placed_height = None
         self._dirty = {"scene", "overlay", "queries", "selection"}
         self.flush()
+        self._prepared_nodes = None  # offered for this first flush only
         self.document_replaced.emit(document)
 
     def _on_scene_changed(self, ids, kind) -> None:
@@ -271,6 +280,11 @@ class EditorState(QObject):
             return nodes
         index = self.node_table_index = self._open_document().index
         prepare = self.metric.prepare
+        prepared, self._prepared_nodes = self._prepared_nodes, None
+        if prepared is not None and prepared[0] is index and prepare is None:
+            # read with the level on the loading thread, and the index has not changed since
+            # (the first flush): on a 2,000,000-triangle mesh a read costs seconds here
+            return prepared[1]
         if prepare is not None:
             prepare(index)  # e.g. a pair search fills the per-node pair-test column
         return index.nodes()

@@ -87,7 +87,7 @@ class TreeDiffTracker(QObject):
         # the window read the new document's table for its overlay just now: on a big tree
         # (a 2,000,000-triangle mesh) reading it again cost seconds on the window's thread
         state = self.window.state
-        fresh = state.frame_source is None and state.node_table_index is document.index
+        fresh = state.node_table_index is document.index and state.node_table is not None
         self._snapshot(document, state.node_table if fresh else None)
         self._position = document.stack.index
         document.stack_changed.connect(self._on_stack_changed)
