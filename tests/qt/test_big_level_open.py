@@ -167,3 +167,38 @@ def test_the_first_overlay_takes_the_node_table_read_with_the_level(window, qtbo
     assert len(window.state.node_table) == len(fresh)
     np.testing.assert_array_equal(window.state.node_table.lo, fresh.lo)
     assert window.state.overlay is not None and window.state.overlay.count > 0
+
+
+def test_an_overlay_setting_draws_the_tree_again_without_reading_it(window, qtbot, box_map):
+    """A change of the overlay's settings alone (the panel's "Leaves only") redraws the
+    overlay from the node table already read; an edit of the level reads it again."""
+    from editor.model import SetSelection, Transform
+    from spatial.contract import SpatialIndex
+
+    old = window.document
+    assert window.files.open_file(box_map, background=True)
+    qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+    qtbot.waitUntil(window.tools.ready, timeout=300_000)
+    window.state.flush()
+    reads = []
+    real = SpatialIndex.nodes
+
+    def nodes(self):
+        reads.append(threading.current_thread() is threading.main_thread())
+        return real(self)
+
+    state, doc = window.state, window.document
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SpatialIndex, "nodes", nodes)
+        shown = state.overlay
+        window.overlay_panel.leaves.setChecked(not window.overlay_panel.leaves.isChecked())
+        state.flush()
+        assert state.overlay is not shown and state.overlay_settings.leaves_only
+        assert not any(reads), "the tree was read again for a setting"
+        table = state.node_table
+        oid = int(doc.scene.brush_ids()[0])
+        doc.push(SetSelection([oid]))
+        doc.push(Transform([oid], delta=np.array([64.0, 0.0, 0.0]), text="Move"))
+        state.flush()
+        assert state.node_table is not table, "an edit changes the tree: it is read again"
+    np.testing.assert_array_equal(state.node_table.lo, doc.index.nodes().lo)
