@@ -213,7 +213,7 @@ class EditorState(QObject):
             self.timings["scene_ms"] = (time.perf_counter() - start) * 1e3
             self.scene_arrays_changed.emit(self.scene_arrays)
             dirty.add("selection")
-        if "queries" in dirty or ("overlay" in dirty and not self._table_current()):
+        if "queries" in dirty or ("overlay" in dirty and not self.table_is_current()):
             # one node table for both, so traced rows and drawn boxes always agree
             self.node_table = self._fetch_table()
         if "queries" in dirty:
@@ -275,7 +275,7 @@ class EditorState(QObject):
         source = self.frame_source.shown_index() if self.frame_source is not None else None
         return source if source is not None else self._open_document().index
 
-    def _table_current(self) -> bool:
+    def table_is_current(self) -> bool:
         """Whether :attr:`node_table` is the document's index as it is now (read since its
         last change, no frame shown instead, no metric preparing columns of its own): a
         change of the overlay's settings alone then draws it again without reading the tree

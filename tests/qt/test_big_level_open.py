@@ -140,8 +140,8 @@ def test_a_level_read_in_the_background_comes_with_its_index(window, qtbot, box_
 
 def test_the_first_overlay_takes_the_node_table_read_with_the_level(window, qtbot, box_map):
     """The loading thread reads the index's node table with the level: the window's thread
-    reads it neither for the first overlay nor for the tree diff's first snapshot (on a
-    2,000,000-triangle mesh each read took seconds there)."""
+    reads it neither for the first overlay, nor for the tree diff's first snapshot, nor for
+    the Statistics panel's sizes (on a 2,000,000-triangle mesh each read took seconds)."""
     import sys
 
     from spatial.contract import SpatialIndex
@@ -160,8 +160,12 @@ def test_the_first_overlay_takes_the_node_table_read_with_the_level(window, qtbo
         assert window.files.open_file(box_map, background=True)
         qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
         window.state.flush()
+        panel = window.stats_panel
+        qtbot.waitUntil(lambda: panel.values["nodes"].text() == str(len(window.state.node_table)),
+                        timeout=10_000)  # the Statistics panel shows the new tree's sizes
     doc = window.document
-    assert "_fetch_table" not in callers and "_snapshot" not in callers, callers
+    assert panel.isVisible()
+    assert not {"_fetch_table", "_snapshot", "stats"} & set(callers), callers
     # and what the window shows is that index's own table
     fresh = doc.index.nodes()
     assert len(window.state.node_table) == len(fresh)
