@@ -8,8 +8,8 @@ to that step's entry in the undo history. Steps that leave the tree as it was (a
 add nothing.
 
 A gesture that merges its steps into one history entry (each mouse move of a drag) is diffed
-once, when it rests for :data:`GESTURE_REST_MS` or just before an edit that is not its own
-next step (the tree is diffed exactly before that edit changes it again): reading and
+once, :data:`GESTURE_REST_MS` after it ends or just before an edit that is not its own next
+step (the tree is diffed exactly before that edit changes it again): reading and
 comparing the whole node table is work in the size of the level, and doing it for every mouse
 move held each frame of a drag on a big level back by a tenth of a second.
 """
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 #: how long the changed nodes stay outlined
 HIGHLIGHT_MS = 1500
-#: how long a merging gesture (a drag) rests before its steps are diffed
+#: how long after a merging gesture (a drag) ends its steps are diffed
 GESTURE_REST_MS = 250
 #: outline colour of each kind of change
 KIND_COLOURS = {"created": (0.35, 0.95, 0.45), "split": (1.0, 0.85, 0.2),
@@ -67,7 +67,7 @@ class TreeDiffTracker(QObject):
         self._rest = QTimer(self)
         self._rest.setSingleShot(True)
         self._rest.setInterval(GESTURE_REST_MS)
-        self._rest.timeout.connect(self.settle)
+        self._rest.timeout.connect(self._on_rest)
         self._scene = None
         #: node tables read and compared so far (each costs the size of the tree)
         self.diffs = 0
@@ -110,7 +110,7 @@ class TreeDiffTracker(QObject):
             self._rest.stop()
             self._pending = None
             self._snapshot(document)
-        elif self._merging(stack, before):
+        elif self._mergeable_step(stack, before):
             # a step of a gesture merging into its history entry: diff the gesture once
             self._pending = stack.index
             self._rest.start()
@@ -120,7 +120,7 @@ class TreeDiffTracker(QObject):
         # the panel lists the stack afresh on every change: name the trees' changes again
         self._annotate_history()
 
-    def _merging(self, stack, before: int) -> bool:
+    def _mergeable_step(self, stack, before: int) -> bool:
         """Whether the stack's last change pushed a step that later ones may merge into (a
         drag's first move) or merged one into the top entry (its next moves)."""
         if stack.index < before or stack.index != len(stack.history) or stack.index == 0:
@@ -129,11 +129,28 @@ class TreeDiffTracker(QObject):
             return False
         return getattr(stack.command(stack.index - 1), "merge_id", None) is not None
 
+    def _gesture_goes_on(self) -> bool:
+        """Whether the gesture of the waiting steps is still on (a drag, its button down):
+        its next edits merge into the same history entry."""
+        tools = getattr(self.window, "tools", None)
+        document = self.window.state.document
+        row = self._pending
+        if tools is None or document is None or row is None or row > len(document.stack):
+            return False
+        gesture = tools.merge_id()
+        return gesture is not None and \
+            getattr(document.stack.command(row - 1), "merge_id", None) == gesture
+
+    def _on_rest(self) -> None:
+        if self._gesture_goes_on():
+            self._rest.start()
+            return
+        self.settle()
+
     def _before_edit(self, _ids) -> None:
         # the tree is about to change: the gesture's steps are diffed first, unless this
         # edit is the gesture's own next step (it merges into the same history entry)
-        tools = getattr(self.window, "tools", None)
-        if self._pending is not None and not (tools is not None and tools.merging()):
+        if self._pending is not None and not self._gesture_goes_on():
             self.settle()
 
     def settle(self) -> None:

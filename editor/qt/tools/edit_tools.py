@@ -69,9 +69,10 @@ class SelectTool:
         add, toggle = _mods(modifiers)
         select(doc, combine_selection(doc.selection, hits[:1], add, toggle))
 
-    def merging(self) -> bool:
-        """Whether a drag is moving or resizing the selection (its edits merge)."""
-        return self.mode in ("move", "resize")
+    def merge_id(self):
+        """The ``merge_id`` of the edits of a drag moving or resizing the selection now (they
+        merge into one undo step), else None."""
+        return self.drag_id if self.mode in ("move", "resize") else None
 
     def drag_start(self, view, point, modifiers) -> None:
         doc = self.state.document

@@ -41,11 +41,11 @@ class ToolManager:
     def current(self):
         return self.tools[self.state.tool]
 
-    def merging(self) -> bool:
-        """Whether the active tool is in the middle of a gesture whose edits merge into one
-        undo step (a drag moving or resizing the selection)."""
-        merging = getattr(self.current(), "merging", None)
-        return bool(merging()) if merging is not None else False
+    def merge_id(self):
+        """The ``merge_id`` of the edits of the active tool's gesture in progress, which
+        merge into one undo step (a drag moving or resizing the selection), else None."""
+        merge_id = getattr(self.current(), "merge_id", None)
+        return merge_id() if merge_id is not None else None
 
     def nudge(self, unit_delta) -> bool:
         doc = self.state.document
