@@ -8,7 +8,10 @@ Writes a ``.map`` of N axis-aligned box brushes (integer coordinates, clustered 
 * ``open`` (``--gui``): the editor window opens the map (File → Open's path, on a worker
   thread) — time until the level is on screen, the longest GUI-thread stall meanwhile
   (a 10 ms heartbeat), then three drags of one selected brush in the Top view through the
-  window's mouse events: the time from each mouse move (and each release) to the next frame
+  window's mouse events (the Top view zoomed to eight times the brush's size, so the press
+  grabs the brush, not a resize handle; the other views show the whole level), each move
+  one grid step (so each is an edit): the time from each mouse move (and each release) to
+  the next frame
   painted by every view, the median over the moves, and the longest stall;
 * ``mesh`` (``--mesh SIDE``): ``stats`` on the terrain OBJ of ``benchmarks/big_mesh.py``
   (``--mesh 1001``: 2,000,000 triangles), as above, then the editor opens it: time to the
@@ -79,6 +82,8 @@ def measure_stats(path: str) -> dict:
 
 #: drags of the selected brush, and mouse moves per drag
 DRAGS, MOVES = 3, 6
+#: the Top view's span while dragging, in sizes of the dragged brush
+ZOOM_SPAN = 8.0
 
 
 def _to_painted(app, window, watch, act) -> float | None:
@@ -152,13 +157,24 @@ def gui_child(path: str, out: str) -> int:
     QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, _view_point(top, *centre))
     QTest.qWait(300)
     result["selected"] = len(doc.selection)
+    # the Top view zoomed in until the brush can be grabbed to move it (at the whole level's
+    # view it is a few pixels wide and a press grabs a resize handle); the other views, and
+    # most of the level in this one, stay in view
+    from PySide6.QtCore import QRectF
+    extent = (hi[k] - lo[k])[:2]
+    span = ZOOM_SPAN * float(extent.max())
+    top.vb.setRange(QRectF(centre[0] - span / 2, centre[1] - span / 2, span, span), padding=0)
+    QTest.qWait(500)
+    grab = centre + extent / 4  # on the brush, away from its handles
     # drags of the selected brush: each mouse move, then the time to the next frame painted
     # by every view (the brush drawn where the cursor put it), and the release likewise
-    moves, releases, stalls = [], [], []
-    step_px = 64.0
+    moves, releases, stalls, modes = [], [], [], []
+    # each move one grid step further (diagonally), so every move is an edit to paint: a
+    # move within a grid cell snaps to where the brush already is and paints nothing
+    step = float(window.state.grid_size)
     for drag in range(DRAGS):
-        a = centre + drag * step_px
-        points = [_view_point(top, *(a + step_px * (i / MOVES))) for i in range(MOVES + 1)]
+        a = grab + drag * step * MOVES
+        points = [_view_point(top, *(a + step * i)) for i in range(MOVES + 1)]
         QTest.qWait(200)
         beat.reset()
         _mouse(top, QEvent.MouseButtonPress, points[0], Qt.LeftButton)
@@ -166,6 +182,7 @@ def gui_child(path: str, out: str) -> int:
         for p in points[1:]:
             moves.append(_to_painted(app, window, watch, lambda p=p: _mouse(
                 top, QEvent.MouseMove, p, Qt.LeftButton)))
+        modes.append(str(window.tools.current().mode))
         releases.append(_to_painted(app, window, watch, lambda end=points[-1]: _mouse(
             top, QEvent.MouseButtonRelease, end, Qt.NoButton)))
         stalls.append(beat.read())
@@ -173,6 +190,7 @@ def gui_child(path: str, out: str) -> int:
     result["drag_move_ms"] = round(statistics.median(done), 1) if done else None
     result["drag_move_max_ms"] = round(max(done), 1) if done else None
     result["drag_moves"] = f"{len(done)}/{len(moves)}"  # moves painted within 5 s
+    result["drag_modes"] = modes  # what each drag did to the brush (move or resize)
     result["drag_release_ms"] = [None if t is None else round(t, 1) for t in releases]
     result["drag_stall_ms"] = round(max(stalls), 1)
     Path(out).write_text(json.dumps(result), encoding="utf-8")

@@ -781,9 +781,13 @@ class SpatialIndex:
         self._flush()
         return self._sorted_ids(self._node_objects(int(row)))
 
-    def stats(self) -> dict:
-        """Size and shape of the structure: nodes, leaves, depth vs ideal, references, memory."""
-        table = self.nodes()
+    def stats(self, table: NodeTable | None = None) -> dict:
+        """Size and shape of the structure: nodes, leaves, depth vs ideal, references, memory.
+
+        ``table``: this index's :meth:`nodes` as it is now, when the caller has just read it
+        (a big tree's table takes a second to read again)."""
+        if table is None:
+            table = self.nodes()
         n = self.objects.count
         leaves = int(table.is_leaf.sum()) if len(table) else 0
         cap = max(self._leaf_capacity(), 1.0)

@@ -43,11 +43,13 @@ BACKGROUND_OPEN_BYTES = 256 * 1024
 
 
 class PreparedLevel:
-    """What the loading thread makes beside the level: its draw arrays and its index."""
+    """What the loading thread makes beside the level: its draw arrays, its index and that
+    index's node table (the first overlay's)."""
 
-    def __init__(self, geometry, index) -> None:
+    def __init__(self, geometry, index, nodes=None) -> None:
         self.geometry = geometry
         self.index = index
+        self.nodes = nodes
 
 
 def _prepare_level(choice):
@@ -58,7 +60,9 @@ def _prepare_level(choice):
         from editor.model.index_sync import build_for_settings
 
         give_backend_choice(scene, choice)
-        return PreparedLevel(prepare_geometry(scene), build_for_settings(scene))
+        geometry = prepare_geometry(scene)
+        index = build_for_settings(scene)
+        return PreparedLevel(geometry, index, index.nodes() if index is not None else None)
     return run
 
 
@@ -216,10 +220,11 @@ class FileController(QObject):
         if prepared is None:  # preparing failed on the loading thread: the window does it
             self.adopt_loaded(loaded)
             return
-        self.adopt_loaded(loaded, geometry=prepared.geometry, index=prepared.index)
+        self.adopt_loaded(loaded, geometry=prepared.geometry, index=prepared.index,
+                          nodes=prepared.nodes)
 
     def adopt_loaded(self, loaded: LoadResult, selection=None, keep_settings=None,
-                     geometry=None, index=None) -> None:
+                     geometry=None, index=None, nodes=None) -> None:
         """Make a read level the window's document (keeping ``selection`` where ids survive)."""
         w = self.window
         w.progress_status.hide()
@@ -236,6 +241,8 @@ class FileController(QObject):
             index = None  # built for other settings than the level now has: built again
         doc = Document(loaded.document, loaded.path, loaded.warnings, selection=selection,
                        index=index)
+        if nodes is not None and index is not None:
+            w.state.offer_nodes(index, nodes)  # read with that index on the loading thread
         w.state.set_document(doc, geometry=geometry)
         for warning in loaded.warnings[:3]:
             w.statusBar().showMessage(warning, 8000)

@@ -136,3 +136,73 @@ def test_a_level_read_in_the_background_comes_with_its_index(window, qtbot, box_
     combo = window.params_panel.backend_combo
     combo.setCurrentIndex(combo.findText("bvh"))
     qtbot.waitUntil(lambda: doc.index.name == "bvh" and not doc.rebuilding, timeout=120_000)
+
+
+def test_the_first_overlay_takes_the_node_table_read_with_the_level(window, qtbot, box_map):
+    """The loading thread reads the index's node table with the level: the window's thread
+    reads it neither for the first overlay, nor for the tree diff's first snapshot, nor for
+    the Statistics panel's sizes (on a 2,000,000-triangle mesh each read took seconds)."""
+    import sys
+
+    from spatial.contract import SpatialIndex
+
+    callers = []
+    real = SpatialIndex.nodes
+
+    def nodes(self):
+        if threading.current_thread() is threading.main_thread():
+            callers.append(sys._getframe(1).f_code.co_name)
+        return real(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SpatialIndex, "nodes", nodes)
+        old = window.document
+        assert window.files.open_file(box_map, background=True)
+        qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+        window.state.flush()
+        panel = window.stats_panel
+        qtbot.waitUntil(lambda: panel.values["nodes"].text() == str(len(window.state.node_table)),
+                        timeout=10_000)  # the Statistics panel shows the new tree's sizes
+    doc = window.document
+    assert panel.isVisible()
+    assert not {"_fetch_table", "_snapshot", "stats"} & set(callers), callers
+    # and what the window shows is that index's own table
+    fresh = doc.index.nodes()
+    assert len(window.state.node_table) == len(fresh)
+    np.testing.assert_array_equal(window.state.node_table.lo, fresh.lo)
+    assert window.state.overlay is not None and window.state.overlay.count > 0
+
+
+def test_an_overlay_setting_draws_the_tree_again_without_reading_it(window, qtbot, box_map):
+    """A change of the overlay's settings alone (the panel's "Leaves only") redraws the
+    overlay from the node table already read; an edit of the level reads it again."""
+    from editor.model import SetSelection, Transform
+    from spatial.contract import SpatialIndex
+
+    old = window.document
+    assert window.files.open_file(box_map, background=True)
+    qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+    qtbot.waitUntil(window.tools.ready, timeout=300_000)
+    window.state.flush()
+    reads = []
+    real = SpatialIndex.nodes
+
+    def nodes(self):
+        reads.append(threading.current_thread() is threading.main_thread())
+        return real(self)
+
+    state, doc = window.state, window.document
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SpatialIndex, "nodes", nodes)
+        shown = state.overlay
+        window.overlay_panel.leaves.setChecked(not window.overlay_panel.leaves.isChecked())
+        state.flush()
+        assert state.overlay is not shown and state.overlay_settings.leaves_only
+        assert not any(reads), "the tree was read again for a setting"
+        table = state.node_table
+        oid = int(doc.scene.brush_ids()[0])
+        doc.push(SetSelection([oid]))
+        doc.push(Transform([oid], delta=np.array([64.0, 0.0, 0.0]), text="Move"))
+        state.flush()
+        assert state.node_table is not table, "an edit changes the tree: it is read again"
+    np.testing.assert_array_equal(state.node_table.lo, doc.index.nodes().lo)

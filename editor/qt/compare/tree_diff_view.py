@@ -6,6 +6,12 @@ outlines the created (green), split (yellow), merged (cyan) and removed (red, da
 the 2D views for :data:`HIGHLIGHT_MS`, and appends the summary (``tree: 8 created, 1 split``)
 to that step's entry in the undo history. Steps that leave the tree as it was (a selection)
 add nothing.
+
+A gesture that merges its steps into one history entry (each mouse move of a drag) is diffed
+once, :data:`GESTURE_REST_MS` after it ends or just before an edit that is not its own next
+step (the tree is diffed exactly before that edit changes it again): reading and
+comparing the whole node table is work in the size of the level, and doing it for every mouse
+move held each frame of a drag on a big level back by a tenth of a second.
 """
 from __future__ import annotations
 
@@ -26,6 +32,8 @@ if TYPE_CHECKING:
 
 #: how long the changed nodes stay outlined
 HIGHLIGHT_MS = 1500
+#: how long after a merging gesture (a drag) ends its steps are diffed
+GESTURE_REST_MS = 250
 #: outline colour of each kind of change
 KIND_COLOURS = {"created": (0.35, 0.95, 0.45), "split": (1.0, 0.85, 0.2),
                 "merged": (0.3, 0.9, 1.0), "removed": (1.0, 0.3, 0.3)}
@@ -54,19 +62,41 @@ class TreeDiffTracker(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.clear_highlight)
+        #: history row of merging steps not diffed yet (None: none wait)
+        self._pending: int | None = None
+        self._rest = QTimer(self)
+        self._rest.setSingleShot(True)
+        self._rest.setInterval(GESTURE_REST_MS)
+        self._rest.timeout.connect(self._on_rest)
+        self._scene = None
+        #: node tables read and compared so far (each costs the size of the tree)
+        self.diffs = 0
         window.state.document_replaced.connect(self._on_document_replaced)
         if window.state.document is not None:
             self._on_document_replaced(window.state.document)
 
     def _on_document_replaced(self, document) -> None:
+        self._rest.stop()
+        self._pending = None
+        if self._scene is not None:
+            self._scene.will_change.disconnect(self._before_edit)
+        # the steps of a gesture are diffed before the next edit changes the tree again
+        self._scene = document.scene
+        document.scene.will_change.connect(self._before_edit)
         self.entries, self.undone = {}, {}
-        self._snapshot(document)
+        # the window read the new document's table for its overlay just now: on a big tree
+        # (a 2,000,000-triangle mesh) reading it again cost seconds on the window's thread
+        state = self.window.state
+        fresh = state.node_table_index is document.index and state.node_table is not None
+        self._snapshot(document, state.node_table if fresh else None)
         self._position = document.stack.index
         document.stack_changed.connect(self._on_stack_changed)
 
-    def _snapshot(self, document) -> None:
+    def _snapshot(self, document, shown=None) -> None:
+        """Keep the index's node table to diff the next step against (``shown``: the table
+        the window has just read from this very index, taken instead of reading it again)."""
         self._index = document.index
-        self._table = document.index.nodes()
+        self._table = shown if shown is not None else document.index.nodes()
 
     def _on_stack_changed(self) -> None:
         document = self.window.state.document
@@ -77,22 +107,81 @@ class TreeDiffTracker(QObject):
             self.entries = {r: t for r, t in self.entries.items() if r < stack.index}
             self.undone = {r: t for r, t in self.undone.items() if r < stack.index}
         if document.index is not self._index:  # a backend switch: a new tree, not an edit's
+            self._rest.stop()
+            self._pending = None
             self._snapshot(document)
+        elif self._mergeable_step(stack, before):
+            # a step of a gesture merging into its history entry: diff the gesture once
+            self._pending = stack.index
+            self._rest.start()
+            return
         else:
-            # the index of the last snapshot (document.index is it), and its table
-            assert self._index is not None and self._table is not None
-            new = self._index.nodes()
-            diff = tree_diff(self._table, new)
-            old, self._table = self._table, new
-            if not diff.empty:
-                self.last = diff
-                if stack.index > before:  # a push or a redo: the entry now applied
-                    self.entries[stack.index] = diff.summary()
-                else:  # an undo: the entry undone
-                    self.undone[before] = diff.summary()
-                self._highlight(diff, old, new)
+            self._diff(stack.index, forward=stack.index > before, undone_row=before)
         # the panel lists the stack afresh on every change: name the trees' changes again
         self._annotate_history()
+
+    def _mergeable_step(self, stack, before: int) -> bool:
+        """Whether the stack's last change pushed a step that later ones may merge into (a
+        drag's first move) or merged one into the top entry (its next moves)."""
+        if stack.index < before or stack.index != len(stack.history) or stack.index == 0:
+            return False
+        if stack.index > before + 1:
+            return False
+        return getattr(stack.command(stack.index - 1), "merge_id", None) is not None
+
+    def _gesture_goes_on(self) -> bool:
+        """Whether the gesture of the waiting steps is still on (a drag, its button down):
+        its next edits merge into the same history entry."""
+        tools = getattr(self.window, "tools", None)
+        document = self.window.state.document
+        row = self._pending
+        if tools is None or document is None or row is None or row > len(document.stack):
+            return False
+        gesture = tools.merge_id()
+        return gesture is not None and \
+            getattr(document.stack.command(row - 1), "merge_id", None) == gesture
+
+    def _on_rest(self) -> None:
+        if self._gesture_goes_on():
+            self._rest.start()
+            return
+        self.settle()
+
+    def _before_edit(self, _ids) -> None:
+        # the tree is about to change: the gesture's steps are diffed first, unless this
+        # edit is the gesture's own next step (it merges into the same history entry)
+        if self._pending is not None and not self._gesture_goes_on():
+            self.settle()
+
+    def settle(self) -> None:
+        """Diff the steps of a gesture that wait (at rest, or before the next edit)."""
+        self._rest.stop()
+        row, self._pending = self._pending, None
+        document = self.window.state.document
+        if row is None or document is None:
+            return
+        if document.index is not self._index:  # the tree was replaced meanwhile, not edited
+            self._snapshot(document)
+            return
+        self._diff(row, forward=True, undone_row=row)
+        self._annotate_history()
+
+    def _diff(self, row: int, forward: bool, undone_row: int) -> None:
+        """Compare the tree with the snapshot: the step that made history row ``row`` (a push
+        or redo when ``forward``), else the undo of row ``undone_row``."""
+        # the index of the last snapshot (document.index is it), and its table
+        assert self._index is not None and self._table is not None
+        new = self._index.nodes()
+        self.diffs += 1
+        diff = tree_diff(self._table, new)
+        old, self._table = self._table, new
+        if not diff.empty:
+            self.last = diff
+            if forward:  # a push or a redo: the entry now applied
+                self.entries[row] = diff.summary()
+            else:  # an undo: the entry undone
+                self.undone[undone_row] = diff.summary()
+            self._highlight(diff, old, new)
 
     # ------------------------------------------------------------------ history entries
     def entry_text(self, row: int) -> str:

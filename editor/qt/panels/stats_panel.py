@@ -107,7 +107,10 @@ class StatsPanel(StatePanel):
         if doc is None or table is None or not (force or (self.isVisible() and not self.on_hold)):
             return
         index = doc.index
-        stats = index.stats()
+        # the sizes from the table the window read for its overlay, when it is this index's
+        # as it is now (reading a 2,000,000-triangle tree again took seconds)
+        current = self.state.table_is_current() and self.state.node_table_index is index
+        stats = index.stats(table) if current else index.stats()
         self._show_sizes(stats)
         self._show_histograms(table, stats)
         if force:

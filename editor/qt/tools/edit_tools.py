@@ -69,6 +69,11 @@ class SelectTool:
         add, toggle = _mods(modifiers)
         select(doc, combine_selection(doc.selection, hits[:1], add, toggle))
 
+    def merge_id(self):
+        """The ``merge_id`` of the edits of a drag moving or resizing the selection now (they
+        merge into one undo step), else None."""
+        return self.drag_id if self.mode in ("move", "resize") else None
+
     def drag_start(self, view, point, modifiers) -> None:
         doc = self.state.document
         self.start = np.array([point.x(), point.y()])

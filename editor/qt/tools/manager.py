@@ -41,6 +41,12 @@ class ToolManager:
     def current(self):
         return self.tools[self.state.tool]
 
+    def merge_id(self):
+        """The ``merge_id`` of the edits of the active tool's gesture in progress, which
+        merge into one undo step (a drag moving or resizing the selection), else None."""
+        merge_id = getattr(self.current(), "merge_id", None)
+        return merge_id() if merge_id is not None else None
+
     def nudge(self, unit_delta) -> bool:
         doc = self.state.document
         if doc is None or not self.ready():

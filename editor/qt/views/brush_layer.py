@@ -9,6 +9,7 @@ when a repaint crosses them.
 """
 from __future__ import annotations
 
+from PySide6.QtGui import QGuiApplication, QPixmapCache
 from PySide6.QtWidgets import QGraphicsItem
 
 from .brush_outlines import BrushOutlines, OutlineChunk
@@ -19,6 +20,28 @@ from .items2d import ChunkPathsItem, ItemGroup
 #: neighbour's translucent fill never dims an edge
 FILL_Z = 0.0
 EDGE_Z = 0.05
+
+#: screens' worth of pixels Qt's pixmap cache keeps room for: the fill and edge caches of every
+#: chunk of the three 2D views (a view is about a quarter of the screen; chunks' rectangles
+#: overlap where brushes cross their tile), plus the views' other cached items
+CACHED_SCREENS = 12
+
+
+def reserve_pixmap_cache() -> int:
+    """Raise Qt's pixmap cache limit (KiB) to hold every chunk's cached pixmaps at once.
+
+    The chunk items paint from pixmap caches kept in Qt's global pixmap cache, 10 MiB by
+    default. The chunks of a big level's three views need more than that, so the cache
+    evicted pixmaps it would blit again the next frame: every repaint after an edit
+    re-rasterised thousands of chunks (24,000 ``drawPath`` calls in four drag steps on 50,000
+    brushes) instead of blitting them. Returns the limit now in force.
+    """
+    screen = QGuiApplication.primaryScreen()
+    pixels = screen.size().width() * screen.size().height() if screen is not None else 1920 * 1080
+    need_kib = pixels * 4 * CACHED_SCREENS // 1024
+    if QPixmapCache.cacheLimit() < need_kib:
+        QPixmapCache.setCacheLimit(need_kib)
+    return QPixmapCache.cacheLimit()
 
 
 class BrushLayer:
@@ -41,6 +64,7 @@ class BrushLayer:
         self.outlines = outlines
         self.fill_brush = fill_brush
         self.edge_pen = edge_pen
+        reserve_pixmap_cache()
         self._items: dict[int, tuple[ChunkPathsItem, ChunkPathsItem]] = {}
         # every chunk's fill under every chunk's edges: two groups, each added to the view once
         self._fills, self._edges = ItemGroup(FILL_Z), ItemGroup(EDGE_Z)
