@@ -93,6 +93,10 @@ def measure_cold_session(rows: list, level: str | None, samples,
         if phase == "tune" and session.get("tune"):
             t = session["tune"]
             note += f" ({t.get('backend')}, {t.get('trials')} trials in {t.get('s')} s)"
+        if phase == "new_brush":
+            note += f" ({session.get('new_brushes', 0)} brush made)"
+        if phase == "click":
+            note += f" ({len(session.get('selected', []))} selected)"
         if phase.startswith("switch_"):
             t = session["switches"][phase[len("switch_"):]]
             note += (f" (tree shown after {t['shown_s']} s, tools enabled after {t['tools_s']} s)"
