@@ -178,3 +178,38 @@ def test_the_warm_up_process_ends_with_the_editor_that_started_it(tmp_path, how)
     finally:
         editor.kill()
         editor.wait()
+
+
+#: warms the octree in a fresh process with an empty cache and prints, per kernel of the
+#: octree's modules, the signatures numba compiled (nested calls included)
+COMPILED_SIGNATURES = """
+import json, sys
+from editor.warmup import warm
+warm("octree", announce=lambda line: None)
+found = {}
+for name, module in list(sys.modules.items()):
+    if name.startswith("plugins.octree"):
+        for key, value in vars(module).items():
+            if hasattr(value, "py_func") and hasattr(value, "signatures"):
+                found[f"{name}.{key}"] = [str(sig) for sig in value.signatures]
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.slow
+def test_a_cold_warm_up_compiles_each_octree_kernel_once(tmp_path):
+    """No octree kernel is compiled twice for one call: a literal ``0`` passed to a kernel
+    (or a counter starting at ``0``) made numba compile the callee once for ``Literal[int](0)``
+    and again for ``int64`` — a dozen kernels, about 6 s of a fresh install's compile."""
+    import json
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty-cache"))
+    done = subprocess.run([sys.executable, "-c", COMPILED_SIGNATURES], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found, "no octree kernel was seen"
+    literal = {name: sigs for name, sigs in found.items() if any("Literal" in s for s in sigs)}
+    assert not literal, f"compiled for a literal argument too: {sorted(literal)}"
+    twice = {name: sigs for name, sigs in found.items() if len(sigs) > 1}
+    assert not twice, f"compiled more than once: {twice}"
