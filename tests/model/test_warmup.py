@@ -180,8 +180,9 @@ def test_the_warm_up_process_ends_with_the_editor_that_started_it(tmp_path, how)
         editor.wait()
 
 
-#: warms the octree in a fresh process with an empty cache and prints, per kernel of the
-#: octree's modules, the signatures numba compiled (nested calls included)
+#: warms the octree in a fresh process with an empty cache and prints, per kernel the octree's
+#: modules define, the signatures numba compiled (nested calls included; a shared helper such
+#: as ``spatial.kernels.grow`` is rightly compiled for each array type it is given)
 COMPILED_SIGNATURES = """
 import json, sys
 from editor.warmup import warm
@@ -190,7 +191,8 @@ found = {}
 for name, module in list(sys.modules.items()):
     if name.startswith("plugins.octree"):
         for key, value in vars(module).items():
-            if hasattr(value, "py_func") and hasattr(value, "signatures"):
+            if hasattr(value, "py_func") and hasattr(value, "signatures") and \
+                    value.py_func.__module__ == name:  # its own, not an imported helper
                 found[f"{name}.{key}"] = [str(sig) for sig in value.signatures]
 print(json.dumps(found))
 """
