@@ -54,9 +54,10 @@ def _compiled_on_gui(session: dict, phase: str) -> int:
                 if r["gui_thread"] and r["phase"] == phase and r["compiled"]})
 
 
-def measure_cold_session(rows: list, level: str | None, samples,
-                         switch: str = "all", tune_s: float = TUNE_BUDGET_S) -> None:
-    """Append one :class:`Samples` row per step of a cold first session on ``level``."""
+def measure_cold_session(rows: list, level: str | None, samples, switch: str = "all",
+                         tune_s: float = TUNE_BUDGET_S, timeout_s: float | None = None) -> None:
+    """Append one :class:`Samples` row per step of a cold first session on ``level``; a
+    session still running after ``timeout_s`` is stopped and reports the steps it finished."""
     name = os.path.basename(level) if level else "demo"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "session.json")
@@ -64,7 +65,11 @@ def measure_cold_session(rows: list, level: str | None, samples,
                    QT_QPA_PLATFORM="offscreen")
         command = [sys.executable, "-m", "tests.qt.cold_session", out] + ([level] if level else []) \
             + ["--switch", switch, "--tune", str(tune_s)]
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        try:
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=timeout_s)
+        except subprocess.TimeoutExpired as stopped:  # what it saved so far still counts
+            done = subprocess.CompletedProcess(command, 0, "", str(stopped))
         if done.returncode != 0 or not os.path.exists(out):
             rows.append(samples("cold_open", name, note="session failed: "
                                 + " ".join(done.stderr.strip().splitlines()[-1:])).row())
@@ -132,6 +137,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=1, help="sessions, each with an empty cache")
     ap.add_argument("--switch", default="all", help="backends to switch to (default: all offered)")
     ap.add_argument("--tune", type=float, default=TUNE_BUDGET_S, help="tuner budget, s (0: none)")
+    ap.add_argument("--timeout", type=float, help="stop a session after this many seconds")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
     args = ap.parse_args(argv)
@@ -147,7 +153,7 @@ def main(argv=None) -> int:
 
     for _ in range(args.runs):
         measure_cold_session([], args.level if os.path.exists(args.level) else None, samples,
-                             args.switch, args.tune)
+                             args.switch, args.tune, args.timeout)
     rows = [s.row() for s in pooled.values()]
     info = describe_machine(ROOT, "default")
     machine = f"{info['cpu']}, {info['usable_cores']} usable cores, load {info['load_average']}, " \

@@ -21,6 +21,7 @@ import time
 STARTED = time.perf_counter()
 
 import json  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 
@@ -28,6 +29,9 @@ import numba.core.dispatcher as dispatcher  # noqa: E402
 
 RECORDS: list[dict] = []
 PHASE = ["start"]
+#: writes what the session has so far to OUT.json (set by main): after each backend switch,
+#: so a session stopped during a long switch still reports the steps before it
+SAVE: list = []
 #: phase -> [seconds it took, longest gap between two 10 ms heartbeats on the window's thread]
 TIMES: dict[str, list[float]] = {}
 
@@ -190,6 +194,9 @@ def _switch(app, window, out: dict, beat, backend: str) -> None:
                   1800)
     switches[backend] = {"done": shown and ready, "shown_s": round(shown_s, 1),
                          "tools_s": round(time.perf_counter() - start, 1)}
+    beat.enter("between_switches")
+    for save in SAVE:
+        save()
 
 
 def offered_backends(window) -> list[str]:
@@ -237,12 +244,17 @@ def main(argv: list[str]) -> int:
         window.tool_actions["ray"].isEnabled()
     switch_to = [b for b in offered_backends(window) if b != window.document.index.name] \
         if args.switch == "all" else [b for b in args.switch.split(",") if b]
+    def save() -> None:
+        out["second_process"] = warmup is not None and warmup.second is not None
+        out["records"] = RECORDS
+        out["phases"] = {k: {"s": round(v[0], 2), "stall_ms": round(v[1], 1)}
+                         for k, v in TIMES.items()}
+        with open(out_path + ".part", "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1)
+        os.replace(out_path + ".part", out_path)
+    SAVE.append(save)
     _session(app, window, out, beat, switch_to, args.tune)
-    out["second_process"] = warmup is not None and warmup.second is not None
-    out["records"] = RECORDS
-    out["phases"] = {k: {"s": round(v[0], 2), "stall_ms": round(v[1], 1)} for k, v in TIMES.items()}
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(out, f, indent=1)
+    save()
     window.close()
     return 0
 
