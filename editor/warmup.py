@@ -262,7 +262,11 @@ class KernelWarmup:
         try:
             self.second = self._start("pairs")
         except OSError:  # its lines never come: the editor compiles pair finding itself
-            pass
+            return
+        with self._heard:
+            stopped = self._stopped
+        if stopped:  # stop() ran while it started: end it too
+            self.stop()
 
     @classmethod
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
