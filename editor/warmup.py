@@ -6,11 +6,12 @@ frame needs is compiled before that frame: the brush solids for the level, then 
 index's build and node-table kernels — and right after the frame the pair finding of the
 statistics panel. Compiling holds the interpreter, so one process does these one after another.
 
-:class:`KernelWarmup` starts ``python -m editor.warmup BACKEND`` beside the editor when the
-cache is cold. That process exercises the backend on a small generated scene — build and node
-table first (then it prints ``ready``), then queries, edits and pair finding — so numba compiles
-those kernels and writes them to the shared on-disk cache, on the second core, while the editor
-compiles the brush kernels for its level. The editor waits for ``ready`` before it builds its
+:class:`KernelWarmup` starts ``python -m editor.warmup BACKEND --part tools`` beside the editor
+when the cache is cold. That process exercises the backend on a small generated scene — build
+and node table first (then it prints ``ready``), then queries and edits — so numba compiles
+those kernels and writes them to the shared on-disk cache while the editor reads its level.
+Once it says ``ready`` a second process (``--part pairs``) compiles pair finding and the
+simulation on the other core (:data:`PARTS`). The editor waits for ``ready`` before it builds its
 own index (which then loads the kernels from the cache) and holds pair finding until the
 warm-up has finished. With a warm cache nothing is started: :func:`cache_is_cold` is a few small
 file reads.
@@ -53,6 +54,12 @@ FAMILIES = {"pick": QUERIES_READY, "edit": EDITS_READY, "simulate": SIMULATION_R
 #: when the process said :data:`READY`, :data:`PAIRS_READY` and when this process has loaded
 #: those kernels: compiling the build and node table takes most of the time
 PROGRESS = {READY: 0.6, PAIRS_READY: 0.8, "loaded": 0.9}
+#: a first start warms in two processes, one per core: ``tools`` caches the first frame, then
+#: what a user does first (picking, then editing), and once it has said :data:`READY` the
+#: editor starts ``pairs``, which loads the first frame from the cache and compiles pair
+#: finding (the Statistics panel's) and the simulation. In one process pair finding came
+#: second and held picking and editing back by its compile (about 16 s of CPU for the octree)
+PARTS = {"tools": ("pick", "edit"), "pairs": ("simulate",)}
 #: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
 #: editor's own threads, the window's above all, come first
 WARMUP_NICENESS = 10
@@ -154,9 +161,12 @@ class FamilyLoader:
 
     def load(self, family: str) -> None:
         """Run ``family`` (a key of :data:`FAMILIES`) on the small scene, or the first frame's
-        kernels and pair counting for ``"first_frame"``."""
+        kernels for ``"first_frame"``. Pair counting runs with the simulation family only:
+        on a first start picking and editing are cached before pair finding (see
+        :data:`PARTS`), and loading them must not wait for, or compile, pair finding."""
         if self._scene is None:
             self._scene = warm_first_frame(self.backend)
+        if family == "simulate":
             warm_statistics(self._scene[0])
         if family != "first_frame":
             FAMILY_WARMERS[family](*self._scene)
@@ -190,40 +200,73 @@ def stop_all() -> None:
 
 
 class KernelWarmup:
-    """A running warm-up process (see the module docstring).
+    """A running warm-up (see the module docstring): the ``tools`` process of :data:`PARTS`
+    at once, and the ``pairs`` process as soon as the first has said :data:`READY` (one
+    process doing everything with ``split=False``). The lines of both are heard as one.
 
-    Raises ``OSError`` when the process cannot be started.
+    Raises ``OSError`` when the first process cannot be started.
     """
 
-    def __init__(self, backend: str):
+    def __init__(self, backend: str, split: bool = True):
         self.backend = backend
         self.ready = False
-        self.said: set[str] = set()  # the lines the process has printed so far
+        self.said: set[str] = set()  # the lines the processes have printed so far
         self._heard = threading.Condition()
-        self._ended = False  # its output has ended (it exited, or closed it)
+        self._open_outputs = 0  # outputs still read; a second process may still start
+        self._ended = False  # every output has ended and no process will start any more
+        self._stopped = False
+        self.second: subprocess.Popen | None = None  # the ``pairs`` process, once started
+        self._readers: list[threading.Thread] = []
+        self.process = self._start("tools" if split else None)
+        _RUNNING.add(self)
+
+    def _start(self, part: str | None) -> subprocess.Popen:
+        """Start one warm-up process and a reader for its lines (any number of threads may
+        wait for them)."""
+        command = warmup_command(self.backend) + (["--part", part] if part else [])
         # its stdin is a pipe that only this process holds open: when this process ends,
         # however it ends, the pipe closes and the warm-up process exits (see _watch_parent)
-        self.process = subprocess.Popen(
-            warmup_command(backend), cwd=str(ROOT), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        _RUNNING.add(self)
-        # one reader for the process's lines: any number of threads may wait for them
-        threading.Thread(target=self._read_lines, name=f"warmup-{backend}-output",
-                         daemon=True).start()
+        process = subprocess.Popen(command, cwd=str(ROOT), stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        with self._heard:
+            self._open_outputs += 1
+        reader = threading.Thread(target=self._read_lines, args=(process, part == "tools"),
+                                  name=f"warmup-{self.backend}-{part or 'all'}-output",
+                                  daemon=True)
+        self._readers.append(reader)
+        reader.start()
+        return process
 
-    def _read_lines(self) -> None:
-        stream = self.process.stdout
+    def _read_lines(self, process: subprocess.Popen, starts_second: bool) -> None:
+        stream = process.stdout
         assert stream is not None  # started with stdout=PIPE
         try:
             for text in stream:  # a blocking read: the GIL is free meanwhile
+                line = text.strip()
+                if starts_second and line == READY and self.second is None:
+                    self._start_second()  # before READY is heard: _ended cannot slip in
                 with self._heard:
-                    self.said.add(text.strip())
+                    self.said.add(line)
                     self._heard.notify_all()
         except (OSError, ValueError):  # the pipe was closed under us: the process is ending
             pass
         with self._heard:
-            self._ended = True
+            self._open_outputs -= 1
+            self._ended = self._open_outputs == 0
             self._heard.notify_all()
+
+    def _start_second(self) -> None:
+        with self._heard:
+            if self._stopped:
+                return
+        try:
+            self.second = self._start("pairs")
+        except OSError:  # its lines never come: the editor compiles pair finding itself
+            return
+        with self._heard:
+            stopped = self._stopped
+        if stopped:  # stop() ran while it started: end it too
+            self.stop()
 
     @classmethod
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
@@ -231,39 +274,49 @@ class KernelWarmup:
         return cls(backend) if cache_is_cold(backend) else None
 
     def wait_ready(self, timeout: float = 600.0, line: str = READY) -> bool:
-        """Block until the process has printed ``line`` — :data:`READY`, the first frame's
-        kernels are cached; :data:`PAIRS_READY`, pair finding's too — or ended, or
-        ``timeout`` seconds went by; returns whether it printed it. Later calls return at once."""
+        """Block until a process has printed ``line`` — :data:`READY`, the first frame's
+        kernels are cached; :data:`PAIRS_READY`, pair finding's; a line of :data:`FAMILIES`,
+        that family's — or every process ended, or ``timeout`` seconds went by; returns
+        whether it was printed. Later calls return at once."""
         with self._heard:
             self._heard.wait_for(lambda: line in self.said or self._ended, timeout)
             self.ready = READY in self.said
             return line in self.said
 
+    def _processes(self) -> list[subprocess.Popen]:
+        return [p for p in (self.process, self.second) if p is not None]
+
     def wait_finished(self, timeout: float | None = None) -> bool:
-        """Block until the process has exited; returns whether it cached every kernel it
-        warms (exit status 0). A process still running after ``timeout`` is stopped."""
+        """Block until the processes have exited; returns whether they cached every kernel
+        they warm (exit status 0). Processes still running after ``timeout`` are stopped."""
         try:
             code = self.process.wait(timeout)
+            self._readers[0].join(timeout)  # it starts the second process, if it ever will
+            codes = [code] + [p.wait(timeout) for p in self._processes()[1:]]
         except subprocess.TimeoutExpired:
             self.stop()
             return False
         _RUNNING.discard(self)
-        return code == 0
+        return all(c == 0 for c in codes)
 
     def finished(self) -> bool:
-        """Whether the process has exited (every kernel it warms is cached)."""
-        done = self.process.poll() is not None
+        """Whether every process has exited (every kernel they warm is cached)."""
+        done = self.process.poll() is not None and not self._readers[0].is_alive() and \
+            all(p.poll() is not None for p in self._processes())
         if done:
             _RUNNING.discard(self)
         return done
 
     def stop(self) -> None:
-        """End the process if it still runs (closing the editor early)."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdin is not None:
-            self.process.stdin.close()
+        """End the processes if they still run (closing the editor early)."""
+        with self._heard:
+            self._stopped = True
+        for process in self._processes():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            if process.stdin is not None:
+                process.stdin.close()
         _RUNNING.discard(self)
 
 
@@ -384,6 +437,11 @@ def warm_first_frame(backend: str) -> tuple[SpatialIndex, np.ndarray, np.ndarray
     index.build(ids, lo, hi, dynamic=np.arange(64) % 2 == 0)
     index.nodes()
     index.stats()
+    # the memory check of a cell tree (quadtree, triangle octree) counts grid cells with a
+    # kernel that a small scene's build never reaches, and a switch runs that check on the
+    # window's thread: every backend's first frame loads it, so no switch compiles it there
+    from spatial.memory_budget import cells_met_on_grid
+    cells_met_on_grid(lo, hi, lo.min(axis=0), 10.0)
     return index, ids, lo, hi
 
 
@@ -442,20 +500,55 @@ def warm_simulation(index, ids, lo, hi) -> None:
 FAMILY_WARMERS = {"pick": warm_queries, "edit": warm_edits, "simulate": warm_simulation}
 
 
-def warm(backend: str, announce=print) -> None:
+def warm(backend: str, announce=print, part: str | None = None) -> None:
     """Run every kernel path of ``backend`` the editor uses, on a small scene; ``announce``
     gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
     :data:`PAIRS_READY` once pair finding's are, then the line of each of :data:`FAMILIES`
-    once that family's are."""
+    once that family's are. With ``part`` (a key of :data:`PARTS`) only that part's families:
+    ``tools`` announces :data:`READY`, then picking's and editing's lines; ``pairs`` (run once
+    the first frame is cached) pair finding's and the simulation's."""
     index, ids, lo, hi = warm_first_frame(backend)
-    announce(READY)
-    warm_statistics(index)
-    announce(PAIRS_READY)
+    if part != "pairs":
+        announce(READY)
+    if part != "tools":
+        warm_statistics(index)
+        announce(PAIRS_READY)
     for family, line in FAMILIES.items():
-        FAMILY_WARMERS[family](index, ids, lo, hi)
-        announce(line)
+        if part is None or family in PARTS[part]:
+            FAMILY_WARMERS[family](index, ids, lo, hi)
+            announce(line)
     # not validate(): the editor never calls it, and compiling it cost 1.3-1.6 s CPU per
     # backend before the warm-up could finish and release pair finding
+
+
+def _serialise_cache_writes() -> None:
+    """Make this process's writes to numba's disk cache exclusive among warm-up processes.
+
+    numba adds an overload to a function's cache index by reading the index, adding the entry
+    and writing it back, then writing the data file it named: two processes caching two
+    overloads of one function at the same moment (a shared helper such as
+    ``spatial.kernels.grow``) could lose an entry or pair one's index entry with the other's
+    code. The two processes of :data:`PARTS` take one file lock around each such write."""
+    try:
+        import fcntl
+        import tempfile
+
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:  # no fcntl (Windows) or numba moved it: writes are not serialised
+        return
+    path = os.path.join(tempfile.gettempdir(), f"partition-studio-kernel-cache-{os.getuid()}.lock")
+    save = IndexDataCacheFile.save
+
+    def locked_save(self, key, data):
+        with open(path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    # a method replaced on purpose, which mypy refuses on principle
+    IndexDataCacheFile.save = locked_save  # type: ignore[method-assign]
 
 
 def _watch_parent() -> None:
@@ -491,6 +584,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--plugin-dir", action="append", default=[])
     parser.add_argument("--parent-pipe", action="store_true",
                         help="exit when stdin closes (the editor that started this ended)")
+    parser.add_argument("--part", choices=sorted(PARTS),
+                        help="warm only this part's kernel families (default: every family)")
     args = parser.parse_args(argv)
     try:
         os.nice(WARMUP_NICENESS)
@@ -504,7 +599,8 @@ def main(argv: list[str]) -> int:
     def announce(line: str) -> None:
         print(line, flush=True)
 
-    warm(args.backend, announce)
+    _serialise_cache_writes()
+    warm(args.backend, announce, args.part)
     return 0
 
 

@@ -130,7 +130,7 @@ def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack)
         tree_int[k, END] = base + s1
         tree_int[k, RIGHT] = -1
         widest = -1.0
-        axis = 0
+        axis = np.int64(0)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
         for a in range(3):
             blo = np.inf
             bhi = -np.inf
@@ -200,8 +200,8 @@ def pack(NI, NF, OB, lo, hi, order):
     idx = np.empty(largest, dtype=np.int64)
     cen = np.empty((largest, 3))
     stack = np.empty((TREE_STACK, 3), dtype=np.int64)
-    used = 0
-    pos = 0
+    used = np.int64(0)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
+    pos = np.int64(0)
     for k in range(len(order)):
         node = order[k]
         n = NI[node, COUNT]

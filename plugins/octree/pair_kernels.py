@@ -398,7 +398,7 @@ def _own_sweeps(NF, node, OS, OBX, OA, n, PS, PB, PA, p0, p1, only_active, pairs
                 break
         if only_active and not OA[i]:
             cls[i] += 3
-    ob = _group(cls, 0, n, ORD, OBX)
+    ob = _group(cls, np.int64(0), n, ORD, OBX)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
     # passed objects clump on the axis along which they cover most of this node
     for i in range(np_):
         best = -1.0
@@ -438,7 +438,7 @@ def find_pairs(NI, NF, OB, lo, hi, active, only_active, node_awake, count_only):
     """
     node_tests = np.zeros(NI.shape[0], dtype=np.int64)
     pairs = np.empty((0 if count_only else 1024, 2), dtype=np.int64)
-    m = 0
+    m = np.int64(0)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
     tests = 0
     # passed-down lists, stacked as segments: slots, boxes, active flags
     PS = np.empty(1024, dtype=np.int64)

@@ -120,7 +120,7 @@ def query_shape(packed, kind, params, planes, root_always, trace):
     a, b, scalar, inv = K.unpack_shape(kind, params)
     out = np.empty(64, dtype=np.int64)
     out_t = np.empty(64 if kind == K.RAY else 0)
-    m = 0
+    m = np.int64(0)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
     visited_ids = np.empty(64 if trace else 0, dtype=np.int64)
     culled_ids = np.empty(64 if trace else 0, dtype=np.int64)
     nv = 0
@@ -230,7 +230,7 @@ def query_boxes(packed, qlo, qhi, root_always):
     tested = np.zeros(q, dtype=np.int64)
     stack = np.empty(STACK, dtype=np.int64)
     tree_stack = np.empty(TREE_STACK, dtype=np.int64)
-    m = 0
+    m = np.int64(0)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
     for i in range(q):
         m_new, visited[i], tested[i] = _one_box(packed, qlo[i], qhi[i], root_always,
                                                 stack, tree_stack, out, m)

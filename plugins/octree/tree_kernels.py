@@ -308,13 +308,15 @@ def place_batch(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots, start_at, reserve
     """
     stack_obj = np.empty(4 * (ci[CI_MAX_DEPTH] + 2), dtype=np.int64)
     stack_node = np.empty_like(stack_obj)
-    previous = 0
+    previous = np.int64(0)  # np.int64, not 0: a literal 0 makes numba compile the callee twice
     for i in range(start_at, len(slots)):
         if free_rows(NI, META) < reserve:
             return i
         obj = slots[i]
         if not encloses(NF, 0, lo[obj], hi[obj]):
-            attach(NI, OB, ci, obj, 0)  # only reached under keep_in_root (callers check)
+            # only reached under keep_in_root (callers check); np.int64, not 0: a literal 0
+            # makes numba compile the callee twice
+            attach(NI, OB, ci, obj, np.int64(0))
             continue
         # objects come in Morton order, so the previous one's path usually shares a long prefix
         # with this one's: start from the deepest node of it that this one's path from the root
@@ -379,7 +381,7 @@ def move_batch(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots, start_at, reserve)
         if up == 0 and not encloses(NF, 0, lo[obj], hi[obj]):
             if keep_in_root and node != 0:
                 detach(NI, OB, obj)
-                attach(NI, OB, ci, obj, 0)
+                attach(NI, OB, ci, obj, np.int64(0))  # np.int64, not 0: as in place_batch
                 maybe_start_countdown(NI, node)
                 META[LEVELS_MOVED] += climbed
                 META[MAX_LEVELS_MOVED] = max(META[MAX_LEVELS_MOVED], climbed)

@@ -9,7 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from editor.warmup import FAMILIES, PAIRS_READY, READY, FamilyLoader, KernelWarmup, cache_is_cold, warm
+from editor.warmup import (
+    EDITS_READY,
+    FAMILIES,
+    PAIRS_READY,
+    QUERIES_READY,
+    READY,
+    SIMULATION_READY,
+    FamilyLoader,
+    KernelWarmup,
+    cache_is_cold,
+    warm,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,6 +56,44 @@ def test_warm_runs_every_path_and_announces_ready_after_the_build_then_the_pairs
     assert said == [READY, PAIRS_READY, *FAMILIES.values()]
 
 
+def _count_pair_finding(monkeypatch, backend: str) -> list[str]:
+    """Calls of ``backend``'s pair finding (``pairs``, ``count_pairs``), recorded and not run."""
+    from spatial.registry import default_registry
+    cls = default_registry().backend(backend)
+    calls: list[str] = []
+    for name in ("pairs", "count_pairs"):
+        monkeypatch.setattr(cls, name, lambda self, *a, _name=name, **k: calls.append(_name))
+    return calls
+
+
+def test_the_tools_part_warms_picking_and_editing_without_pair_finding(monkeypatch):
+    """A first start's first process caches what a user does first — picking, then editing —
+    and never waits for pair finding's compile (the second process does that)."""
+    calls = _count_pair_finding(monkeypatch, "octree")
+    said: list[str] = []
+    warm("octree", announce=said.append, part="tools")
+    assert said == [READY, QUERIES_READY, EDITS_READY]
+    assert calls == [], "pair finding would hold picking and editing back"
+
+
+def test_the_pairs_part_warms_pair_finding_and_the_simulation():
+    said: list[str] = []
+    warm("octree", announce=said.append, part="pairs")
+    assert said == [PAIRS_READY, SIMULATION_READY]
+
+
+def test_loading_picking_and_editing_never_runs_pair_finding(monkeypatch):
+    """The editor loads picking and editing while the pairs process may still compile pair
+    finding: loading them must not call it (it would compile in the editor's process)."""
+    calls = _count_pair_finding(monkeypatch, "octree")
+    loader = FamilyLoader("octree")
+    loader.load("pick")
+    loader.load("edit")
+    assert calls == []
+    loader.load("simulate")
+    assert "count_pairs" in calls and "pairs" in calls
+
+
 def test_the_family_loader_runs_each_family_on_every_backend():
     from spatial.registry import default_registry
     for backend in ("octree", "bvh", "grid", "kdtree", "quadtree", "bsp", "brute"):
@@ -62,7 +111,12 @@ def test_the_warm_up_process_says_ready_and_exits():
         assert warmup.wait_ready(timeout=600)
         assert warmup.wait_ready() is True  # later calls answer at once
         assert warmup.wait_ready(timeout=600, line=PAIRS_READY)
-        assert warmup.process.wait(timeout=600) == 0
+        for line in FAMILIES.values():
+            assert warmup.wait_ready(timeout=600, line=line)
+        # pair finding and the simulation came from a second process, started after "ready"
+        assert warmup.second is not None and warmup.second.pid != warmup.process.pid
+        assert warmup.wait_finished(timeout=600)
+        assert warmup.process.returncode == 0 and warmup.second.returncode == 0
         assert warmup.finished()
     finally:
         warmup.stop()
@@ -124,3 +178,40 @@ def test_the_warm_up_process_ends_with_the_editor_that_started_it(tmp_path, how)
     finally:
         editor.kill()
         editor.wait()
+
+
+#: warms the octree in a fresh process with an empty cache and prints, per kernel the octree's
+#: modules define, the signatures numba compiled (nested calls included; a shared helper such
+#: as ``spatial.kernels.grow`` is rightly compiled for each array type it is given)
+COMPILED_SIGNATURES = """
+import json, sys
+from editor.warmup import warm
+warm("octree", announce=lambda line: None)
+found = {}
+for name, module in list(sys.modules.items()):
+    if name.startswith("plugins.octree"):
+        for key, value in vars(module).items():
+            if hasattr(value, "py_func") and hasattr(value, "signatures") and \
+                    value.py_func.__module__ == name:  # its own, not an imported helper
+                found[f"{name}.{key}"] = [str(sig) for sig in value.signatures]
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.slow
+def test_a_cold_warm_up_compiles_each_octree_kernel_once(tmp_path):
+    """No octree kernel is compiled twice for one call: a literal ``0`` passed to a kernel
+    (or a counter starting at ``0``) made numba compile the callee once for ``Literal[int](0)``
+    and again for ``int64`` — a dozen kernels, about 6 s of a fresh install's compile."""
+    import json
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty-cache"))
+    done = subprocess.run([sys.executable, "-c", COMPILED_SIGNATURES], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found, "no octree kernel was seen"
+    literal = {name: sigs for name, sigs in found.items() if any("Literal" in s for s in sigs)}
+    assert not literal, f"compiled for a literal argument too: {sorted(literal)}"
+    twice = {name: sigs for name, sigs in found.items() if len(sigs) > 1}
+    assert not twice, f"compiled more than once: {twice}"

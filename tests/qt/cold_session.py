@@ -2,23 +2,36 @@
 every numba kernel compiled or loaded and on which thread.
 
 Run by ``test_cold_session.py`` in a process of its own (the kernel cache is per process and
-per ``$NUMBA_CACHE_DIR``): ``python -m tests.qt.cold_session OUT.json [LEVEL]``. It starts the
-editor as ``python app.py`` does on a first start (the warm-up process, the level loading in
-the background, :class:`editor.qt.kernel_readiness.KernelReadiness`), waits until the tools
-are enabled, then clicks a brush in the Top view, nudges it with an arrow key and plays the
-simulation for a moment. ``OUT.json`` gets the compile records and what each step did.
+per ``$NUMBA_CACHE_DIR``): ``python -m tests.qt.cold_session OUT.json [LEVEL] [--switch
+BACKEND,...|all] [--tune SECONDS]``. It starts the editor as ``python app.py`` does on a first
+start (the warm-up processes, the level loading in the background,
+:class:`editor.qt.kernel_readiness.KernelReadiness`), waits until picking and editing are
+enabled, then clicks a brush in the Top view, nudges it with an arrow key and drags a new brush
+with the Brush tool (the simulation may still be compiling meanwhile); once every tool is
+enabled it plays the simulation for a moment, optionally runs the tuner (Tools → Tune
+parameters…) and switches to other backends through the Partition panel's combo box.
+``OUT.json`` gets the compile records, when each family of tools was enabled and what each step
+did.
 """
 from __future__ import annotations
 
-import json
-import sys
-import threading
 import time
 
-import numba.core.dispatcher as dispatcher
+#: the process's start, as near as Python gets to it: the session's times run from here
+STARTED = time.perf_counter()
+
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+
+import numba.core.dispatcher as dispatcher  # noqa: E402
 
 RECORDS: list[dict] = []
 PHASE = ["start"]
+#: writes what the session has so far to OUT.json (set by main): after each backend switch,
+#: so a session stopped during a long switch still reports the steps before it
+SAVE: list = []
 #: phase -> [seconds it took, longest gap between two 10 ms heartbeats on the window's thread]
 TIMES: dict[str, list[float]] = {}
 
@@ -86,17 +99,22 @@ def _brush_point(doc):
     return ids[k], float((lo[k, 0] + hi[k, 0]) / 2), float((lo[k, 1] + hi[k, 1]) / 2)
 
 
-def _session(app, window, out: dict, beat) -> None:
+def _since_start() -> float:
+    return round(time.perf_counter() - STARTED, 2)
+
+
+def _session(app, window, out: dict, beat, switch_to: list[str], tune_s: float) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    from tests.qt.conftest import view_pos
+    from tests.qt.conftest import drag, view_pos
     readiness = window.kernel_readiness
-    beat.enter("tools")
-    start = time.perf_counter()
-    out["tools_ready"] = _wait(app, lambda: not readiness.pending, 1800)
-    out["tools_ready_s"] = round(time.perf_counter() - start, 1)
-    out["enabled_while_waiting"] = out.get("enabled_while_waiting", False)
+    # picking and editing: what a user does first (click, nudge, new brush, delete, undo)
+    beat.enter("edit_wait")
+    out["edit_ready"] = _wait(app, lambda: readiness.ready("pick") and readiness.ready("edit"),
+                              1800)
+    out["edit_ready_s"] = _since_start()
+    out["pending_when_edit_ready"] = list(readiness.pending)
     window.activateWindow()
     QTest.qWait(200)
     top = window.views2d["Top"]
@@ -106,31 +124,107 @@ def _session(app, window, out: dict, beat) -> None:
     QTest.qWait(300)
     out["selected"] = sorted(window.document.selection)
     beat.enter("nudge")
-    before = window.document.scene.bounds_of([oid])[0].copy()
+    # the brush the click selected (where brushes overlap, not always the smallest one)
+    picked = sorted(window.document.selection) or [oid]
+    before = window.document.scene.bounds_of(picked)[0].copy()
     top.setFocus()
     QTest.keyClick(top, Qt.Key_Right)
     QTest.qWait(300)
-    out["moved"] = bool((window.document.scene.bounds_of([oid])[0] != before).any())
+    out["moved"] = bool((window.document.scene.bounds_of(picked)[0] != before).any())
+    beat.enter("new_brush")
+    brushes = len(window.document.scene.brush_ids())
+    window.tool_actions["brush"].trigger()
+    (u0, u1), (v0, v1) = top.vb.viewRange()  # a corner of what the Top view shows
+    drag(top, (u0 + 0.05 * (u1 - u0), v0 + 0.05 * (v1 - v0)),
+         (u0 + 0.15 * (u1 - u0), v0 + 0.15 * (v1 - v0)))
+    QTest.qWait(300)
+    window.tool_actions["select"].trigger()
+    out["new_brushes"] = len(window.document.scene.brush_ids()) - brushes
+    # every tool: Play and Step wait for the simulation's kernels
+    beat.enter("tools_wait")
+    out["tools_ready"] = _wait(app, lambda: not readiness.pending, 1800)
+    out["tools_ready_s"] = _since_start()
     beat.enter("play")
     window.act_play.trigger()
     _wait(app, lambda: window.timeline.frame >= 5, 120)
     window.act_play.trigger()
     out["frames"] = window.timeline.frame
+    if tune_s > 0:
+        _tune(app, window, out, beat, tune_s)
+    for backend in switch_to:
+        _switch(app, window, out, beat, backend)
     beat.enter("end")
+
+
+def _tune(app, window, out: dict, beat, budget_s: float) -> None:
+    """Tools → Tune parameters… (Ctrl+T), Run, until the search is done."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    QTest.keySequence(window, "Ctrl+T")
+    dialog = getattr(window, "tune_dialog", None)
+    if dialog is None:
+        out["tune"] = {"done": False, "why": "Ctrl+T opened no dialog"}
+        return
+    dialog.budget_spin.setValue(budget_s)
+    QTest.qWait(200)
+    beat.enter("tune")
+    start = time.perf_counter()
+    QTest.mouseClick(dialog.run_button, Qt.LeftButton)
+    done = _wait(app, lambda: not dialog.running, budget_s + 1200)
+    out["tune"] = {"done": done, "s": round(time.perf_counter() - start, 1),
+                   "backend": dialog.backend_combo.currentText(), "trials": len(dialog.rows)}
+    dialog.close()
+    QTest.qWait(100)
+
+
+def _switch(app, window, out: dict, beat, backend: str) -> None:
+    """Choose ``backend`` in the Partition panel's combo box and wait until its tree is shown
+    and every tool is enabled again."""
+    combo = window.params_panel.backend_combo
+    found = combo.findData(backend)
+    switches = out.setdefault("switches", {})
+    if found < 0:
+        switches[backend] = {"done": False, "why": "not offered for this level"}
+        return
+    doc, readiness = window.document, window.kernel_readiness
+    beat.enter(f"switch_{backend}")
+    start = time.perf_counter()
+    combo.setCurrentIndex(found)
+    shown = _wait(app, lambda: doc.index.name == backend and not doc.rebuilding, 1800)
+    shown_s = time.perf_counter() - start
+    ready = _wait(app, lambda: not readiness.pending and not readiness._switch_timer.isActive(),
+                  1800)
+    switches[backend] = {"done": shown and ready, "shown_s": round(shown_s, 1),
+                         "tools_s": round(time.perf_counter() - start, 1)}
+    beat.enter("between_switches")
+    for save in SAVE:
+        save()
+
+
+def offered_backends(window) -> list[str]:
+    """The backends the Partition panel's combo box offers, in its order."""
+    combo = window.params_panel.backend_combo
+    return [combo.itemData(i) for i in range(combo.count()) if combo.itemData(i)]
 
 
 def main(argv: list[str]) -> int:
     dispatcher.Dispatcher.compile = _recording_compile
     from PySide6.QtCore import QCoreApplication, QSettings, Qt
     QCoreApplication.setAttribute(Qt.AA_ShareOpenGLContexts)
+    import argparse
     import tempfile
 
     from editor.qt.app_main import make_application
     from editor.qt.kernel_readiness import start_kernel_readiness
     from editor.qt.main_window import MainWindow
     from editor.warmup import KernelWarmup
-
-    out_path, level = argv[0], (argv[1] if len(argv) > 1 else None)
+    parser = argparse.ArgumentParser(prog="python -m tests.qt.cold_session")
+    parser.add_argument("out")
+    parser.add_argument("level", nargs="?")
+    parser.add_argument("--switch", default="", help="backends to switch to, or 'all'")
+    parser.add_argument("--tune", type=float, default=0.0, help="tuner budget in seconds (0: none)")
+    args = parser.parse_args(argv)
+    out_path, level = args.out, args.level
     app = make_application()
     warmup = KernelWarmup.start_if_cold("octree")
     settings = QSettings(tempfile.mktemp(suffix=".ini"), QSettings.IniFormat)
@@ -138,20 +232,31 @@ def main(argv: list[str]) -> int:
     window.ask_save = lambda: "discard"
     window.kernel_warmup = warmup
     start_kernel_readiness(window, "octree", warmup)
-    out: dict = {"cold": warmup is not None}
+    out: dict = {"cold": warmup is not None, "family_ready_s": {}}
+    window.kernel_readiness.family_ready.connect(
+        lambda family: out["family_ready_s"].setdefault(family, _since_start()))  # the first time
     beat = _Heartbeat()
     beat.enter("open")
     window.resize(1400, 900)
     window.open_file(level, background=True)
     window.show()
     _wait(app, lambda: window.document is not None, 1800)
+    out["open_s"] = _since_start()
     out["select_enabled_before_ready"] = bool(window.kernel_readiness.pending) and \
         window.tool_actions["ray"].isEnabled()
-    _session(app, window, out, beat)
-    out["records"] = RECORDS
-    out["phases"] = {k: {"s": round(v[0], 2), "stall_ms": round(v[1], 1)} for k, v in TIMES.items()}
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(out, f, indent=1)
+    switch_to = [b for b in offered_backends(window) if b != window.document.index.name] \
+        if args.switch == "all" else [b for b in args.switch.split(",") if b]
+    def save() -> None:
+        out["second_process"] = warmup is not None and warmup.second is not None
+        out["records"] = RECORDS
+        out["phases"] = {k: {"s": round(v[0], 2), "stall_ms": round(v[1], 1)}
+                         for k, v in TIMES.items()}
+        with open(out_path + ".part", "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1)
+        os.replace(out_path + ".part", out_path)
+    SAVE.append(save)
+    _session(app, window, out, beat, switch_to, args.tune)
+    save()
     window.close()
     return 0
 

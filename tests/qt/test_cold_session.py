@@ -2,8 +2,10 @@
 
 A process of its own with an empty ``$NUMBA_CACHE_DIR`` starts the editor as a first start
 does and drives the real window (``tests/qt/cold_session.py``): the tools wait, disabled, until
-their kernels are ready; then a click selects a brush, an arrow key nudges it and Play runs
-the simulation. Every numba kernel compiled or loaded is recorded with its thread: none may be
+their kernels are ready; as soon as picking and editing are, a click selects a brush, an arrow
+key nudges it and a Brush tool drag makes a new one; then Play runs the simulation. (The
+benchmark ``benchmarks/gui_cold.py`` drives the same session on a real level and adds the tuner
+and a switch to each backend.) Every numba kernel compiled or loaded is recorded with its thread: none may be
 compiled on the window's thread (the warm-up process compiles them, a worker thread loads
 them), and none of the editor's kernels may even be loaded there.
 """
@@ -30,13 +32,20 @@ def test_a_cold_first_session_compiles_nothing_on_the_window_thread(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     session = json.loads(out.read_text(encoding="utf-8"))
     assert session["cold"], "the cache was not empty: nothing would compile"
-    assert session["tools_ready"], "the tools were never enabled"
-    # the session really used the kernels: a brush was picked, moved and the simulation ran
+    assert session["edit_ready"] and session["tools_ready"], "the tools were never enabled"
+    # pair finding and the simulation compiled in a second warm-up process
+    assert session["second_process"]
+    # picking and editing were enabled no later than the simulation
+    ready = session["family_ready_s"]
+    assert ready["pick"] <= ready["simulate"] and ready["edit"] <= ready["simulate"]
+    # the session really used the kernels: a brush was picked, moved, one drawn and the
+    # simulation ran
     assert len(session["selected"]) == 1 and session["moved"] and session["frames"] >= 5
+    assert session["new_brushes"] == 1
     records = session["records"]
     # the loader and the warm-up really ran kernels in this process, off the window's thread
     assert any(not r["gui_thread"] and r["cached_kernel"] for r in records)
-    on_gui = [r for r in records if r["gui_thread"] and r["phase"] in ("click", "nudge", "play")]
+    on_gui = [r for r in records if r["gui_thread"] and r["phase"] in ("click", "nudge", "new_brush", "play")]
     compiled = sorted({r["kernel"] for r in on_gui if r["compiled"]})
     assert not compiled, f"compiled on the window's thread: {compiled}"
     loaded = sorted({r["kernel"] for r in on_gui if r["cached_kernel"]})
