@@ -40,6 +40,7 @@ import spatial.contract as C
 import spatial.kernels as K
 from spatial.contract import NodeTable, SpatialIndex
 from spatial.errors import IndexInvariantError
+from spatial.geometry import box_union
 from spatial.memory_budget import OBJECT_BYTES
 from spatial.params import param
 
@@ -164,8 +165,7 @@ class Grid(SpatialIndex):
         cell = float(p.cell_size) if p.cell_size > 0 else self.auto_cell_size()
         self._requested = cell
         if len(slots):
-            world_lo = obj.lo[slots].min(axis=0)
-            world_hi = obj.hi[slots].max(axis=0)
+            world_lo, world_hi = box_union(obj.lo[slots], obj.hi[slots])
         else:
             world_lo = world_hi = np.zeros(3)
         self._coarsened = False
@@ -255,8 +255,9 @@ class Grid(SpatialIndex):
         (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
          self._cell_lo, self._cell_hi) = self._cells_of(moving, ranges, kept.tables)
         if len(moving):
-            self._world_lo = np.minimum(kept.lo, obj.lo[moving].min(axis=0))
-            self._world_hi = np.maximum(kept.hi, obj.hi[moving].max(axis=0))
+            moving_lo, moving_hi = box_union(obj.lo[moving], obj.hi[moving])
+            self._world_lo = np.minimum(kept.lo, moving_lo)
+            self._world_hi = np.maximum(kept.hi, moving_hi)
         else:
             self._world_lo, self._world_hi = kept.lo.copy(), kept.hi.copy()
         return True
@@ -279,16 +280,12 @@ class Grid(SpatialIndex):
         still = slots[~moving]
         base = self._cells_of(still, ranges[~moving], gk.empty_cells(
             self._hashed, self._n_dense if not self._hashed else 0))
-        none = not len(still)
-        self._static_cells = _StaticCells(
-            base, len(base[5]), len(still),
-            np.full(3, np.inf) if none else obj.lo[still].min(axis=0),
-            np.full(3, -np.inf) if none else obj.hi[still].max(axis=0))
+        self._static_cells = _StaticCells(base, len(base[5]), len(still),
+                                          *box_union(obj.lo[still], obj.hi[still]))
         (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
          self._cell_lo, self._cell_hi) = self._cells_of(slots[moving], ranges[moving], base)
         if len(slots):
-            self._world_lo = obj.lo[slots].min(axis=0)
-            self._world_hi = obj.hi[slots].max(axis=0)
+            self._world_lo, self._world_hi = box_union(obj.lo[slots], obj.hi[slots])
         else:
             self._world_lo = self._world_hi = np.zeros(3)
 
@@ -345,8 +342,7 @@ class Grid(SpatialIndex):
         self._cell_lo, self._cell_hi = gk.cell_bounds(self._start, self._items, obj.lo, obj.hi)
         slots = obj.alive_slots()
         if len(slots):
-            self._world_lo = obj.lo[slots].min(axis=0)
-            self._world_hi = obj.hi[slots].max(axis=0)
+            self._world_lo, self._world_hi = box_union(obj.lo[slots], obj.hi[slots])
         self._bounds_dirty = False
 
     def _flush(self) -> None:
@@ -420,8 +416,9 @@ class Grid(SpatialIndex):
         if self.objects.count == 0:
             return NodeTable.empty(0)
         cell_lo, cell_hi = self._cell_boxes()
-        root_lo = np.minimum(cell_lo.min(axis=0), self._world_lo)
-        root_hi = np.maximum(cell_hi.max(axis=0), self._world_hi)
+        cells_lo, cells_hi = box_union(cell_lo, cell_hi)
+        root_lo = np.minimum(cells_lo, self._world_lo)
+        root_hi = np.maximum(cells_hi, self._world_hi)
         counts = np.diff(self._start)
         active = self.objects.active_mask()
         cell_of_item = np.repeat(np.arange(n_cells), counts)

@@ -66,3 +66,15 @@ def test_preorder_lists_parents_before_children_and_stops_on_a_cycle():
     order, _, _, complete = K.preorder_limited(0, cycle, cycle, 5)
     assert not complete and len(order) == 5
     assert K.preorder_limited(0, left, right, 5)[3]
+
+
+def test_box_union_is_the_bounding_box_of_the_boxes():
+    from spatial.geometry import box_union
+
+    rng = np.random.default_rng(5)
+    lo = rng.uniform(-50, 50, size=(1000, 3))
+    hi = lo + rng.uniform(0, 5, size=lo.shape)
+    got_lo, got_hi = box_union(lo, hi)
+    assert np.array_equal(got_lo, lo.min(axis=0)) and np.array_equal(got_hi, hi.max(axis=0))
+    empty_lo, empty_hi = box_union(np.empty((0, 3)), np.empty((0, 3)))
+    assert np.all(empty_lo == np.inf) and np.all(empty_hi == -np.inf)
