@@ -203,3 +203,38 @@ def test_simulation_menu_drives_the_timeline_and_opens_its_dock(timeline_window)
     assert w.timeline.play_state == "paused"
     w.act_stop.trigger()
     assert w.timeline.play_state == "stopped" and not w.timeline.active
+
+
+def test_a_slow_frame_holds_the_window_for_one_frame_per_tick(timeline_window, qtbot, monkeypatch):
+    """When each frame takes longer than a tick, Play steps one frame per tick (the simulation
+    runs slower than real time) instead of the up to four a tick owes, which held the window
+    four frames' time on a big level."""
+    import time
+
+    w = timeline_window
+    c = w.timeline
+    w.timeline_panel.step_button.click()  # the simulation exists from here
+    simulation = c.simulation
+    real_step = simulation.step
+
+    def slow_step():
+        time.sleep(0.05)  # a frame of a big level with many monsters
+        return real_step()
+
+    monkeypatch.setattr(simulation, "step", slow_step)
+    per_tick: list[int] = []
+    real_tick = c._on_tick
+
+    def counted_tick():
+        before = c.frame
+        real_tick()
+        per_tick.append(c.frame - before)
+
+    monkeypatch.setattr(c, "_on_tick", counted_tick)
+    c.timer.timeout.disconnect()
+    c.timer.timeout.connect(counted_tick)
+    w.act_play.trigger()
+    qtbot.waitUntil(lambda: c.frame >= 8, timeout=20_000)
+    w.act_play.trigger()
+    assert c.play_state == "paused"
+    assert per_tick and max(per_tick) == 1, per_tick

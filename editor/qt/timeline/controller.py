@@ -379,11 +379,17 @@ class TimelineController(QObject):
         frames = min(int(self._owed), 4)  # a slow backend lowers the frame rate, not the UI
         self._owed = min(self._owed - frames, 1.0)
         if frames:
-            self._advance(frames)
+            self._advance(frames, until=now + TICK_MS / 1000)
 
-    def _advance(self, frames: int) -> FrameStats | None:
+    def _advance(self, frames: int, until: float | None = None) -> FrameStats | None:
+        """Step up to ``frames`` frames and show the last; with ``until`` (a
+        ``time.perf_counter()`` value) stop stepping once it has passed, so a tick owing
+        several slow frames (a level whose frames take 100 ms) holds the window for one frame's
+        work, not four: the simulation then runs slower than real time, the window does not."""
         stats = None
-        for _ in range(frames):
+        for k in range(frames):
+            if k and until is not None and time.perf_counter() > until:
+                break
             try:
                 stepped = self._advance_one()
             except WorkBudgetError as exc:  # stop, as the command line does, in one line
