@@ -17,6 +17,8 @@ returns. The few other numbers are handed to ``float()`` itself.
 """
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -300,9 +302,13 @@ def scan_canonical_faces(text: str, codes: np.ndarray):
     found = _scan(codes, _EXACT_POWERS, starts, ends, valve, texture_spans, numbers)
     starts, ends, valve = starts[:found], ends[:found], valve[:found]
     texture_spans, numbers = texture_spans[:found], numbers[:found]
+    # A standard face fills only its first columns; the rest may hold what a line that turned
+    # out not to be a face left in the same row
+    numbers[~valve, STANDARD_WIDTH:] = 0.0
     # The few numbers the compiled conversion left out, converted exactly by float() from the
     # face's own tokens (a canonical face is single-spaced and holds no comment, so its numbers
-    # are the tokens before and after the texture name that are not brackets).
+    # are the tokens before and after the texture name that are not brackets). A face whose
+    # tokens do not line up keeps its NaN: it is left to the parser, which reports it.
     for face in np.flatnonzero(np.isnan(numbers).any(axis=1)).tolist():
         head = text[starts[face]:texture_spans[face, 0]].split()
         tail_start = int(texture_spans[face, 1])
@@ -310,7 +316,8 @@ def scan_canonical_faces(text: str, codes: np.ndarray):
         tokens = [token for token in head + tail if token not in _BRACKETS]
         row = numbers[face]
         for column in np.flatnonzero(np.isnan(row)).tolist():
-            row[column] = float(tokens[column])
+            if column < len(tokens):
+                row[column] = _exact_number(tokens[column])
     keep = np.isfinite(numbers).all(axis=1)
     if keep.all():  # the usual case: no copy of the arrays
         return starts, ends, valve, texture_spans, numbers
@@ -318,6 +325,14 @@ def scan_canonical_faces(text: str, codes: np.ndarray):
 
 
 _BRACKETS = frozenset("()[]")
+
+
+def _exact_number(token: str) -> float:
+    """``float(token)``, or NaN when the token is not a number (the parser then reports it)."""
+    try:
+        return float(token)
+    except ValueError:
+        return math.nan
 
 
 def _line_end(text: str, start: int) -> int:

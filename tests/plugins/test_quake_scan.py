@@ -80,3 +80,19 @@ def test_a_line_opening_like_a_face_after_the_last_face_is_not_one():
         starts, _, _, _, numbers = _scan(text)
         assert len(starts) == 3
         assert numbers[:, 9:14].tolist() == [[0.0, 0.0, 0.0, 1.0, 1.0]] * 3
+
+
+def test_a_line_that_is_not_a_face_leaves_nothing_behind_for_the_next_face():
+    """A Valve-like line whose tiny number the compiled conversion leaves out, and which then
+    turns out not to be a face, shares its row with the next (standard) face: that face must
+    not inherit its left-out columns (it once raised IndexError instead of a located error)."""
+    from spatial.errors import ParseError
+
+    text = ("( 0 0 0 ) ( 0 0 0 ) ( 0 0 0 ) 0 [ 0 0 0 0 ] [ 0 3.853949890958656e-199 0 0 ] nan nan\n"
+            "( 0 0 0 ) ( 0 0 0 ) ( 0 0 -20 ) 0 0 0 0 0 0\n// ")
+    errors = []
+    for source in (text, text.encode()):
+        with pytest.raises(ParseError) as caught:
+            parse_map(source, "x.map")
+        errors.append((caught.value.line, caught.value.column))
+    assert errors == [(1, 1), (1, 1)]
