@@ -135,6 +135,8 @@ class EditorState(QObject):
         self._table_read: tuple[int, int] | None = None
         #: (index, its node table) read on the loading thread, for the first flush only
         self._prepared_nodes: tuple[SpatialIndex, NodeTable] | None = None
+        #: (index, its version, a copy of it) made on the loading thread, until taken or stale
+        self._index_copy: tuple[SpatialIndex, int, SpatialIndex] | None = None
 
     # ------------------------------------------------------------------ document
     def offer_nodes(self, index: SpatialIndex, nodes: NodeTable) -> None:
@@ -142,6 +144,19 @@ class EditorState(QObject):
         The next :meth:`set_document` takes it for its first overlay when its document holds
         that very index, instead of reading it again on the window's thread."""
         self._prepared_nodes = (index, nodes)
+
+    def offer_index_copy(self, index: SpatialIndex, version: int, copy: SpatialIndex) -> None:
+        """``copy``: a copy of ``index`` at ``version``, made on the loading thread. The
+        Statistics panel's first pair count takes it (:meth:`take_index_copy`) instead of
+        copying the index on the window's thread."""
+        self._index_copy = (index, version, copy)
+
+    def take_index_copy(self, index: SpatialIndex, version: int) -> SpatialIndex | None:
+        """The offered copy of ``index`` if it is still at ``version`` (once), else None."""
+        offered, self._index_copy = self._index_copy, None
+        if offered is not None and offered[0] is index and offered[1] == version:
+            return offered[2]
+        return None
 
     def set_document(self, document: Document, geometry: SceneGeometry | None = None) -> None:
         """Show ``document`` (the previous one is closed). ``geometry``: its draw arrays
@@ -178,6 +193,7 @@ class EditorState(QObject):
         self._schedule()
 
     def _on_index_changed(self) -> None:
+        self._index_copy = None  # a copy of the index before this change: never counted
         self._dirty |= {"overlay", "queries"}
         self._schedule()
 

@@ -8,6 +8,7 @@ open document as it is.
 """
 from __future__ import annotations
 
+import copy
 import os
 import time
 from typing import TYPE_CHECKING
@@ -43,13 +44,16 @@ BACKGROUND_OPEN_BYTES = 256 * 1024
 
 
 class PreparedLevel:
-    """What the loading thread makes beside the level: its draw arrays, its index and that
-    index's node table (the first overlay's)."""
+    """What the loading thread makes beside the level: its draw arrays, its index, that
+    index's node table (the first overlay's) and a copy of the index (the Statistics panel's
+    first pair count runs on it: copying a 2,000,000-triangle index took 1.5 s on the window's
+    thread)."""
 
-    def __init__(self, geometry, index, nodes=None) -> None:
+    def __init__(self, geometry, index, nodes=None, index_copy=None) -> None:
         self.geometry = geometry
         self.index = index
         self.nodes = nodes
+        self.index_copy = index_copy
 
 
 def _prepare_level(choice):
@@ -62,8 +66,18 @@ def _prepare_level(choice):
         give_backend_choice(scene, choice)
         geometry = prepare_geometry(scene)
         index = build_for_settings(scene)
-        return PreparedLevel(geometry, index, index.nodes() if index is not None else None)
+        if index is None:
+            return PreparedLevel(geometry, None)
+        return PreparedLevel(geometry, index, index.nodes(), _copy_of(index))
     return run
+
+
+def _copy_of(index):
+    """A deep copy of ``index``, or None for a backend that cannot be copied."""
+    try:
+        return copy.deepcopy(index)
+    except Exception:  # a plugin's backend: the panel then counts on the live index
+        return None
 
 
 def _after_warm_up(warmup, prepare):
@@ -221,10 +235,10 @@ class FileController(QObject):
             self.adopt_loaded(loaded)
             return
         self.adopt_loaded(loaded, geometry=prepared.geometry, index=prepared.index,
-                          nodes=prepared.nodes)
+                          nodes=prepared.nodes, index_copy=prepared.index_copy)
 
     def adopt_loaded(self, loaded: LoadResult, selection=None, keep_settings=None,
-                     geometry=None, index=None, nodes=None) -> None:
+                     geometry=None, index=None, nodes=None, index_copy=None) -> None:
         """Make a read level the window's document (keeping ``selection`` where ids survive)."""
         w = self.window
         w.progress_status.hide()
@@ -243,6 +257,8 @@ class FileController(QObject):
                        index=index)
         if nodes is not None and index is not None:
             w.state.offer_nodes(index, nodes)  # read with that index on the loading thread
+        if index_copy is not None and index is not None:
+            w.state.offer_index_copy(index, doc.index_version, index_copy)
         w.state.set_document(doc, geometry=geometry)
         for warning in loaded.warnings[:3]:
             w.statusBar().showMessage(warning, 8000)

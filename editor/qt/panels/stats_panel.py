@@ -141,10 +141,14 @@ class StatsPanel(StatePanel):
         if self._counter is not None:
             self._count_again = True  # one count at a time: the latest index follows
             return
-        try:
-            snapshot = copy.deepcopy(index)  # the worker owns it: edits go on meanwhile
-        except Exception:
-            snapshot = None
+        # the worker owns the snapshot, so edits go on meanwhile; a level read in the
+        # background comes with one made on the loading thread
+        snapshot = self.state.take_index_copy(index, doc.index_version)
+        if snapshot is None:
+            try:
+                snapshot = copy.deepcopy(index)
+            except Exception:
+                snapshot = None
         if snapshot is None:  # a backend that cannot be copied is counted here
             start = time.perf_counter()
             self._show_pairs(stats, index.count_pairs("all"), (time.perf_counter() - start) * 1e3)
