@@ -19,6 +19,14 @@ def box_map(tmp_path_factory):
     return str(path)
 
 
+def _open_in_background(window, qtbot, path) -> None:
+    """Open ``path`` as File → Open does for a big file (on the loading thread) and wait for
+    it to become the window's document."""
+    old = window.document
+    assert window.files.open_file(path, background=True)
+    qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+
+
 def test_hulls_of_many_point_sets_equal_one_at_a_time():
     from editor.qt.scene_geometry import convex_hull, convex_hulls
     rng = np.random.default_rng(7)
@@ -123,9 +131,7 @@ def test_a_level_read_in_the_background_comes_with_its_index(window, qtbot, box_
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(IndexInput, "build", build)
-        old = window.document
-        assert window.files.open_file(box_map, background=True)
-        qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+        _open_in_background(window, qtbot, box_map)
     doc = window.document
     assert builds and not any(builds), "built on the window's thread"
     assert doc.sync.follows_document and not doc.rebuilding
@@ -156,9 +162,7 @@ def test_the_first_overlay_takes_the_node_table_read_with_the_level(window, qtbo
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SpatialIndex, "nodes", nodes)
-        old = window.document
-        assert window.files.open_file(box_map, background=True)
-        qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+        _open_in_background(window, qtbot, box_map)
         window.state.flush()
         panel = window.stats_panel
         qtbot.waitUntil(lambda: panel.values["nodes"].text() == str(len(window.state.node_table)),
@@ -179,9 +183,7 @@ def test_an_overlay_setting_draws_the_tree_again_without_reading_it(window, qtbo
     from editor.model import SetSelection, Transform
     from spatial.contract import SpatialIndex
 
-    old = window.document
-    assert window.files.open_file(box_map, background=True)
-    qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+    _open_in_background(window, qtbot, box_map)
     qtbot.waitUntil(window.tools.ready, timeout=300_000)
     window.state.flush()
     reads = []
@@ -226,9 +228,7 @@ def test_the_first_pair_count_runs_on_a_copy_made_with_the_level(window, qtbot, 
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(copy, "deepcopy", deepcopy)
-        old = window.document
-        assert window.files.open_file(box_map, background=True)
-        qtbot.waitUntil(lambda: window.document is not old, timeout=120_000)
+        _open_in_background(window, qtbot, box_map)
         panel = window.stats_panel
         panel.stats = {}
         window.state.flush()
