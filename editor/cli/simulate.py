@@ -121,9 +121,13 @@ def cmd_simulate(args) -> dict:
         replay = Replay(recording, index)
         hotspots = HotspotWindow(args.window)
         frames = []
-        replay.seek(recording.first_frame)
+        # every recorded frame from 1 on is reported (a game's first frame included, so the
+        # frames sent to `listen` come back one for one); frame 0, the state a simulation
+        # starts from, is built but not reported, as `simulate` never reports it
         while len(frames) < args.frames and replay.position + 1 < len(recording):
             stats = _within_budget(replay.step, args.recording, replay.position + 1)
+            if stats.frame < 1:
+                continue
             nodes = index.nodes()
             stats.nodes = len(nodes)
             hotspots.push(stats.frame, nodes, replay.last_pairs.node_tests, replay.last_pairs.pairs)

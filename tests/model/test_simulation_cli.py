@@ -82,7 +82,8 @@ def test_frame_lines_replay_and_a_bad_line_fails_cleanly(capsys, tmp_path):
                     '{"frame": 2, "objects": [[5, 20, 0, 0, 21, 1, 1, true]]}\n')
     code, out, err = run(capsys, "simulate", "--recording", str(good), "--backend", "octree", "--json")
     assert code == 0, err
-    assert [f["overlapping"] for f in json.loads(out)["frames"]] == [0]  # frame 2 left the floor
+    # frame 1 on the floor, frame 2 left it
+    assert [f["overlapping"] for f in json.loads(out)["frames"]] == [1, 0]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(good.read_text() + '{"frame": 3, "objects": [[5, 0, 0]]}\n')
     code, out, err = run(capsys, "simulate", "--recording", str(bad), "--json")
