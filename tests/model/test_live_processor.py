@@ -57,3 +57,43 @@ def test_a_display_slower_than_the_game_skips_display_frames_never_game_frames(t
     assert source.frames_shown + source.display_skipped == 30
     # the display's copy of the tree is not the processing thread's index
     assert source.index is not processor.session.index
+
+
+def test_each_frame_handed_over_is_announced_on_the_processing_thread():
+    """A display waiting for frames is told when one is handed over (so it need not poll);
+    the announcement comes from the processing thread, once per frame handed over."""
+    rng = np.random.default_rng(2)
+    chunks = [(json.dumps({"static": [[1000, 0, 0, 0, 10, 10, 10]]}) + "\n").encode()]
+    ids = np.arange(20)
+    for frame in range(1, 11):
+        lo = rng.uniform(0, 200, (20, 3))
+        chunks.append(encode_binary_frame(frame, ids, lo, lo + 4, np.ones(20, dtype=bool)))
+    queued = [("connected", "game:1")]
+    wake = threading.Event()
+    announced: list[str] = []
+    handed = threading.Event()
+
+    def take():
+        out = list(queued)
+        queued.clear()
+        return out
+
+    def offered():
+        announced.append(threading.current_thread().name)
+        handed.set()
+
+    processor = LiveProcessor(take, wake, lambda: backend_class("grid")(), offered=offered)
+    taken = []
+    for chunk in chunks[1:]:  # one frame at a time, each taken before the next is sent
+        handed.clear()
+        queued.extend([("data", chunks[0])] if not taken else [])
+        queued.append(("data", chunk))
+        wake.set()
+        assert handed.wait(30), "the frame was not handed over"
+        newest = processor.take_newest()
+        assert newest is not None
+        taken.append(newest.record.frame)
+        time.sleep(0.04)  # past the shortest interval between two frames handed over
+    assert processor.stop(timeout=5)
+    assert taken == list(range(1, 11))
+    assert len(announced) == len(taken) and set(announced) == {"live-processor"}

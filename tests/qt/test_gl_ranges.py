@@ -23,7 +23,8 @@ def _full_upload(view) -> None:
     """Make the view send its brush arrays whole at the next frame, as a new level does."""
     for uploads in (view.faces.position_uploads, view.faces.colour_uploads, view.edges.uploads):
         uploads.mark(None)
-    view.update()
+    view.faces.update()  # a changed item asks for its paint, as set_triangles does
+    view.edges.update()
 
 
 def test_a_nudge_uploads_the_moved_brush_rows_only(gl_window, qtbot):

@@ -53,3 +53,29 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
     assert set(stepped_on) == {"live-processor"}
     status = link.status_text()
     assert f"{frames} frames received, {frames} processed" in status and "shown" in status
+
+
+def test_a_frame_is_shown_as_it_is_handed_over_not_at_a_timer_tick(window, qtbot):
+    """The window takes and shows each frame the processing thread hands over when it is
+    announced: with both polling timers held back, the game's frames still reach the display."""
+    window.live_link_ask = lambda parent, default: "127.0.0.1:0"
+    window.act_connect_game.trigger()
+    link, controller = window.live_link, window.timeline
+    port = int(link.address.rsplit(":", 1)[1])
+    far = 10 ** 7  # ms: neither timer fires during the test
+    link.timer.start(far)
+    controller.timer.setInterval(far)  # Play starts it with this interval
+    frames = 60
+    game = subprocess.Popen([sys.executable, str(REPO / "clients" / "python" / "example_game.py"),
+                             "--port", str(port), "--frames", str(frames), "--movers", "50",
+                             "--static", "200", "--fps", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        qtbot.waitUntil(lambda: controller.frame >= 10, timeout=60_000)
+        shown = link.source.frames_shown
+        qtbot.waitUntil(lambda: link.source.frames_shown >= shown + 5, timeout=60_000)
+        assert controller.timer.interval() == far and link.timer.interval() == far
+        assert game.wait(timeout=60) == 0
+    finally:
+        game.kill()
+        link.stop()

@@ -84,13 +84,18 @@ class LiveProcessor:
         ``prepare(record)``, called on this thread for each frame handed over: what the
         display would otherwise make of it on its own thread (e.g. the movers' outlines);
         kept as :attr:`LiveFrame.display`.
+    offered : callable, optional
+        ``offered()``, called on this thread each time a new frame is handed over, so a
+        display waiting for one can take it at once instead of at its next poll.
     """
 
     def __init__(self, take: Callable[[], list], wake: threading.Event,
                  make_index: Callable[[], SpatialIndex],
-                 prepare: Callable[[FrameRecord], object] | None = None) -> None:
+                 prepare: Callable[[FrameRecord], object] | None = None,
+                 offered: Callable[[], None] | None = None) -> None:
         self._take = take
         self.prepare = prepare
+        self.offered = offered
         self._wake = wake
         self.make_index = make_index
         self.session: LiveSession | None = None
@@ -240,6 +245,8 @@ class LiveProcessor:
         with self._lock:
             self._newest, self._newest_taken = frame, False
         self._offered, self._offered_at = True, time.perf_counter()
+        if self.offered is not None:  # the display takes it now, not at its next poll
+            self.offered()
 
     def _post(self, event: tuple) -> None:
         with self._lock:

@@ -45,6 +45,8 @@ class LiveLink(QObject):
     """See the module docstring. ``status_changed(str)`` carries the status line."""
 
     status_changed = Signal(str)
+    #: emitted on the processing thread when it hands a frame over (delivered queued)
+    _frame_offered = Signal()
 
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -62,6 +64,7 @@ class LiveLink(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
+        self._frame_offered.connect(self._take_offered)
 
     @property
     def session(self):
@@ -81,7 +84,8 @@ class LiveLink(QObject):
         live_view = getattr(self.window, "live_view", None)
         self.processor = LiveProcessor(self.receiver.take, self.receiver.arrived,
                                        self._index_factory(),
-                                       live_view.prepare_bodies() if live_view is not None else None)
+                                       live_view.prepare_bodies() if live_view is not None else None,
+                                       offered=self._notify_offered)
         if self.window.view3d is not None:  # a big static set must not paint at the game's rate
             self.window.view3d.paint_share = VIEW3D_PAINT_SHARE
         self.connection = f"listening on {self.receiver.address}"
@@ -128,13 +132,27 @@ class LiveLink(QObject):
         self._collect()
         self._emit_status()
 
-    def _collect(self) -> None:
+    def _notify_offered(self) -> None:
+        """Called on the processing thread: queue :meth:`_take_offered` on the window's."""
+        try:
+            self._frame_offered.emit()
+        except RuntimeError:  # the window is gone; the thread ends with it
+            pass
+
+    def _take_offered(self) -> None:
+        """A frame was handed over: take it and show it now, not a poll and a tick later."""
+        if self._collect():
+            source, controller = self.source, self.controller
+            if source is not None and controller.simulation is source:
+                controller.show_arrived()
+
+    def _collect(self) -> bool:
         """Take what the processing thread handed over: events in order, and the newest frame
         (frames after it wait for a newer one, so the source's recording never runs ahead of
-        the frame it shows)."""
+        the frame it shows). True if a new frame was taken."""
         processor = self.processor
         if processor is None:
-            return
+            return False
         newest = None
         now = time.perf_counter()
         source, controller = self.source, self.controller
@@ -160,7 +178,7 @@ class LiveLink(QObject):
             self._handle(event)
         source = self.source
         if newest is None or source is None:
-            return
+            return False
         first = source.newest is None
         source.adopt(newest)
         controller = self.controller
@@ -171,6 +189,7 @@ class LiveLink(QObject):
                 and controller.last_stats.frame != source.frame:
             # paused at the live edge: keep showing that frame (replayed) while the game goes on
             controller.seek(controller.last_stats.frame)
+        return True
 
     def behind(self) -> bool:
         """More than two frames' bytes wait to be processed: the display then takes a frame

@@ -5,7 +5,8 @@ repaint at the game's rate). In each 2D view they are cut into tiles of about
 :data:`CHUNK_BOXES` boxes, each an item with a device-coordinate pixmap cache, as the level's
 brush outlines are: a paint blits the tiles in view, and only a zoom or a new header draws
 the outlines again. In the 3D view they are one line item uploaded once per header
-(pyqtgraph sends a line item's vertices only after ``setData``).
+(pyqtgraph sends a line item's vertices only after ``setData``), drawn in the view's still
+layer (:mod:`editor.qt.views.still_layer`): rasterised again only when the camera moves.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class StaticBoxes:
                                             width=1.0, antialias=False, glOptions="opaque")
             self.item3d.setVisible(False)
             window.view3d.addItem(self.item3d)
+            window.view3d.still.add(self.item3d)  # drawn again only when the header changes
 
     def show(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Draw these boxes (replacing any drawn before)."""

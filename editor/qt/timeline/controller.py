@@ -381,6 +381,15 @@ class TimelineController(QObject):
         if frames:
             self._advance(frames, until=now + TICK_MS / 1000)
 
+    def show_arrived(self) -> FrameStats | None:
+        """While playing at the live edge, show a frame the source was just handed now rather
+        than at the next tick (a live game's frame waits for no timer); else nothing."""
+        if self.play_state != self.PLAYING or not self.live:
+            return None
+        self._last_tick = time.perf_counter()
+        self._owed = 0.0  # this frame is the one the next tick would have owed
+        return self._advance(1)
+
     def _advance(self, frames: int, until: float | None = None) -> FrameStats | None:
         """Step up to ``frames`` frames and show the last; with ``until`` (a
         ``time.perf_counter()`` value) stop stepping once it has passed, so a tick owing

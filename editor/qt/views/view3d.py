@@ -13,7 +13,19 @@ import time
 
 import numpy as np
 import pyqtgraph.opengl as gl
-from OpenGL.GL import GL_BLEND, GL_CULL_FACE, GL_DEPTH_TEST, GL_ONE_MINUS_SRC_ALPHA, GL_SRC_ALPHA
+from OpenGL.GL import (
+    GL_BLEND,
+    GL_COLOR_BUFFER_BIT,
+    GL_CULL_FACE,
+    GL_DEPTH_BUFFER_BIT,
+    GL_DEPTH_TEST,
+    GL_ONE_MINUS_SRC_ALPHA,
+    GL_SRC_ALPHA,
+    glClear,
+    glClearColor,
+    glFinish,
+    glViewport,
+)
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QVector3D
 
@@ -25,6 +37,7 @@ from ..scene_geometry import selection_lines
 from .camera import CameraShot, pixel_ray
 from .follow_state import follow_state
 from .gl_ranges import RangeLinesItem, RangeTrianglesItem
+from .still_layer import StillLayer
 
 _EMPTY = np.zeros((0, 3), dtype=np.float32)
 
@@ -165,6 +178,12 @@ class View3D(gl.GLViewWidget):
                      self.entities, self.query_nodes, self.highlight, self.selection,
                      self.ray_item, self.frustum_item, self.inspected):
             self.addItem(item)
+        #: items drawn first and rarely changed (the grid, a live game's static boxes), redrawn
+        #: only when they or the camera change. The level's translucent surfaces are not among
+        #: them: they are drawn over the tree overlay, which shows through them
+        self.still = StillLayer()
+        self._still_pass: bool | None = None  # while drawing: the still items or the others
+        self.still.add(self.grid_item)
 
         follow_state(self, state)
 
@@ -490,7 +509,59 @@ class View3D(gl.GLViewWidget):
         if self._culled_for is not None and self._culled_for != camera:
             self._recull_timer.start()  # the camera moved: re-cull once it rests
         start = time.perf_counter()
-        super().paintGL(*args, **kwargs)
+        if self.still.usable:
+            self._paint_over_still_layer()
+        else:
+            super().paintGL(*args, **kwargs)
+        if self.paint_share is not None:
+            # software OpenGL renders after paintGL returns, while Qt composes the window: the
+            # share must count that too, or the paint costs several times what it is held to
+            glFinish()
         self._painted_at = time.perf_counter()
         self.frame_ms = (self._painted_at - start) * 1e3
         self.frame_rendered.emit(self.frame_ms)
+
+    def _paint_over_still_layer(self) -> None:
+        """Copy the still layer's image (drawn first if stale), then draw the other items."""
+        region = self.getViewport()
+        key = (self._camera_key(), self.faces.skipped, self.still.generation)
+
+        def render() -> None:
+            glViewport(0, 0, region[2], region[3])
+            self._draw_pass(region, still=True)
+
+        if not self.still.draw(key, (region[2], region[3]), self.defaultFramebufferObject(), render):
+            glViewport(*region)
+            super().paintGL()
+            return
+        glViewport(*region)
+        self._draw_pass(region, still=False)
+
+    def _draw_pass(self, region, still: bool) -> None:
+        """Draw the still items on a cleared image, or the others over what is there."""
+        self.setProjection(region, region)
+        self.setModelview()
+        if still:
+            glClearColor(*self.opts["bgcolor"])
+            glClear(GL_DEPTH_BUFFER_BIT | GL_COLOR_BUFFER_BIT)
+        self._still_pass = still
+        try:
+            self.drawItemTree()
+        finally:
+            self._still_pass = None
+
+    def drawItemTree(self, item=None, useItemNames=False) -> None:  # noqa: N802, N803 (pyqtgraph's names)
+        """pyqtgraph's walk over the items, limited to one pass's top-level items while
+        :meth:`_draw_pass` draws."""
+        if item is not None or self._still_pass is None:
+            super().drawItemTree(item, useItemNames=useItemNames)
+            return
+        chosen = [x for x in self.items if x.parentItem() is None and x.visible()
+                  and self.still.holds(x) == self._still_pass]
+        chosen.sort(key=lambda a: a.depthValue())
+        for top in chosen:
+            self._modelViewStack.append(self.currentModelView() * top.transform())
+            try:
+                super().drawItemTree(top, useItemNames=useItemNames)
+            finally:
+                self._modelViewStack.pop()
