@@ -12,6 +12,14 @@ from editor.model.live.session import LiveSession
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _example_game(port: int, frames: int, movers: int, static: int) -> subprocess.Popen:
+    """The Python example game streaming to ``127.0.0.1:port`` at 60 frames a second."""
+    return subprocess.Popen([sys.executable, str(REPO / "clients" / "python" / "example_game.py"),
+                             "--port", str(port), "--frames", str(frames), "--movers", str(movers),
+                             "--static", str(static), "--fps", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_stay_cached(
         window, qtbot, monkeypatch):
     stepped_on: list[str] = []
@@ -27,10 +35,7 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
     link, controller = window.live_link, window.timeline
     port = int(link.address.rsplit(":", 1)[1])
     frames = 150
-    game = subprocess.Popen([sys.executable, str(REPO / "clients" / "python" / "example_game.py"),
-                             "--port", str(port), "--frames", str(frames), "--movers", "200",
-                             "--static", "3000", "--fps", "60"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    game = _example_game(port, frames, movers=200, static=3000)
     try:
         qtbot.waitUntil(lambda: controller.frame >= 20, timeout=60_000)
         static = link.static_view
@@ -66,10 +71,7 @@ def test_a_frame_is_shown_as_it_is_handed_over_not_at_a_timer_tick(window, qtbot
     link.timer.start(far)
     controller.timer.setInterval(far)  # Play starts it with this interval
     frames = 60
-    game = subprocess.Popen([sys.executable, str(REPO / "clients" / "python" / "example_game.py"),
-                             "--port", str(port), "--frames", str(frames), "--movers", "50",
-                             "--static", "200", "--fps", "60"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    game = _example_game(port, frames, movers=50, static=200)
     try:
         qtbot.waitUntil(lambda: controller.frame >= 10, timeout=60_000)
         shown = link.source.frames_shown
