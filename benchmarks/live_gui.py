@@ -12,6 +12,8 @@ count:
 * **latency** — from a frame's send to the first paint that shows it (median, 95th percentile);
   frames the window never showed (several arrived between two paints) are counted apart;
 * **window fps** — paints of the Top view a second while the game streams;
+* **3D view paints/s** — paints of the 3D view a second over the same time (it is held to a
+  share of the window's time while a game is linked);
 * **processed** — game frames the editor had processed when the game's last frame was sent,
   then after it caught up (waited for, up to 60 s: how long is *caught up after*), and frames
   the game dropped because the editor was behind.
@@ -107,6 +109,9 @@ def measure(window, app, spec: str, movers: int, args) -> dict:
     window.act_connect_game.trigger()
     port = int(link.address.rsplit(":", 1)[1])
     log = _PaintLog(window.views2d["Top"].viewport(), window.timeline)
+    view3d = window.view3d
+    paints3d = view3d.paints if view3d is not None else 0
+    began = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         times_file = os.path.join(tmp, "sent.json")
         game = subprocess.Popen([sys.executable, __file__, "--game", str(port), "--static",
@@ -122,6 +127,7 @@ def measure(window, app, spec: str, movers: int, args) -> dict:
             game.kill()
         ended = time.monotonic()
         at_end = link.counts()["processed"]
+        rate3d = (view3d.paints - paints3d) / (ended - began) if view3d is not None else 0.0
         sent = json.loads(Path(times_file).read_text()) if finished and os.path.exists(times_file) else []
         # the editor catches up with what it received (bounded), then the last frames' paints
         while link.counts()["processed"] < len(sent) and time.monotonic() < ended + 60:
@@ -143,7 +149,8 @@ def measure(window, app, spec: str, movers: int, args) -> dict:
     return {"backend": spec, "movers": movers, "static": args.static, "frames": len(sent),
             "shown": len(latency), "latency_ms": float(np.median(latency)) if latency else None,
             "latency_p95_ms": float(np.percentile(latency, 95)) if latency else None,
-            "window_fps": fps, "processed": counts["processed"], "processed_at_end": at_end,
+            "window_fps": fps, "view3d_fps": rate3d, "processed": counts["processed"],
+            "processed_at_end": at_end,
             "catch_up_s": caught_up, "display_skipped": counts["display_skipped"],
             "dropped_by_game": counts["dropped_by_game"], "finished": finished}
 
@@ -154,14 +161,15 @@ def render(rows: list[dict], args, machine: str) -> list[str]:
              "streams from a second process on the same 2 cores; latency runs from the game "
              "starting to send a frame to the first paint of the Top view showing it.", "",
              "| backend | movers | static | frames sent | frames shown | latency ms (median) | "
-             "p95 ms | window fps | processed when the game ended | processed | caught up after s "
-             "| dropped by the game |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "p95 ms | window fps | 3D view paints/s | processed when the game ended | processed | "
+             "caught up after s | dropped by the game |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lat = "—" if r["latency_ms"] is None else f"{r['latency_ms']:.0f}"
         p95 = "—" if r["latency_p95_ms"] is None else f"{r['latency_p95_ms']:.0f}"
         lines.append(f"| {r['backend']} | {r['movers']:,} | {r['static']:,} | {r['frames']} | "
-                     f"{r['shown']} | {lat} | {p95} | {r['window_fps']:.0f} | {r['processed_at_end']} | "
+                     f"{r['shown']} | {lat} | {p95} | {r['window_fps']:.0f} | {r['view3d_fps']:.1f} | "
+                     f"{r['processed_at_end']} | "
                      f"{r['processed']} | {r['catch_up_s']:.1f} | {r['dropped_by_game']} |")
     return lines
 
