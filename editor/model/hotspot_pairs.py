@@ -52,10 +52,17 @@ def cell_objects(index: SpatialIndex, nodes: NodeTable, row: int, pairs: np.ndar
     held = np.asarray(index.node_objects(row), dtype=np.int64)
     tests = _tests_caused(index, nodes, row, held)
     found = np.empty((0, 2), dtype=np.int64)
+    per_object = np.zeros(len(held), dtype=np.int64)
     if pairs is not None and len(pairs) and len(held):
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        found = pairs[np.isin(pairs, held).any(axis=1)]
-    per_object = np.array([int((found == oid).sum()) for oid in held.tolist()], dtype=np.int64)
+        hit = np.isin(pairs, held)
+        found = pairs[hit.any(axis=1)]
+        # overlaps per held object: its pairs found here (a pair of two held objects counts
+        # for both)
+        ids, counts = np.unique(pairs[hit], return_counts=True)
+        at = np.minimum(np.searchsorted(ids, held), max(len(ids) - 1, 0))
+        if len(ids):
+            per_object = np.where(ids[at] == held, counts[at], 0)
     order = np.lexsort((held, -per_object, -tests))  # most tests, then most overlaps, then id
     held, tests = held[order], tests[order]
     return CellObjects(int(row), int(nodes.depth[row]), bool(nodes.is_leaf[row]), int(nodes.pair_tests[row]),
@@ -63,14 +70,22 @@ def cell_objects(index: SpatialIndex, nodes: NodeTable, row: int, pairs: np.ndar
 
 
 def _subtree(nodes: NodeTable, row: int) -> np.ndarray:
-    """Mask of ``row`` and its descendants (parents come before children in a node table)."""
-    inside = np.zeros(len(nodes), dtype=bool)
-    inside[row] = True
-    parent = nodes.parent
-    for r in range(row + 1, len(nodes)):
-        p = parent[r]
-        inside[r] = p >= 0 and inside[p]
-    return inside
+    """Mask of ``row`` and its descendants: the rows whose ancestor at ``row``'s depth is
+    ``row`` (climbed one level at a time for every row at once)."""
+    depth = np.asarray(nodes.depth, dtype=np.int64)
+    parent = np.asarray(nodes.parent, dtype=np.int64)
+    top = int(depth[row])
+    ancestor = np.arange(len(nodes), dtype=np.int64)
+    ancestor[depth < top] = -1  # above the cell: never inside it
+    for _ in range(int(depth.max(initial=0)) - top):
+        deeper = ancestor >= 0
+        deeper[deeper] = depth[ancestor[deeper]] > top
+        ancestor[deeper] = parent[ancestor[deeper]]
+    return ancestor == row
+
+
+#: held objects compared with the cells at a time (bounds the boolean work array)
+_TESTS_CHUNK_CELLS = 4_000_000
 
 
 def _tests_caused(index: SpatialIndex, nodes: NodeTable, row: int, held: np.ndarray) -> np.ndarray:
@@ -79,11 +94,20 @@ def _tests_caused(index: SpatialIndex, nodes: NodeTable, row: int, held: np.ndar
     if not len(held):
         return np.empty(0, dtype=np.int64)
     rows = np.flatnonzero(_subtree(nodes, row))
-    lo, hi, own = nodes.lo[rows], nodes.hi[rows], nodes.own_count[rows].astype(np.int64)
+    own = nodes.own_count[rows].astype(np.int64)
+    rows, own = rows[own > 0], own[own > 0]  # cells holding nothing add no partners
+    lo, hi = nodes.lo[rows], nodes.hi[rows]
     slots = index.objects.slots_of(held)
     box_lo, box_hi = index.objects.lo[slots], index.objects.hi[slots]
-    meets = np.all((lo[None, :, :] <= box_hi[:, None, :]) & (hi[None, :, :] >= box_lo[:, None, :]), axis=2)
-    return np.maximum(meets @ own - 1, 0)  # not itself
+    partners = np.empty(len(held), dtype=np.int64)
+    step = max(1, _TESTS_CHUNK_CELLS // max(len(rows), 1))
+    for start in range(0, len(held), step):
+        part = slice(start, start + step)
+        meets = np.ones((len(box_lo[part]), len(rows)), dtype=bool)
+        for axis in range(3):
+            meets &= (lo[None, :, axis] <= box_hi[part, axis, None]) & (hi[None, :, axis] >= box_lo[part, axis, None])
+        partners[part] = meets @ own
+    return np.maximum(partners - 1, 0)  # not itself
 
 
 def object_label(oid: int, scene=None, names: dict[int, str] | None = None) -> str:

@@ -30,6 +30,39 @@ def test_a_leaf_lists_its_objects_and_each_tests_the_others_there():
     assert find_cell(nodes, [1e9] * 3, [2e9] * 3) == -1
 
 
+@pytest.mark.parametrize("backend", ["octree", "bvh", "kdtree"])
+def test_every_cell_s_tests_and_overlaps_match_a_walk_of_its_subtree(backend):
+    """For every cell: each held object's tests are the references in the cell and its
+    descendants whose bounds meet the object's box (less itself), found by walking the
+    parent links one row at a time; its overlaps are its pairs of the frame."""
+    index = default_registry().backend(backend)()
+    rng = np.random.default_rng(5)
+    lo = rng.uniform(0, 400, (600, 3))
+    index.build(np.arange(600), lo, lo + rng.uniform(1, 60, (600, 3)))
+    pairs = index.pairs("all").pairs
+    nodes = index.nodes()
+    checked = 0
+    for row in range(len(nodes)):
+        cell = cell_objects(index, nodes, row, pairs)
+        if not len(cell.held):
+            continue
+        inside = np.zeros(len(nodes), dtype=bool)
+        inside[row] = True
+        for r in range(row + 1, len(nodes)):
+            p = nodes.parent[r]
+            inside[r] = p >= 0 and inside[p]
+        for oid, tests in zip(cell.held.tolist(), cell.tests.tolist()):
+            k = index.objects.slots_of(np.array([oid]))[0]
+            box_lo, box_hi = index.objects.lo[k], index.objects.hi[k]
+            meets = inside & np.all((nodes.lo <= box_hi) & (nodes.hi >= box_lo), axis=1)
+            assert tests == max(int(nodes.own_count[meets].sum()) - 1, 0)
+        overlaps = [int((pairs == oid).sum()) for oid in cell.held.tolist()]
+        order = sorted(zip((-cell.tests).tolist(), [-n for n in overlaps], cell.held.tolist()))
+        assert [oid for _, _, oid in order] == cell.held.tolist()  # heaviest first
+        checked += 1
+    assert checked > 5
+
+
 @pytest.mark.slow
 def test_e1m1s_hottest_cell_names_the_brushes_straddling_the_root_not_the_whole_level():
     if not E1M1.exists():

@@ -1,0 +1,60 @@
+#!/usr/bin/env python
+"""What the Hotspots list costs to fill: the objects and tests of the ten hottest cells.
+
+Feeds the live-link benchmark's stream (``benchmarks/live_link.py``: ``--static`` boxes, then
+``--movers`` boxes moving every frame) to a live session per backend, then times
+:func:`editor.model.hotspot_pairs.cell_objects` for the ten hottest cells of the window (what
+the Hotspots list computes on the window's thread at each refresh): median of ``--repeats``.
+Prints the node count and the objects held in the hottest cell beside it. This measures; it
+asserts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def main(argv=None) -> int:
+    from benchmarks.import_level import machine_line
+    from benchmarks.live_link import make_stream
+    from editor.model.hotspot_pairs import cell_objects, find_cell
+    from editor.model.live.session import LiveSession
+    from spatial.registry import default_registry
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--movers", type=int, default=1000)
+    parser.add_argument("--static", type=int, default=20_000)
+    parser.add_argument("--frames", type=int, default=40)
+    parser.add_argument("--backends", default="octree,grid,bvh")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    chunks = make_stream(args.static, args.movers, args.frames, args.seed)
+    print(f"`python benchmarks/hot_cells.py --movers {args.movers} --static {args.static}` — {machine_line()}")
+    print("| backend | nodes | held in the hottest cell | ten hot cells ms (median) |")
+    print("|---|---:|---:|---:|")
+    for name in args.backends.split(","):
+        session = LiveSession(default_registry().backend(name)(), "bench", capacity=args.frames + 1)
+        for chunk in chunks:
+            session.feed(chunk)
+        nodes, pairs = session.index.nodes(), session.last_pairs.pairs
+        rows = [r for r in (find_cell(nodes, s.lo, s.hi) for s in session.hotspots.ranking(10)) if r >= 0]
+        times, held = [], 0
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            cells = [cell_objects(session.index, nodes, row, pairs) for row in rows]
+            times.append((time.perf_counter() - start) * 1e3)
+            held = len(cells[0].held) if cells else 0
+        print(f"| {name} | {len(nodes):,} | {held:,} | {statistics.median(times):.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
