@@ -87,6 +87,10 @@ class ChipmunkProfile(EngineProfile):
 
         if not available():
             return
+        if budget_s <= 0:
+            settings.notes.append("no time was left in the budget to time Chipmunk's hash "
+                                  "settings: the model's dim and the docs' count are written")
+            return
         began = time.perf_counter()
         docs = (float(settings.values["dim"]) if "dim" in held else float(self.knob("dim").start),
                 int(settings.values["count"]) if "count" in held else int(self.knob("count").start))

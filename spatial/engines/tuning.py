@@ -12,6 +12,7 @@ stays within ``budget_s``): the model proposes, the engine has the last word.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,7 @@ def tune_engine(profile: EngineProfile, workload: Workload, frame: LevelFrame,
     ``options``/``settings`` are those of :func:`spatial.tuner.tune`. Raises
     :class:`EngineTuningError` when not even the defaults could be measured.
     """
+    began = time.perf_counter()
     profile = profile_for(profile, frame)
     options = (options or TuneOptions()).with_settings(**settings)
     model = engine_index_class(profile, frame, backend_class(profile.backend, registry))
@@ -84,8 +86,10 @@ def tune_engine(profile: EngineProfile, workload: Workload, frame: LevelFrame,
         _measure_alternative(chosen, workload, options.weights or CostWeights(), registry)
     if not (cancel is not None and cancel.cancelled):
         picked = dict(chosen.values)
-        profile.refine_in_engine(chosen, workload, engine_budget,
-                                 held=frozenset(options.fixed or ()))
+        if engine_budget:  # what the budget has left, less one model measurement for the cost
+            left = options.budget_s - (time.perf_counter() - began) - result.defaults.seconds
+            profile.refine_in_engine(chosen, workload, max(left, 0.0),
+                                     held=frozenset(options.fixed or ()))
         if chosen.values != picked:  # the engine kept other values: their model cost, too
             params = parse_params(model.Params, chosen.values)
             chosen.cost = measure(model, params, workload, options.weights or CostWeights(),

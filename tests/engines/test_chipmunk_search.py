@@ -133,3 +133,31 @@ def _boxes():
     lo = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [20.0, 5.0, 0.0]])
     hi = lo + np.array([4.0, 1.0, 100.0])
     return lo, hi
+
+
+def test_the_engine_gets_what_the_budget_has_left(monkeypatch):
+    """tune_engine hands Chipmunk only the time the model's search left of the budget, so the
+    whole stays within it; the model's search had its share."""
+    import time
+
+    from spatial.engines import chipmunk
+    from spatial.engines.tuning import tune_engine
+    from tests.spatial.tuning_helpers import small_workload
+
+    monkeypatch.setattr(chipmunk.ChipmunkProfile, "engine_share", lambda self: 0.7)
+    asked = []
+
+    def refine(self, settings, workload, budget_s, held=frozenset()):
+        asked.append((time.perf_counter(), budget_s, held))
+
+    monkeypatch.setattr(chipmunk.ChipmunkProfile, "refine_in_engine", refine)
+    monkeypatch.setattr(chipmunk.ChipmunkProfile, "measure_in_engine", lambda *a: None)
+    work = small_workload(n=60, frames=2)
+    frame = LevelFrame.of(work.lo, work.hi, 1.0, 2)
+    began = time.perf_counter()
+    tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=3, max_trials=3,
+                        fixed={"dim": 2.0})
+    (called, budget, held), = asked
+    assert tuned.result.budget_s == pytest.approx(3 * 0.3)
+    assert 0 < budget and (called - began) + budget <= 3
+    assert held == frozenset({"dim"})
