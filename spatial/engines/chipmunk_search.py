@@ -162,13 +162,22 @@ def search_hash(timer: PairTimer, docs: Setting, model_dim: float | None, budget
     def same_as_docs(setting: Setting) -> bool:
         return (float(setting[0]), table_size(setting[1])) == docs_key
 
+    block_s = 0.0  # the last screening block's time: a block is started only if it fits
+
+    def timed(setting: Setting, n: int) -> float:
+        nonlocal block_s
+        start = clock()
+        ratio = timer.ratio(setting, n)
+        block_s = (clock() - start) * steps / n
+        return ratio
+
     for setting in _passes(choice, docs, model_dim, held):
-        if clock() > screen_end:
+        if clock() + block_s > screen_end:
             choice.stop_reason = "screening stopped at its share of the budget"
             break
         if setting in choice.screened or same_as_docs(setting):
             continue
-        choice.screened[setting] = timer.ratio(setting, steps)
+        choice.screened[setting] = timed(setting, steps)
 
     def distance(setting: Setting) -> float:  # ties go to the values nearest the docs'
         return abs(math.log(setting[0] / docs[0])) + abs(math.log(table_size(setting[1])
@@ -177,15 +186,15 @@ def search_hash(timer: PairTimer, docs: Setting, model_dim: float | None, budget
     faster = sorted((s for s, r in choice.screened.items() if r * (1 + ENGINE_NOISE) < 1),
                     key=lambda s: (round(choice.screened[s], 3), distance(s)))
     for setting in faster[:CONFIRM_AT_MOST]:
-        if clock() > end:
+        if clock() + 2 * block_s > end:
             choice.stop_reason = "confirming stopped at the budget"
             break
         rounds = choice.rounds.setdefault(setting, [])
         for _ in range(CONFIRM_ROUNDS):
-            if rounds and clock() > end:  # unconfirmed: not kept
+            if rounds and clock() + 2 * block_s > end:  # unconfirmed: not kept
                 choice.stop_reason = "confirming stopped at the budget"
                 break
-            rounds.append(timer.ratio(setting, 2 * steps))
+            rounds.append(timed(setting, 2 * steps))
             if not rounds[-1] * (1 + ENGINE_NOISE) < 1:  # one round lost: not a clear win
                 break
         if len(rounds) == CONFIRM_ROUNDS and all(r * (1 + ENGINE_NOISE) < 1 for r in rounds):
