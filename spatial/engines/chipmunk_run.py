@@ -26,6 +26,10 @@ MIN_EDGE = 1e-3
 #: touches a freshly allocated table)
 WARM_UP = 2
 CLOCK = time.thread_time
+#: steps a bench's spaces take before they are built afresh (10 s of game time): the movers keep
+#: their first velocity, so after long they pile up on walls or leave the level, a state that no
+#: longer resembles the workload's
+MAX_SIMULATED_STEPS = 600
 
 
 def _space(pymunk: Any, workload: Any, spatial_hash: tuple[float, int] | None,
@@ -111,15 +115,19 @@ class ChipmunkBench:
         if pymunk is None:
             raise RuntimeError("pymunk is not installed: Chipmunk cannot run here")
         self.docs = (float(docs[0]), int(docs[1]))
+        self._build = lambda spatial_hash: _space(pymunk, workload, spatial_hash, axes)
         began = time.perf_counter()
-        self._docs = _space(pymunk, workload, self.docs, axes)
+        self._docs = self._build(self.docs)
         #: seconds to build one space of the workload
         self.build_s = time.perf_counter() - began
-        self._trial = _space(pymunk, workload, self.docs, axes)
+        self._trial = self._build(self.docs)
         self._trial_setting = self.docs
         docs_times, _ = lockstep_times([self._docs, self._trial], 3)
+        self._stepped = 3
         #: one step's time with the docs' hash (sizes the timed blocks)
         self.step_s = statistics.median(docs_times)
+        #: times the two spaces were built afresh (see MAX_SIMULATED_STEPS)
+        self.rebuilds = 0
 
     def _use(self, setting: tuple[float, int]) -> None:
         setting = (float(setting[0]), int(setting[1]))
@@ -129,7 +137,13 @@ class ChipmunkBench:
 
     def ratio(self, setting: tuple[float, int], steps: int) -> float:
         """Median step time with ``setting`` over that with the docs' hash, in lockstep."""
+        if self._stepped + WARM_UP + steps > MAX_SIMULATED_STEPS:
+            self._docs = self._trial = None  # free both before building two more
+            self._docs, self._trial = self._build(self.docs), self._build(setting)
+            self._trial_setting, self._stepped = (float(setting[0]), int(setting[1])), 0
+            self.rebuilds += 1
         self._use(setting)
+        self._stepped += WARM_UP + steps
         docs, trial = lockstep_times([self._docs, self._trial], steps)
         return statistics.median(trial) / statistics.median(docs)
 

@@ -121,3 +121,18 @@ def test_dim_and_count_are_settled_by_chipmunks_own_timing(monkeypatch):
     assert tuned.settings.engine_run is not None and tuned.settings.engine_run["steps"] > 0
     # the engine's share of the budget: the model's search had the rest
     assert tuned.result.budget_s == pytest.approx(6 * (1 - ENGINE_SHARE))
+
+
+def test_the_bench_times_hash_settings_on_live_spaces_and_rebuilds_them_after_a_while():
+    """A setting is switched on the trial space (no new space per setting); past
+    MAX_SIMULATED_STEPS both spaces are built afresh, so the timed state stays near the level's
+    start."""
+    from spatial.engines.chipmunk_run import MAX_SIMULATED_STEPS, ChipmunkBench
+
+    level = generated(200, seed=1)
+    bench = ChipmunkBench(level.workload, (2.0, 2000))
+    assert bench.step_s > 0 and bench.build_s > 0
+    ratio = bench.ratio((4.0, 769), 10)
+    assert ratio > 0 and bench.rebuilds == 0
+    bench.ratio((4.0, 389), MAX_SIMULATED_STEPS - 10)
+    assert bench.rebuilds == 1
