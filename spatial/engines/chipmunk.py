@@ -24,7 +24,7 @@ CHIPMUNK_H = "Chipmunk2D 7.0 include/chipmunk/chipmunk_structs.h / cpSpace.h: cp
 CHIPMUNK_HASH = "Munk2D (pymunk 7's Chipmunk) src/cpSpaceHash.c: cpSpaceHashInit, next_prime (src/prime.h)"
 #: share of a tuning budget the search in Chipmunk gets when pymunk is installed (the model's
 #: search gets the rest): Chipmunk's own timing decides, the model only proposes a cell size
-ENGINE_SHARE = 0.7
+ENGINE_SHARE = 0.8
 #: confirming blocks of Chipmunk's tree against the kept hash, and the share of the engine's
 #: budget their steps may take
 TREE_ROUNDS = 2

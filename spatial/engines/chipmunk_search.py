@@ -41,8 +41,9 @@ from .profile import ENGINE_NOISE
 TABLE_PRIMES = (5, 13, 23, 47, 97, 193, 389, 769, 1543, 3079, 6151, 12289, 24593, 49157, 98317,
                 196613, 393241, 786433, 1572869, 3145739, 6291469, 12582917, 25165843, 50331653,
                 100663319, 201326611, 402653189, 805306457, 1610612741)
-#: cell sizes tried, as multiples of the docs' size (then of the best one)
-DIM_FACTORS = (0.5, 0.7, 1.4, 2.0, 2.8, 4.0)
+#: cell sizes tried, as multiples of the docs' size (then of the best one); coarse first, so
+#: that when the budget cuts the pass short both directions and the far end have been timed
+DIM_FACTORS = (2.0, 0.5, 4.0, 1.4, 0.7, 2.8)
 NEAR_FACTORS = (0.8, 1.25)
 #: table sizes tried below and above the docs' one (each prime about twice the one before)
 TABLES_DOWN = 5
