@@ -116,9 +116,9 @@ class HashChoice:
             why = f"none of the fastest beat them by more than {100 * ENGINE_NOISE:.0f} % in " \
                   f"every confirming round ({tested})"
         elif self.screened:
-            best = min(self.screened.values())
+            (d, c), best = min(self.screened.items(), key=lambda item: item[1])
             why = f"none screened faster than them by more than {100 * ENGINE_NOISE:.0f} % " \
-                  f"(best ratio {best:.3f})"
+                  f"(best: dim {d:.6g}, count {c}, step time ratio {best:.3f})"
         else:
             why = "no candidate could be timed within the budget"
         return f"{tried}; {why}{'; ' + self.stop_reason if self.stop_reason else ''}: " \

@@ -68,7 +68,7 @@ def test_a_gain_within_the_noise_keeps_the_docs_values():
     choice = search_hash(timer, DOCS, model_dim=12.0, budget_s=100, step_s=0.001, clock=Clock())
     assert choice.kept == DOCS and not choice.rounds and choice.gain == 0.0
     assert (12.0, DOCS[1]) in choice.screened  # the model's pick is a candidate
-    assert "the docs' values are kept" in choice.note()
+    assert "the docs' values are kept" in choice.note() and "best: dim" in choice.note()
 
 
 def test_one_lost_confirming_round_keeps_the_docs_values():
