@@ -7,11 +7,16 @@ rectangles, moving entities as dynamic boxes with seeded velocities), stepped at
 * ``tree``: Chipmunk's default index (its bounding-box tree, no call);
 * ``hash (docs)``: ``use_spatial_hash(dim, count)`` at the docs' advice — ``dim`` the median
   shape size, ``count`` ten times the number of shapes;
+* ``hash (docs again)``: the same, in a second space: its ratio to the first is the noise floor;
 * ``hash (tuned)``: the values ``tune --engine chipmunk`` exports for the level (its own text,
   read back).
 
-Medians of ``--rounds`` x ``--steps`` steps (each round a fresh space, 5 untimed steps first,
-the settings in rotating order), per setting, and their ratios. The
+Each round builds a fresh space per setting and steps them **in lockstep** (one step of each in
+turn, the order rotating; 5 untimed steps first), so all of them are timed at the same simulation
+time and under the same load; a step's time is the thread's CPU time (``time.thread_time``:
+the time other processes hold the core is left out — the machine is shared). Medians of
+``--rounds`` x ``--steps`` steps per setting, their ratios, and the tuned / docs ratio of each
+round (the spread says how much the gap can be trusted). The
 tuner's own advice (its model of the tree against the tuned hash) is printed beside. The rows go
 to ``benchmarks/RESULTS.md`` between ``<!-- BEGIN generated: engine-check -->`` and its END
 marker. Needs ``pip install -e '.[engines]'`` (pymunk) and Freedoom for the Doom rows.
@@ -19,6 +24,7 @@ marker. Needs ``pip install -e '.[engines]'`` (pymunk) and Freedoom for the Doom
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -31,8 +37,9 @@ if str(REPO) not in sys.path:
 import numpy as np  # noqa: E402
 
 from benchmarks.data import doom_wad  # noqa: E402
-from benchmarks.pymunk_scene import build_space, from_record, generated, step_times  # noqa: E402
+from benchmarks.pymunk_scene import build_space, from_record, generated  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
+from spatial.engines.chipmunk_run import lockstep_times  # noqa: E402
 
 DEFAULT_LEVELS = "freedoom1.wad:E1M1 freedoom1.wad:E1M2 generated:20000"
 
@@ -77,42 +84,61 @@ def check(spec: str, steps: int, budget: float, rounds: int) -> dict:
     began = time.perf_counter()
     dim, count, advice = tuned_hash(level, budget)
     tune_s = time.perf_counter() - began
-    settings = {"tree": None, "hash (docs)": docs_hash(level), "hash (tuned)": (dim, count)}
+    # the docs' hash twice: the second space's ratio to the first is the method's noise floor
+    settings = {"tree": None, "hash (docs)": docs_hash(level), "hash (docs again)": docs_hash(level),
+                "hash (tuned)": (dim, count)}
     times: dict[str, list[float]] = {label: [] for label in settings}
     labels = list(settings)
+    per_round = []
     for round_ in range(rounds):
-        # a fresh space per round, in a rotating order, so drift in the machine's load and
-        # allocator state spreads over every setting alike
-        for label in labels[round_ % len(labels):] + labels[:round_ % len(labels)]:
-            space, _ = build_space(level, settings[label])
-            times[label] += step_times(space, steps)
+        # fresh spaces per round, built in a rotating order, stepped in lockstep: every setting
+        # at the same simulation time, drift in the machine's load spread over all alike
+        order = labels[round_ % len(labels):] + labels[:round_ % len(labels)]
+        spaces = [build_space(level, settings[label])[0] for label in order]
+        timed = lockstep_times(spaces, steps, warm_up=5, clock=time.thread_time)
+        for label, t in zip(order, timed):
+            times[label] += t
+        got = dict(zip(order, timed))
+        per_round.append((statistics.median(got["hash (tuned)"]) / statistics.median(got["hash (docs)"]),
+                          statistics.median(got["hash (docs again)"]) / statistics.median(got["hash (docs)"])))
+        del spaces
     medians = {label: statistics.median(t) * 1000 for label, t in times.items()}
     for label, spatial_hash in settings.items():
         shown = "" if spatial_hash is None else f"(dim {spatial_hash[0]:.4g}, count {spatial_hash[1]})"
         print(f"  {spec} {label}: {medians[label]:.3f} ms/step {shown}", flush=True)
+    print(f"  {spec} tuned / docs per round: {', '.join(f'{r:.3f}' for r, _ in per_round)}; "
+          f"docs again / docs: {', '.join(f'{a:.3f}' for _, a in per_round)}; "
+          f"tuning took {tune_s:.1f} s; load {os.getloadavg()[0]:.2f}", flush=True)
     return {"level": spec, "bodies": level.bodies, "movers": len(level.movers), "settings": settings,
-            "ms": medians, "advice": advice, "tune_s": tune_s}
+            "ms": medians, "advice": advice, "tune_s": tune_s, "per_round": per_round,
+            "load": os.getloadavg()[0]}
 
 
 def table(rows: list[dict], steps: int, budget: float, rounds: int) -> list[str]:
     from benchmarks.machine import describe_machine
 
     machine = describe_machine(REPO, "1")
-    out = [f"Chipmunk2D {_pymunk_version()}: step time (median of {rounds} rounds x {steps} steps of "
-           f"1/60 s, each round a fresh space after 5 untimed steps, settings in rotating order); "
-           f"tuned = `tune --engine chipmunk --budget {budget:g}` on the same "
-           f"level. Generated by `python benchmarks/engine_check.py` on {machine.get('cpu', '?')}, "
-           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+    out = [f"Chipmunk2D {_pymunk_version()}: step time, CPU ms of the stepping thread (median of "
+           f"{rounds} rounds x {steps} steps of 1/60 s; each round fresh spaces stepped in lockstep "
+           f"after 5 untimed steps, build order rotating); docs = `use_spatial_hash(median 2D shape "
+           f"size, 10 x shapes)`; tuned = `tune --engine chipmunk --budget {budget:g}` on the same "
+           f"level. Generated by `python benchmarks/engine_check.py --budget {budget:g}` on "
+           f"{machine.get('cpu', '?')}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
            "",
-           "| level | shapes | movers | tree ms | hash (docs) ms | hash (tuned) ms | tuned dim, count "
-           "| tuned / docs | tuned / tree | tuner advises |",
-           "|---|---:|---:|---:|---:|---:|---|---:|---:|---|"]
+           "| level | shapes | movers | tree ms | hash (docs) ms | hash (tuned) ms | docs dim, count "
+           "| tuned dim, count | tuned / docs | tuned / docs per round | docs again / docs per round "
+           "| tuned / tree | tuner advises | tuning s | load |",
+           "|---|---:|---:|---:|---:|---:|---|---|---:|---|---|---:|---|---:|---:|"]
     for r in rows:
         ms, (dim, count) = r["ms"], r["settings"]["hash (tuned)"]
+        docs_dim, docs_count = r["settings"]["hash (docs)"]
         out.append(f"| {r['level']} | {r['bodies']} | {r['movers']} | {ms['tree']:.3f} | "
-                   f"{ms['hash (docs)']:.3f} | {ms['hash (tuned)']:.3f} | {dim:.4g}, {count} | "
-                   f"{ms['hash (tuned)'] / ms['hash (docs)']:.2f} | {ms['hash (tuned)'] / ms['tree']:.2f} "
-                   f"| {r['advice']} |")
+                   f"{ms['hash (docs)']:.3f} | {ms['hash (tuned)']:.3f} | {docs_dim:.4g}, {docs_count} "
+                   f"| {dim:.4g}, {count} | {ms['hash (tuned)'] / ms['hash (docs)']:.2f} | "
+                   f"{', '.join(f'{x:.2f}' for x, _ in r['per_round'])} | "
+                   f"{', '.join(f'{a:.2f}' for _, a in r['per_round'])} | "
+                   f"{ms['hash (tuned)'] / ms['tree']:.2f} | {r['advice']} | {r['tune_s']:.1f} | "
+                   f"{r['load']:.1f} |")
     return out
 
 
@@ -129,7 +155,8 @@ def main(argv=None) -> int:
                              "data folder, $PARTITION_STUDIO_DOOM) or generated:N")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3, help="fresh spaces per setting")
-    parser.add_argument("--budget", type=float, default=10.0, help="tuning budget per level (s)")
+    parser.add_argument("--budget", type=float, default=30.0,
+                        help="tuning budget per level (s; 30, as tune's own default)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "RESULTS.md"))
     args = parser.parse_args(argv)
     rows = []

@@ -31,7 +31,7 @@ def engine_list() -> dict:
         p = engine_profile(name)
         rows.append({"name": p.name, "title": p.title, "version": p.version, "syntax": p.syntax,
                      "backend": p.backend,
-                     "knobs": [k.name for k in p.knobs if k.tunable] or ["(none at run time)"]})
+                     "knobs": [k.name for k in p.knobs if k.tunable or k.engine_tuned] or ["(none at run time)"]})
     return {"engines": rows}
 
 

@@ -45,7 +45,9 @@ class Knob:
     engine's units, ``"units"`` for lengths in the level's own units (engines without a unit
     of length), else a count or a choice. ``baseline`` is where the model starts when the
     engine's default cannot be modelled (``None``: the default itself). ``runtime`` is False
-    for a compile-time constant.
+    for a compile-time constant. ``engine_tuned`` marks a knob the model cannot measure
+    (``tunable=False``) that the engine's own timing settles when the engine runs here
+    (:meth:`EngineProfile.refine_in_engine`).
     """
 
     key: str
@@ -61,6 +63,7 @@ class Knob:
     tunable: bool = True
     baseline: Any = None
     runtime: bool = True
+    engine_tuned: bool = False
 
     @property
     def start(self) -> Any:
@@ -70,7 +73,12 @@ class Knob:
 
 @dataclass(frozen=True)
 class LevelFrame:
-    """The level as an engine sees it: bounds in level units, scale and up axis."""
+    """The level as an engine sees it: bounds in level units, scale and up axis.
+
+    ``median_size`` is the median of the objects' largest extents; ``median_ground_size`` the
+    same across the ground plane only (the two axes that are not up: a 2D engine's view of the
+    level; 0 when unknown, then ``median_size`` stands in).
+    """
 
     world_lo: tuple[float, float, float]
     world_hi: tuple[float, float, float]
@@ -78,6 +86,7 @@ class LevelFrame:
     up_axis: int = 2
     objects: int = 0
     median_size: float = 1.0
+    median_ground_size: float = 0.0
 
     @classmethod
     def of(cls, lo: np.ndarray, hi: np.ndarray, units_per_metre: float = 1.0,
@@ -89,9 +98,23 @@ class LevelFrame:
             return cls((0.0, 0.0, 0.0), (1.0, 1.0, 1.0), float(units_per_metre), up_axis, 0, 1.0)
         sizes = (hi - lo).max(axis=1)
         median = float(np.median(sizes))
+        ground = [a for a in range(3) if a != up_axis]
+        ground_median = float(np.median((hi - lo)[:, ground].max(axis=1)))
         a, b = lo.min(axis=0), hi.max(axis=0)
         return cls((float(a[0]), float(a[1]), float(a[2])), (float(b[0]), float(b[1]), float(b[2])),
-                   float(units_per_metre), int(up_axis), int(len(lo)), median if median > 0 else 1.0)
+                   float(units_per_metre), int(up_axis), int(len(lo)), median if median > 0 else 1.0,
+                   ground_median if ground_median > 0 else 0.0)
+
+    @property
+    def ground_axes(self) -> tuple[int, int]:
+        """The two axes that are not up, in order (a top view's x and y)."""
+        first, second = (a for a in range(3) if a != self.up_axis)
+        return first, second
+
+    @property
+    def ground_size(self) -> float:
+        """The objects' median size across the ground plane (``median_size`` when unknown)."""
+        return self.median_ground_size if self.median_ground_size > 0 else self.median_size
 
     @property
     def extent(self) -> np.ndarray:
@@ -196,11 +219,18 @@ class EngineProfile:
         """Values computed from the level, written beside the knobs."""
         return []
 
-    def refine_in_engine(self, settings: EngineSettings, workload: Any, budget_s: float) -> None:
+    def engine_share(self) -> float:
+        """The share of a tuning budget that :meth:`refine_in_engine` gets (the model's search
+        gets the rest): 0 unless the engine runs in this process."""
+        return 0.0
+
+    def refine_in_engine(self, settings: EngineSettings, workload: Any, budget_s: float,
+                         held: frozenset[str] = frozenset()) -> None:
         """Settle the knobs by timing the engine itself, when it runs in this process: the
         model's pick and the engine's documented starting point, and around them (the profile
-        changes ``settings.values`` and says what it measured in ``settings.notes``). By
-        default the engine does not run here and the model's pick stands."""
+        changes ``settings.values`` and says what it measured in ``settings.notes``), within
+        ``budget_s``; knobs named in ``held`` keep their values. By default the engine does not
+        run here and the model's pick stands."""
 
     def measure_in_engine(self, settings: EngineSettings, workload: Any) -> dict | None:
         """Time the tuned knobs against the alternative in the engine itself, when the engine can

@@ -40,7 +40,9 @@ def knob_note(settings: EngineSettings, knob: Knob) -> str:
         parts.append(f"model baseline {fmt(knob.baseline)}{unit}")
     if not knob.runtime:
         parts.append("compile-time constant")
-    if not knob.tunable:
+    if not knob.tunable and knob.engine_tuned:
+        parts.append("tuned in the engine itself (the model has no counterpart)")
+    elif not knob.tunable:
         parts.append("not tuned (the model has no counterpart)" if knob.runtime else "not tuned")
     else:
         plateau = settings.plateau_of(knob.key)

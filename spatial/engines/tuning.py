@@ -6,11 +6,13 @@ defaults, ties resolve towards them, and the plateau says which knobs made no di
 When the profile names an alternative structure (Chipmunk's tree beside its hash), its
 defaults are measured on the same workload, and the settings say which one to use. An engine
 that runs in this process (Chipmunk through pymunk) then settles its knobs on its own timing
-(:meth:`~.profile.EngineProfile.refine_in_engine`): the model ranks the choices, the engine
-has the last word.
+(:meth:`~.profile.EngineProfile.refine_in_engine`), with its share of the budget
+(:meth:`~.profile.EngineProfile.engine_share`; the model's search gets the rest, so the whole
+stays within ``budget_s``): the model proposes, the engine has the last word.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +40,7 @@ class EngineTuning:
     def as_dict(self) -> dict:
         s = self.settings
         knobs = {k.key: {"name": k.name, "value": s.values[k.key], "default": k.default,
-                         "unit": k.unit, "tuned": k.tunable, "source": k.source}
+                         "unit": k.unit, "tuned": k.tunable or k.engine_tuned, "source": k.source}
                  for k in s.profile.knobs}
         return {"engine": s.profile.name, "backend": s.profile.backend, "knobs": knobs,
                 "derived": [{"name": d.name, "value": d.value, "unit": d.unit, "note": d.note}
@@ -64,10 +66,14 @@ def tune_engine(profile: EngineProfile, workload: Workload, frame: LevelFrame,
     ``options``/``settings`` are those of :func:`spatial.tuner.tune`. Raises
     :class:`EngineTuningError` when not even the defaults could be measured.
     """
+    began = time.perf_counter()
     profile = profile_for(profile, frame)
     options = (options or TuneOptions()).with_settings(**settings)
     model = engine_index_class(profile, frame, backend_class(profile.backend, registry))
-    result = tune(model, workload, options, cancel=cancel, on_trial=on_trial)
+    # an engine that runs here gets its share of the budget; the model's search the rest
+    engine_budget = options.budget_s * profile.engine_share()
+    model_options = options.with_settings(budget_s=options.budget_s - engine_budget)
+    result = tune(model, workload, model_options, cancel=cancel, on_trial=on_trial)
     if result.best is None or result.defaults is None or result.defaults.cost is None:
         first = result.trials[0] if result.trials else None
         why = f"{first.status}: {first.message}" if first else result.stop_reason
@@ -80,15 +86,19 @@ def tune_engine(profile: EngineProfile, workload: Workload, frame: LevelFrame,
         _measure_alternative(chosen, workload, options.weights or CostWeights(), registry)
     if not (cancel is not None and cancel.cancelled):
         picked = dict(chosen.values)
-        profile.refine_in_engine(chosen, workload, options.budget_s)
+        if engine_budget:  # what the budget has left, less one model measurement for the cost
+            left = options.budget_s - (time.perf_counter() - began) - result.defaults.seconds
+            profile.refine_in_engine(chosen, workload, max(left, 0.0),
+                                     held=frozenset(options.fixed or ()))
         if chosen.values != picked:  # the engine kept other values: their model cost, too
             params = parse_params(model.Params, chosen.values)
             chosen.cost = measure(model, params, workload, options.weights or CostWeights(),
                                   all_pairs=False).cost
             changed = {k for k in picked if picked[k] != chosen.values[k]}
             chosen.plateau = [e for e in chosen.plateau if e["name"] not in changed]
-            chosen.notes += [f"the model's pick {profile.knob(k).name} = {picked[k]:.6g} was "
-                             f"replaced by the engine's own timing" for k in sorted(changed)]
+            chosen.notes += [f"the model's {'pick' if profile.knob(k).tunable else 'starting value'} "
+                             f"{profile.knob(k).name} = {picked[k]:.6g} was replaced by the "
+                             f"engine's own timing" for k in sorted(changed)]
         _run_in_engine(chosen, workload)
     return EngineTuning(chosen, result)
 

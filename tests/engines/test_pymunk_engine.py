@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks.pymunk_scene import build_space, from_record, generated, touching, touching_brute
 from spatial.engines import engine_profile
+from spatial.engines.chipmunk_search import TABLE_PRIMES
 from spatial.engines.profile import LevelFrame
 from spatial.engines.tuning import tune_engine
 from tests.engines.parsers import PARSERS
@@ -31,7 +32,8 @@ def _exported_hash(level, max_trials=6):
 
 def _check_level(level):
     dim, count = _exported_hash(level)
-    assert dim > 0 and count >= 10 * len(level.movers)
+    # the docs' table (ten cells per object) or one of the table sizes Chipmunk searched
+    assert dim > 0 and (count == 10 * len(level.workload.ids) or count in TABLE_PRIMES)
     tree, tree_shapes = build_space(level)
     hashed, hash_shapes = build_space(level, (dim, count))
     assert len(hashed.shapes) == len(tree.shapes) == level.bodies - sum(
@@ -79,38 +81,58 @@ def test_chipmunk_times_its_tree_and_the_hash_and_the_advice_follows_it():
     assert "/* cpSpaceUseSpatialHash(space, 2, " in text
 
 
-def test_the_hash_size_is_settled_by_chipmunks_own_timing(monkeypatch):
-    """The engine has the last word: the kept ``dim`` is the fastest size timed in Chipmunk when
-    it beats the docs' size by more than the noise in every round, else the docs' size; the
-    notes say which."""
-    import statistics
-
+def test_dim_and_count_are_settled_by_chipmunks_own_timing(monkeypatch):
+    """The engine has the last word on both knobs: the search times table sizes as well as cell
+    sizes in Chipmunk, and the kept values are the docs' unless they beat them by more than the
+    noise in every confirming round; the file says what was kept and reads back."""
     from spatial.engines import chipmunk_run
+    from spatial.engines.chipmunk import ENGINE_SHARE
     from spatial.engines.profile import ENGINE_NOISE
 
-    timed_here: dict = {}
-    real = chipmunk_run.hash_sizes_in_chipmunk
+    timed: list[tuple[tuple[float, int], int, float]] = []
+    real = chipmunk_run.ChipmunkBench.ratio
 
-    def recording(workload, dims, count, budget_s, **kw):
-        timed_here.update(real(workload, dims, count, budget_s, **kw))
-        return dict(timed_here)
+    def recording(self, setting, steps):
+        ratio = real(self, setting, steps)
+        timed.append(((float(setting[0]), int(setting[1])), steps, ratio))
+        return ratio
 
-    monkeypatch.setattr(chipmunk_run, "hash_sizes_in_chipmunk", recording)
+    monkeypatch.setattr(chipmunk_run.ChipmunkBench, "ratio", recording)
     level = generated(600, seed=3)
     work = level.workload
     frame = LevelFrame.of(work.lo, work.hi, 32.0, 2)
-    tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=5, max_trials=4,
+    tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=6, max_trials=4,
                         source=level.name)
-    docs = float(tuned.settings.profile.knob("dim").start)
-    kept = float(tuned.settings.values["dim"])
-    assert len(timed_here) >= 2 and docs in timed_here and kept in timed_here
-    median = {d: statistics.median(r) for d, r in timed_here.items()}
-    if kept != docs:
-        assert median[kept] == min(median.values())
-        assert all(k * (1 + ENGINE_NOISE) < d for k, d in zip(timed_here[kept], timed_here[docs]))
-    else:
-        best = min(median, key=median.get)
-        assert best == docs or not all(
-            b * (1 + ENGINE_NOISE) < d for b, d in zip(timed_here[best], timed_here[docs]))
-    assert any("timed in Chipmunk" in note for note in tuned.settings.notes)
-    assert PARSERS["chipmunk"](tuned.render())["dim"] == pytest.approx(kept, rel=1e-5)
+    profile = tuned.settings.profile
+    docs = (float(profile.knob("dim").start), int(profile.knob("count").start))
+    assert docs == (pytest.approx(frame.ground_size), 10 * len(work.ids))
+    screened = {setting for setting, _, _ in timed}
+    assert {count for _, count in screened} - {docs[1]}, "table sizes were searched"
+    assert {count for _, count in screened} <= set(TABLE_PRIMES) | {docs[1]}
+    assert len({dim for dim, _ in screened}) > 2, "cell sizes were searched"
+    kept = (float(tuned.settings.values["dim"]), int(tuned.settings.values["count"]))
+    if kept != docs:  # kept only on a clear win in every confirming round (twice the steps)
+        steps = min(n for _, n, _ in timed)
+        confirming = [r for s, n, r in timed if s == kept and n == 2 * steps]
+        assert len(confirming) == 3 and all(r * (1 + ENGINE_NOISE) < 1 for r in confirming)
+    assert any("screened in Chipmunk" in note for note in tuned.settings.notes)
+    parsed = PARSERS["chipmunk"](tuned.render())
+    assert parsed["dim"] == pytest.approx(kept[0], rel=1e-5) and parsed["count"] == kept[1]
+    assert tuned.settings.engine_run is not None and tuned.settings.engine_run["steps"] > 0
+    # the engine's share of the budget: the model's search had the rest
+    assert tuned.result.budget_s == pytest.approx(6 * (1 - ENGINE_SHARE))
+
+
+def test_the_bench_times_hash_settings_on_live_spaces_and_rebuilds_them_after_a_while():
+    """A setting is switched on the trial space (no new space per setting); past
+    MAX_SIMULATED_STEPS both spaces are built afresh, so the timed state stays near the level's
+    start."""
+    from spatial.engines.chipmunk_run import MAX_SIMULATED_STEPS, ChipmunkBench
+
+    level = generated(200, seed=1)
+    bench = ChipmunkBench(level.workload, (2.0, 2000))
+    assert bench.step_s > 0 and bench.build_s > 0
+    ratio = bench.ratio((4.0, 769), 10)
+    assert ratio > 0 and bench.rebuilds == 0
+    bench.ratio((4.0, 389), MAX_SIMULATED_STEPS - 10)
+    assert bench.rebuilds == 1

@@ -68,8 +68,12 @@ class EngineChoice:
 
     @staticmethod
     def export(tuning, trial, path: str) -> None:
-        """Write ``trial`` (one of ``tuning``'s) in the engine's syntax, atomically."""
+        """Write ``trial`` (one of ``tuning``'s) in the engine's syntax, atomically. The search's
+        best trial is written as the tuning settled it: an engine that runs here (Chipmunk) may
+        have replaced the model's values with those its own timing kept."""
         import dataclasses
 
-        settings = dataclasses.replace(tuning.settings, values=dict(trial.params), cost=trial.cost)
+        settings = tuning.settings
+        if trial is not tuning.result.best:
+            settings = dataclasses.replace(settings, values=dict(trial.params), cost=trial.cost)
         atomic_write_text(path, settings.profile.render(settings))
