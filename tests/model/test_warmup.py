@@ -67,12 +67,13 @@ def _count_pair_finding(monkeypatch, backend: str) -> list[str]:
 
 
 def test_the_tools_part_warms_picking_and_editing_without_pair_finding(monkeypatch):
-    """A first start's first process caches what a user does first — picking, then editing —
-    and never waits for pair finding's compile (the second process does that)."""
+    """A first start's first process caches what a user does first — editing (a click picks
+    without kernels until picking's are loaded), then picking's query tools — and never waits
+    for pair finding's compile (the second process does that)."""
     calls = _count_pair_finding(monkeypatch, "octree")
     said: list[str] = []
     warm("octree", announce=said.append, part="tools")
-    assert said == [READY, QUERIES_READY, EDITS_READY]
+    assert said == [READY, EDITS_READY, QUERIES_READY]
     assert calls == [], "pair finding would hold picking and editing back"
 
 
