@@ -58,10 +58,11 @@ FAMILIES = {"edit": EDITS_READY, "pick": QUERIES_READY, "simulate": SIMULATION_R
 #: those kernels: compiling the build and node table takes most of the time
 PROGRESS = {READY: 0.6, PAIRS_READY: 0.8, "loaded": 0.9}
 #: a first start warms in two processes, one per core: ``tools`` caches the first frame, then
-#: what a user does first (editing, then picking's query tools), and once it has said :data:`READY` the
-#: editor starts ``pairs``, which loads the first frame from the cache and compiles pair
-#: finding (the Statistics panel's) and the simulation. In one process pair finding came
-#: second and held picking and editing back by its compile (about 16 s of CPU for the octree)
+#: what a user does first (editing, then picking's query tools), and once it has said
+#: :data:`EDITS_READY` (a switch: :data:`READY`) the editor starts ``pairs``, which loads the
+#: first frame from the cache and compiles pair finding (the Statistics panel's) and the
+#: simulation. In one process pair finding came second and held picking and editing back by
+#: its compile (about 16 s of CPU for the octree)
 PARTS = {"tools": ("edit", "pick"), "pairs": ("simulate",)}
 #: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
 #: editor's own threads, the window's above all, come first
@@ -204,14 +205,21 @@ def stop_all() -> None:
 
 class KernelWarmup:
     """A running warm-up (see the module docstring): the ``tools`` process of :data:`PARTS`
-    at once, and the ``pairs`` process as soon as the first has said :data:`READY` (one
-    process doing everything with ``split=False``). The lines of both are heard as one.
+    at once, and the ``pairs`` process as soon as the first has said ``second_after``
+    (:data:`READY` by default; one process doing everything with ``split=False``). The lines
+    of both are heard as one.
+
+    A first start passes :data:`EDITS_READY` (:meth:`start_if_cold`): until editing is
+    cached the ``tools`` process has the second core to itself, so a level's editing is
+    enabled sooner, and pair finding (the Statistics panel's, Play's) follows a few seconds
+    later. A first switch keeps :data:`READY`: its new tree waits for pair finding.
 
     Raises ``OSError`` when the first process cannot be started.
     """
 
-    def __init__(self, backend: str, split: bool = True):
+    def __init__(self, backend: str, split: bool = True, second_after: str = READY):
         self.backend = backend
+        self.second_after = second_after
         self.ready = False
         self.said: set[str] = set()  # the lines the processes have printed so far
         self._heard = threading.Condition()
@@ -246,8 +254,8 @@ class KernelWarmup:
         try:
             for text in stream:  # a blocking read: the GIL is free meanwhile
                 line = text.strip()
-                if starts_second and line == READY and self.second is None:
-                    self._start_second()  # before READY is heard: _ended cannot slip in
+                if starts_second and line == self.second_after and self.second is None:
+                    self._start_second()  # before the line is heard: _ended cannot slip in
                 with self._heard:
                     self.said.add(line)
                     self._heard.notify_all()
@@ -273,8 +281,9 @@ class KernelWarmup:
 
     @classmethod
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
-        """Start a warm-up for ``backend`` when its kernels are not cached, else ``None``."""
-        return cls(backend) if cache_is_cold(backend) else None
+        """Start a first start's warm-up for ``backend`` when its kernels are not cached (the
+        ``pairs`` process once editing is cached), else ``None``."""
+        return cls(backend, second_after=EDITS_READY) if cache_is_cold(backend) else None
 
     def wait_ready(self, timeout: float = 600.0, line: str = READY) -> bool:
         """Block until a process has printed ``line`` — :data:`READY`, the first frame's
