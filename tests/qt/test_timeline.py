@@ -24,7 +24,9 @@ def test_play_advances_frames_and_plots_one_point_per_frame(timeline_window, qtb
     c.pause()
     played = c.frame
     assert c.play_state == "paused"
-    assert w.timeline_panel.plots.point_count("candidates") == played
+    # the docks refresh for the still frame one per event-loop pass after the pause
+    qtbot.waitUntil(lambda: w.timeline_panel.plots.point_count("candidates") == played,
+                    timeout=5_000)
     assert w.timeline_panel.plots.point_count("update_ms") == played
     assert f"frame {played} " in w.timeline_panel.frame_label.text()
     cols = c.plot_columns()
@@ -289,3 +291,31 @@ def test_an_edit_while_play_prepares_drops_the_stale_simulation(timeline_window,
     w.act_play.trigger()
     static = dict(zip(c.simulation.static_ids.tolist(), c.simulation.static_lo.tolist()))
     assert static[oid] == moved[0].tolist()
+
+
+def test_a_pause_refreshes_the_docks_one_per_event_loop_pass(timeline_window, qtbot, monkeypatch):
+    """Pause does not refresh every timeline dock in the click's own pass (together with the
+    paint they held the window over 200 ms on a real level): each refreshes in a pass of its
+    own, and all of them do."""
+    from PySide6.QtCore import QTimer
+
+    w = timeline_window
+    c = w.timeline
+    w.act_play.trigger()
+    qtbot.waitUntil(lambda: c.frame >= 3, timeout=20_000)
+    passes = [0]
+    counter = QTimer()
+    counter.setInterval(0)
+    counter.timeout.connect(lambda: passes.__setitem__(0, passes[0] + 1))
+    counter.start()
+    refreshed: list[tuple[str, int]] = []
+    panels = {"plots": w.timeline_panel.plots, "hotspots": w.hotspot_panel, "pairs": w.pair_panel}
+    for name, panel in panels.items():
+        real = panel.refresh
+        monkeypatch.setattr(panel, "refresh",
+                            lambda _n=name, _r=real: (refreshed.append((_n, passes[0])), _r()))
+    w.act_play.trigger()  # pause
+    assert c.play_state == "paused" and refreshed == []
+    qtbot.waitUntil(lambda: {n for n, _ in refreshed} == set(panels), timeout=5_000)
+    counter.stop()
+    assert len({p for _, p in refreshed}) == len(refreshed), refreshed
