@@ -8,7 +8,7 @@ statistics panel. Compiling holds the interpreter, so one process does these one
 
 :class:`KernelWarmup` starts ``python -m editor.warmup BACKEND --part tools`` beside the editor
 when the cache is cold. That process exercises the backend on a small generated scene — build
-and node table first (then it prints ``ready``), then queries and edits — so numba compiles
+and node table first (then it prints ``ready``), then edits and queries — so numba compiles
 those kernels and writes them to the shared on-disk cache while the editor reads its level.
 Once it says ``ready`` a second process (``--part pairs``) compiles pair finding and the
 simulation on the other core (:data:`PARTS`). The editor waits for ``ready`` before it builds its
@@ -42,24 +42,28 @@ READY = "ready"
 #: the line it prints next, once pair finding's kernels (the Statistics panel's) are there too
 PAIRS_READY = "pairs ready"
 #: the lines it prints after those, one per family of kernels the editor's tools call, in this
-#: order: picking and the query tools, editing (moves, new and deleted objects, undo), and the
-#: simulation (pair finding of awake objects, lifespans); see :data:`FAMILIES`
+#: order: editing (moves, new and deleted objects, undo), the query tools (and picking by the
+#: index), and the simulation (pair finding of awake objects, lifespans); see :data:`FAMILIES`
 QUERIES_READY = "queries ready"
 EDITS_READY = "edits ready"
 SIMULATION_READY = "simulation ready"
 #: kernel family -> the line the warm-up process prints once that family is cached, in the
-#: order the process warms them (``editor.qt.kernel_readiness`` enables the tools of each)
-FAMILIES = {"pick": QUERIES_READY, "edit": EDITS_READY, "simulate": SIMULATION_READY}
+#: order the process warms them (``editor.qt.kernel_readiness`` enables the tools of each).
+#: Editing first: a click picks without kernels until ``pick`` is loaded
+#: (``editor.model.picking``), so editing is what a first session waits for, and its compile
+#: is the shorter (about 3.5 CPU-s for the octree, picking's about 12)
+FAMILIES = {"edit": EDITS_READY, "pick": QUERIES_READY, "simulate": SIMULATION_READY}
 #: how far a first switch to a backend has come (:class:`BackendPreparation`'s ``progress``)
 #: when the process said :data:`READY`, :data:`PAIRS_READY` and when this process has loaded
 #: those kernels: compiling the build and node table takes most of the time
 PROGRESS = {READY: 0.6, PAIRS_READY: 0.8, "loaded": 0.9}
 #: a first start warms in two processes, one per core: ``tools`` caches the first frame, then
-#: what a user does first (picking, then editing), and once it has said :data:`READY` the
-#: editor starts ``pairs``, which loads the first frame from the cache and compiles pair
-#: finding (the Statistics panel's) and the simulation. In one process pair finding came
-#: second and held picking and editing back by its compile (about 16 s of CPU for the octree)
-PARTS = {"tools": ("pick", "edit"), "pairs": ("simulate",)}
+#: what a user does first (editing, then picking's query tools), and once it has said
+#: :data:`EDITS_READY` (a switch: :data:`READY`) the editor starts ``pairs``, which loads the
+#: first frame from the cache and compiles pair finding (the Statistics panel's) and the
+#: simulation. In one process pair finding came second and held picking and editing back by
+#: its compile (about 16 s of CPU for the octree)
+PARTS = {"tools": ("edit", "pick"), "pairs": ("simulate",)}
 #: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
 #: editor's own threads, the window's above all, come first
 WARMUP_NICENESS = 10
@@ -201,14 +205,21 @@ def stop_all() -> None:
 
 class KernelWarmup:
     """A running warm-up (see the module docstring): the ``tools`` process of :data:`PARTS`
-    at once, and the ``pairs`` process as soon as the first has said :data:`READY` (one
-    process doing everything with ``split=False``). The lines of both are heard as one.
+    at once, and the ``pairs`` process as soon as the first has said ``second_after``
+    (:data:`READY` by default; one process doing everything with ``split=False``). The lines
+    of both are heard as one.
+
+    A first start passes :data:`EDITS_READY` (:meth:`start_if_cold`): until editing is
+    cached the ``tools`` process has the second core to itself, so a level's editing is
+    enabled sooner, and pair finding (the Statistics panel's, Play's) follows a few seconds
+    later. A first switch keeps :data:`READY`: its new tree waits for pair finding.
 
     Raises ``OSError`` when the first process cannot be started.
     """
 
-    def __init__(self, backend: str, split: bool = True):
+    def __init__(self, backend: str, split: bool = True, second_after: str = READY):
         self.backend = backend
+        self.second_after = second_after
         self.ready = False
         self.said: set[str] = set()  # the lines the processes have printed so far
         self._heard = threading.Condition()
@@ -243,8 +254,8 @@ class KernelWarmup:
         try:
             for text in stream:  # a blocking read: the GIL is free meanwhile
                 line = text.strip()
-                if starts_second and line == READY and self.second is None:
-                    self._start_second()  # before READY is heard: _ended cannot slip in
+                if starts_second and line == self.second_after and self.second is None:
+                    self._start_second()  # before the line is heard: _ended cannot slip in
                 with self._heard:
                     self.said.add(line)
                     self._heard.notify_all()
@@ -270,8 +281,9 @@ class KernelWarmup:
 
     @classmethod
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
-        """Start a warm-up for ``backend`` when its kernels are not cached, else ``None``."""
-        return cls(backend) if cache_is_cold(backend) else None
+        """Start a first start's warm-up for ``backend`` when its kernels are not cached (the
+        ``pairs`` process once editing is cached), else ``None``."""
+        return cls(backend, second_after=EDITS_READY) if cache_is_cold(backend) else None
 
     def wait_ready(self, timeout: float = 600.0, line: str = READY) -> bool:
         """Block until a process has printed ``line`` — :data:`READY`, the first frame's
@@ -329,7 +341,7 @@ class BackendPreparation:
     calling that tree's), then starts ``python -m editor.warmup BACKEND``, waits for its
     ``ready`` and loads the first frame's kernels from the disk cache. :meth:`rest` runs on a
     thread of its own once the new tree is on screen: it waits for the process to finish and
-    loads the remaining kernels (queries, edits) the same way.
+    loads the remaining kernels (edits, queries) the same way.
 
     If the process cannot start or ends without caching the kernels (a crash, killed), this
     process compiles them itself as it did before the child process existed, and
@@ -505,7 +517,7 @@ def warm(backend: str, announce=print, part: str | None = None) -> None:
     gets :data:`READY` once the first frame's kernels (build, node table, stats) are compiled,
     :data:`PAIRS_READY` once pair finding's are, then the line of each of :data:`FAMILIES`
     once that family's are. With ``part`` (a key of :data:`PARTS`) only that part's families:
-    ``tools`` announces :data:`READY`, then picking's and editing's lines; ``pairs`` (run once
+    ``tools`` announces :data:`READY`, then editing's and picking's lines; ``pairs`` (run once
     the first frame is cached) pair finding's and the simulation's."""
     index, ids, lo, hi = warm_first_frame(backend)
     if part != "pairs":

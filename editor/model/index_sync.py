@@ -363,23 +363,23 @@ class IndexSync:
                 return
             self._finish(old, (time.perf_counter() - start) * 1e3)
             return
-        record = index_input(self.scene)  # a snapshot: the scene moves on while a worker builds
         parsed = params if params is not None else cls.Params()
-
-        def build() -> SpatialIndex:
-            return build_index(cls, parsed, record)
-
-        if not background:
-            self.rebuild_started.emit()
-            start = time.perf_counter()
-            try:
-                built = build()
-            except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
-                self._failed(cls.name, exc)
-                return
-            self._finish(built, (time.perf_counter() - start) * 1e3)
+        if background:
+            # the record is gathered on the worker too (a level's takes ~100 ms, which held
+            # the window at every switch): an edit meanwhile bumps the edit version, and the
+            # result, or a read that failed under it, is dropped and built again (_adopt)
+            scene = self.scene
+            self._start(lambda: build_index(cls, parsed, index_input(scene)), cls.name)
             return
-        self._start(build, cls.name)
+        record = index_input(self.scene)
+        self.rebuild_started.emit()
+        start = time.perf_counter()
+        try:
+            built = build_index(cls, parsed, record)
+        except BaseException as exc:  # noqa: B036 - plugin code: sys.exit() included
+            self._failed(cls.name, exc)
+            return
+        self._finish(built, (time.perf_counter() - start) * 1e3)
 
     def _start(self, build: Callable[[], SpatialIndex], backend: str) -> None:
         preparation = None
@@ -390,8 +390,13 @@ class IndexSync:
         self.rebuild_started.emit()  # rebuilding (and preparing_backend) tell what runs
 
         def failed(exc: BaseException) -> None:
-            if self._job is job:  # not cancelled, nor replaced by a newer rebuild
-                self._failed(backend, exc)
+            if self._job is not job:  # cancelled, or replaced by a newer rebuild
+                return
+            if version != self._edit_version:  # the scene changed under the worker's read
+                self._job = None
+                self.rebuild_for_settings(background=True)
+                return
+            self._failed(backend, exc)
 
         handle = self.runner(build, preparation.run if preparation else None,
                              lambda index, ms: self._adopt(job, version, index, ms), failed)

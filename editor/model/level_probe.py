@@ -102,6 +102,11 @@ class LevelProbe:
         self.rays_cast = 0
 
     # ------------------------------------------------------------------ building
+    def prepare(self) -> None:
+        """Build the private index now rather than on the first cast: a caller on a worker
+        thread spares the thread that steps the first frame (the window's) that build."""
+        self._built_index()
+
     def _built_index(self) -> SpatialIndex:
         """The private index, built with the probe's arrays on first use."""
         if self._index is None:

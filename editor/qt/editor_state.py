@@ -19,10 +19,11 @@ from typing import Protocol
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
-from editor.model import Brush, ChangeKind
+from editor.model import ChangeKind
 from editor.model.heatmap_metrics import QUERIES, HeatmapMetric
 from editor.model.heatmap_metrics import metric as heatmap_metric
-from editor.model.placement import floor_below, ray_convex_entry
+from editor.model.picking import box_touching, pick_ray
+from editor.model.placement import floor_below
 from spatial.contract import NodeTable, SpatialIndex
 
 from .document import Document
@@ -126,6 +127,9 @@ class EditorState(QObject):
         self.frustum: FrustumQuery | None = None
         self.inspected_node = -1
         self.timings: dict[str, float] = {}
+        #: kernel families not loaded into this process yet (``editor.qt.kernel_readiness``):
+        #: the gestures that would call them wait, and picking answers without them
+        self.kernels_waiting: set[str] = set()
         self._geometry = SceneGeometry()
         self._dirty: set[str] = set()
         #: objects edited since the last flush (None: the whole scene is new)
@@ -459,24 +463,18 @@ class EditorState(QObject):
         self.queries_changed.emit()
 
     def pick(self, origin, direction) -> list[int]:
-        """Ids hit by a ray through the live index, nearest first (picking is a CPU ray cast)."""
-        origin = np.asarray(origin, dtype=np.float64)
-        direction = np.asarray(direction, dtype=np.float64)
+        """Ids hit by a ray through the live index, nearest first (picking is a CPU ray cast).
+        While picking's kernels are not loaded (``"pick"`` in :attr:`kernels_waiting`) the
+        boxes come from the index's object table in numpy: the same ids, no kernel called."""
         doc = self._open_document()
-        res = doc.index.query_ray(origin, direction)
-        scene = doc.scene
-        hits = []
-        for oid, t_box in zip(res.ids.tolist(), res.t.tolist()):
-            obj = scene.get(oid)
-            if isinstance(obj, Brush):  # the index answers for the box; refine on the solid
-                t = ray_convex_entry(origin, direction, *obj.planes())
-                if t is None:
-                    continue
-                hits.append((t, oid))
-            else:
-                hits.append((t_box, oid))
-        hits.sort()
-        return [oid for _, oid in hits]
+        return pick_ray(doc.scene, doc.index, origin, direction,
+                        compiled="pick" not in self.kernels_waiting)
+
+    def box_candidates(self, lo, hi) -> np.ndarray:
+        """Ids of the objects whose boxes touch ``lo``..``hi`` (a box selection), ascending;
+        like :meth:`pick`, without a kernel while picking's are not loaded."""
+        return box_touching(self._open_document().index, lo, hi,
+                            compiled="pick" not in self.kernels_waiting)
 
     def inspect_node(self, row: int) -> None:
         self.inspected_node = int(row)

@@ -7,9 +7,13 @@ or loads it from numba's disk cache (tens of milliseconds each, dozens of kernel
 the first click, nudge or Play would pay it on the window's thread. :class:`KernelReadiness`
 moves that to a worker thread, one *family* at a time (:data:`editor.warmup.FAMILIES`):
 
-* ``pick``: picking and the query tools (select, ray, frustum, inspect);
 * ``edit``: moves, new and deleted objects, undo and redo;
+* ``pick``: the query tools (ray, frustum, inspect), which show the index's own visits;
 * ``simulate``: Play and Step.
+
+The Select tool waits for none of them: until ``pick`` is loaded a click picks from the
+index's object table in numpy (:mod:`editor.model.picking`, the same answer), so a level can
+be clicked as soon as it is on screen; moving the selection waits for ``edit``.
 
 On a first start the warm-up process (``python -m editor.warmup``) compiles each family into
 the disk cache and prints a line when it has; the worker waits for that line (without the
@@ -39,7 +43,7 @@ def _family_actions(window) -> dict[str, list]:
     """The actions and buttons each family enables (those the window has)."""
     tools = getattr(window, "tool_actions", {})
     found = {
-        "pick": [tools.get(name) for name in ("select", "ray", "frustum", "inspect")],
+        "pick": [tools.get(name) for name in ("ray", "frustum", "inspect", "entity")],
         "edit": [tools.get(name) for name in ("brush", "entity")]
         + [getattr(window, name, None) for name in ("act_undo", "act_redo", "act_delete",
                                                       "act_duplicate")],

@@ -103,3 +103,25 @@ def test_doom_walls_are_named_as_walls():
     scene = open_level(f"{wad}:E1M1").document
     wall = next(oid for oid in scene.segment_ids())
     assert object_label(wall, scene) == f"wall {wall}"
+
+
+@pytest.mark.parametrize("backend", ["octree", "bvh", "kdtree", "bsp", "grid"])
+def test_the_subtree_of_every_cell_is_its_descendants(backend):
+    """The cells below a hot cell, found a generation at a time, are exactly those whose chain
+    of parents reaches it."""
+    from editor.model.hotspot_pairs import _subtree
+
+    index = default_registry().backend(backend)()
+    rng = np.random.default_rng(9)
+    lo = rng.uniform(0, 200, (400, 3))
+    index.build(np.arange(400), lo, lo + rng.uniform(1, 12, (400, 3)))
+    nodes = index.nodes()
+    parent = np.asarray(nodes.parent)
+    for row in range(len(nodes)):
+        expected = np.zeros(len(nodes), dtype=bool)
+        for r in range(len(nodes)):
+            up = r
+            while up >= 0 and up != row:
+                up = parent[up]
+            expected[r] = up == row
+        assert (_subtree(nodes, row) == expected).all(), (backend, row)

@@ -134,6 +134,49 @@ def test_a_result_older_than_the_scene_is_built_again():
     assert_index_matches(sync)
 
 
+def test_a_background_switch_gathers_its_record_in_the_runner(monkeypatch):
+    """The switch's own call (the window's thread in the editor) gathers nothing: the record
+    of the scene is read in the runner's build (the worker thread), which it held ~100 ms
+    on a real level."""
+    import editor.model.index_sync as index_sync
+
+    runner = QueuedRunner()
+    scene, stack, ids, registry, sync, events = _sync(runner, background_above=2)
+    gathered: list[str] = []
+    real = index_sync.index_input
+    monkeypatch.setattr(index_sync, "index_input",
+                        lambda scene: gathered.append("read") or real(scene))
+    stack.push(SetSettings(backend="tuned-brute", registry=registry))
+    assert gathered == [] and len(runner.queue) == 1
+    runner.finish_all()
+    assert gathered == ["read"] and sync.index.name == "tuned-brute"
+    assert_index_matches(sync)
+
+
+def test_a_read_that_failed_under_an_edit_is_built_again_not_reported(monkeypatch):
+    import editor.model.index_sync as index_sync
+
+    runner = QueuedRunner()
+    scene, stack, ids, registry, sync, events = _sync(runner, background_above=2)
+    failures: list = []
+    sync.rebuild_failed.connect(lambda backend, exc: failures.append(backend))
+    real = index_sync.index_input
+    torn = [True]
+
+    def read(scene):
+        if torn.pop() if torn else False:  # the first read meets an edit in progress
+            raise RuntimeError("dictionary changed size during iteration")
+        return real(scene)
+    monkeypatch.setattr(index_sync, "index_input", read)
+    stack.push(SetSettings(backend="tuned-brute", registry=registry))
+    stack.push(Transform([ids["pillar"]], (64, 0, 0)))  # the edit the read met
+    runner.finish_all()
+    assert failures == [] and sync.rebuilding and len(runner.queue) == 1
+    runner.finish_all()
+    assert sync.index.name == "tuned-brute" and not sync.rebuilding and failures == []
+    assert_index_matches(sync)
+
+
 def test_cancel_drops_the_result_in_flight():
     runner = QueuedRunner()
     scene, stack, ids, registry, sync, events = _sync(runner, background_above=2)

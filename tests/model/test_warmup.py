@@ -67,12 +67,13 @@ def _count_pair_finding(monkeypatch, backend: str) -> list[str]:
 
 
 def test_the_tools_part_warms_picking_and_editing_without_pair_finding(monkeypatch):
-    """A first start's first process caches what a user does first — picking, then editing —
-    and never waits for pair finding's compile (the second process does that)."""
+    """A first start's first process caches what a user does first — editing (a click picks
+    without kernels until picking's are loaded), then picking's query tools — and never waits
+    for pair finding's compile (the second process does that)."""
     calls = _count_pair_finding(monkeypatch, "octree")
     said: list[str] = []
     warm("octree", announce=said.append, part="tools")
-    assert said == [READY, QUERIES_READY, EDITS_READY]
+    assert said == [READY, EDITS_READY, QUERIES_READY]
     assert calls == [], "pair finding would hold picking and editing back"
 
 
@@ -215,3 +216,54 @@ def test_a_cold_warm_up_compiles_each_octree_kernel_once(tmp_path):
     assert not literal, f"compiled for a literal argument too: {sorted(literal)}"
     twice = {name: sigs for name, sigs in found.items() if len(sigs) > 1}
     assert not twice, f"compiled more than once: {twice}"
+
+
+class _FakeProcess:
+    """A warm-up process that prints its part's lines at once (noting each in ``printed``)
+    and exits with status 0."""
+
+    LINES = {"tools": [READY, EDITS_READY, QUERIES_READY], "pairs": [PAIRS_READY, SIMULATION_READY]}
+
+    def __init__(self, command, printed: list[str]) -> None:
+        self.part = command[command.index("--part") + 1]
+        self.stdout = self._lines(printed)
+        self.stdin = None
+        self.returncode = 0
+
+    def _lines(self, printed: list[str]):
+        for line in self.LINES[self.part]:
+            printed.append(line)
+            yield line + "\n"
+
+    def poll(self):
+        return 0
+
+    def wait(self, timeout=None):
+        return 0
+
+
+@pytest.mark.parametrize("first_start", [True, False])
+def test_the_pairs_process_starts_once_editing_is_cached_on_a_first_start(monkeypatch,
+                                                                          first_start):
+    """A first start leaves the second core to the ``tools`` process until editing is cached
+    (editing is what a first session waits for); a first switch starts pair finding as soon
+    as the first frame is cached (its new tree waits for it)."""
+    import editor.warmup as warmup_module
+
+    printed: list[str] = []
+    printed_when_second_started: list[list[str]] = []
+
+    def popen(command, **kwargs):
+        process = _FakeProcess(command, printed)
+        if process.part == "pairs":
+            printed_when_second_started.append(list(printed))
+        return process
+
+    monkeypatch.setattr(warmup_module.subprocess, "Popen", popen)
+    monkeypatch.setattr(warmup_module, "cache_is_cold", lambda backend: True)
+    warmup = KernelWarmup.start_if_cold("octree") if first_start else KernelWarmup("octree")
+    assert warmup is not None
+    assert warmup.wait_ready(timeout=30, line=SIMULATION_READY)
+    assert warmup.wait_finished(timeout=30)
+    expected = [READY, EDITS_READY] if first_start else [READY]
+    assert printed_when_second_started == [expected]

@@ -5,10 +5,11 @@ Run by ``test_cold_session.py`` in a process of its own (the kernel cache is per
 per ``$NUMBA_CACHE_DIR``): ``python -m tests.qt.cold_session OUT.json [LEVEL] [--switch
 BACKEND,...|all] [--tune SECONDS]``. It starts the editor as ``python app.py`` does on a first
 start (the warm-up processes, the level loading in the background,
-:class:`editor.qt.kernel_readiness.KernelReadiness`), waits until picking and editing are
-enabled, then clicks a brush in the Top view, nudges it with an arrow key and drags a new brush
-with the Brush tool (the simulation may still be compiling meanwhile); once every tool is
-enabled it plays the simulation for a moment, optionally runs the tuner (Tools → Tune
+:class:`editor.qt.kernel_readiness.KernelReadiness`), clicks a brush in the Top view as soon as
+the level is on screen (the Select tool picks without kernels), waits until editing is enabled,
+then clicks a brush, nudges it with an arrow key and drags a new brush with the Brush tool
+(picking's query tools and the simulation may still be compiling meanwhile); once every tool
+is enabled it plays the simulation for a moment, pauses, optionally runs the tuner (Tools → Tune
 parameters…) and switches to other backends through the Partition panel's combo box.
 ``OUT.json`` gets the compile records, when each family of tools was enabled and what each step
 did.
@@ -109,16 +110,22 @@ def _session(app, window, out: dict, beat, switch_to: list[str], tune_s: float) 
 
     from tests.qt.conftest import drag, view_pos
     readiness = window.kernel_readiness
-    # picking and editing: what a user does first (click, nudge, new brush, delete, undo)
-    beat.enter("edit_wait")
-    out["edit_ready"] = _wait(app, lambda: readiness.ready("pick") and readiness.ready("edit"),
-                              1800)
-    out["edit_ready_s"] = _since_start()
-    out["pending_when_edit_ready"] = list(readiness.pending)
     window.activateWindow()
-    QTest.qWait(200)
     top = window.views2d["Top"]
     oid, u, v = _brush_point(window.document)
+    # the level is on screen: a click selects at once (no kernel needed), editing may wait
+    out["select_enabled_at_open"] = window.tool_actions["select"].isEnabled()
+    out["pending_at_open_click"] = list(readiness.pending)
+    beat.enter("click_at_open")
+    QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, view_pos(top, u, v))
+    QTest.qWait(300)
+    out["selected_at_open"] = sorted(window.document.selection)
+    # editing: what a user does next (nudge, new brush, delete, undo)
+    beat.enter("edit_wait")
+    out["edit_ready"] = _wait(app, lambda: readiness.ready("edit"), 1800)
+    out["edit_ready_s"] = _since_start()
+    out["pending_when_edit_ready"] = list(readiness.pending)
+    QTest.qWait(200)
     beat.enter("click")
     QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, view_pos(top, u, v))
     QTest.qWait(300)
@@ -144,10 +151,13 @@ def _session(app, window, out: dict, beat, switch_to: list[str], tune_s: float) 
     beat.enter("tools_wait")
     out["tools_ready"] = _wait(app, lambda: not readiness.pending, 1800)
     out["tools_ready_s"] = _since_start()
+    out["pick_ready_s"] = out["family_ready_s"].get("pick")
     beat.enter("play")
     window.act_play.trigger()
     _wait(app, lambda: window.timeline.frame >= 5, 120)
+    beat.enter("pause")
     window.act_play.trigger()
+    QTest.qWait(300)
     out["frames"] = window.timeline.frame
     if tune_s > 0:
         _tune(app, window, out, beat, tune_s)
@@ -242,8 +252,6 @@ def main(argv: list[str]) -> int:
     window.show()
     _wait(app, lambda: window.document is not None, 1800)
     out["open_s"] = _since_start()
-    out["select_enabled_before_ready"] = bool(window.kernel_readiness.pending) and \
-        window.tool_actions["ray"].isEnabled()
     switch_to = [b for b in offered_backends(window) if b != window.document.index.name] \
         if args.switch == "all" else [b for b in args.switch.split(",") if b]
     def save() -> None:

@@ -2,8 +2,9 @@
 
 A process of its own with an empty ``$NUMBA_CACHE_DIR`` starts the editor as a first start
 does and drives the real window (``tests/qt/cold_session.py``): the tools wait, disabled, until
-their kernels are ready; as soon as picking and editing are, a click selects a brush, an arrow
-key nudges it and a Brush tool drag makes a new one; then Play runs the simulation. (The
+their kernels are ready; as soon as the level is on screen a click selects a brush (picking
+needs no kernel), as soon as editing is ready an arrow key nudges it and a Brush tool drag makes
+a new one; then Play runs the simulation. (The
 benchmark ``benchmarks/gui_cold.py`` drives the same session on a real level and adds the tuner
 and a switch to each backend.) Every numba kernel compiled or loaded is recorded with its thread: none may be
 compiled on the window's thread (the warm-up process compiles them, a worker thread loads
@@ -35,9 +36,11 @@ def test_a_cold_first_session_compiles_nothing_on_the_window_thread(tmp_path):
     assert session["edit_ready"] and session["tools_ready"], "the tools were never enabled"
     # pair finding and the simulation compiled in a second warm-up process
     assert session["second_process"]
-    # picking and editing were enabled no later than the simulation
+    # editing was enabled first, picking's query tools next, no later than the simulation
     ready = session["family_ready_s"]
-    assert ready["pick"] <= ready["simulate"] and ready["edit"] <= ready["simulate"]
+    assert ready["edit"] <= ready["pick"] <= ready["simulate"]
+    # the level could be clicked as soon as it was on screen, before its kernels were loaded
+    assert session["select_enabled_at_open"] and len(session["selected_at_open"]) == 1
     # the session really used the kernels: a brush was picked, moved, one drawn and the
     # simulation ran
     assert len(session["selected"]) == 1 and session["moved"] and session["frames"] >= 5
@@ -45,7 +48,8 @@ def test_a_cold_first_session_compiles_nothing_on_the_window_thread(tmp_path):
     records = session["records"]
     # the loader and the warm-up really ran kernels in this process, off the window's thread
     assert any(not r["gui_thread"] and r["cached_kernel"] for r in records)
-    on_gui = [r for r in records if r["gui_thread"] and r["phase"] in ("click", "nudge", "new_brush", "play")]
+    steps = ("click_at_open", "click", "nudge", "new_brush", "play", "pause")
+    on_gui = [r for r in records if r["gui_thread"] and r["phase"] in steps]
     compiled = sorted({r["kernel"] for r in on_gui if r["compiled"]})
     assert not compiled, f"compiled on the window's thread: {compiled}"
     loaded = sorted({r["kernel"] for r in on_gui if r["cached_kernel"]})

@@ -33,35 +33,111 @@ def gated(window, qtbot):
     readiness.stop()
 
 
-def test_tools_wait_for_their_kernels_then_work(gated, qtbot):
+def _count_index_queries(monkeypatch, index) -> list[tuple[str, str]]:
+    """Calls of the index's queries (the pick family's kernels), recorded with their thread
+    and still run."""
+    calls: list[tuple[str, str]] = []
+    cls = type(index)
+    for name in ("query_ray", "query_box", "query_point", "query_sphere", "query_frustum",
+                 "query_rays", "query_boxes"):
+        original = getattr(cls, name)
+
+        def spy(self, *args, _name=name, _original=original, **kwargs):
+            calls.append((_name, threading.current_thread().name))
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(cls, name, spy)
+    return calls
+
+
+def _centre(doc, oid):
+    lo, hi = doc.scene.bounds_of([oid])
+    return ((lo[0] + hi[0]) / 2)[:2]
+
+
+def _smallest_brush(doc):
+    import numpy as np
+    ids = doc.scene.brush_ids()
+    lo, hi = doc.scene.bounds_of(ids)
+    return ids[int(np.argmin((hi - lo).prod(axis=1)))]
+
+
+def test_a_click_selects_before_any_family_is_loaded_without_an_index_query(gated, qtbot,
+                                                                           monkeypatch):
+    """Every family held back: Select is enabled and a click in the Top view selects the
+    brush under it, answered from the object table, with no call of the index's queries (the
+    kernels a first start is still compiling); the query tools, editing and Play wait."""
+    from tests.qt.conftest import view_pos
+
+    window, warmup, readiness = gated
+    doc = window.document
+    assert readiness.pending and not readiness.ready("pick") and not readiness.ready("edit")
+    assert window.tool_actions["select"].isEnabled()
+    assert not window.tool_actions["ray"].isEnabled()
+    assert not window.tool_actions["brush"].isEnabled() and not window.act_play.isEnabled()
+    calls = _count_index_queries(monkeypatch, doc.index)
+    top = window.views2d["Top"]
+    oid = _smallest_brush(doc)
+    expected = window.state.pick(*_top_ray(doc, oid))  # the table's answer, checked below
+    QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier,
+                     view_pos(top, *_centre(doc, oid)))
+    qtbot.waitUntil(lambda: bool(doc.selection), timeout=5000)
+    assert sorted(doc.selection) == [expected[0]]
+    assert calls == [], f"the click called the index's queries: {calls}"
+    # the index's own pick (its kernels loaded) names the same brush
+    warmup.release["queries ready"].set()
+    warmup.release["edits ready"].set()
+    qtbot.waitUntil(lambda: readiness.ready("pick"), timeout=30000)
+    assert window.state.pick(*_top_ray(doc, oid)) == expected
+    assert ("query_ray", "MainThread") in calls
+
+
+def _top_ray(doc, oid):
+    import numpy as np
+    u, v = _centre(doc, oid)
+    return np.array([u, v, doc.scene.bounds()[1][2] + 1.0]), np.array([0.0, 0.0, -1.0])
+
+
+def test_editing_is_enabled_first_then_the_query_tools_then_play(gated, qtbot):
+    """The families are loaded in the warm-up's order (editing, picking, simulation): a nudge
+    waits for editing, the query tools for picking, Play for the simulation."""
     from tests.qt.conftest import view_pos
 
     window, warmup, readiness = gated
     doc = window.document
     label = window.findChild(type(readiness.label), "kernel_readiness")
-    assert label.isVisible() and "picking …" in label.text()
-    assert not window.tool_actions["ray"].isEnabled() and not window.act_play.isEnabled()
-    assert not window.act_delete.isEnabled()
-    # a click in the Top view is ignored while picking is not ready
+    assert label.isVisible() and "editing …" in label.text()
     top = window.views2d["Top"]
-    oid = doc.scene.brush_ids()[0]
-    lo, hi = doc.scene.bounds_of([oid])
-    centre = ((lo[0] + hi[0]) / 2)[:2]
-    QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, view_pos(top, *centre))
+    oid = _smallest_brush(doc)
+    QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier,
+                     view_pos(top, *_centre(doc, oid)))
+    qtbot.waitUntil(lambda: bool(doc.selection), timeout=5000)
+    picked = sorted(doc.selection)
+    before = doc.scene.bounds_of(picked)[0].copy()
+    top.setFocus()
+    QTest.keyClick(top, Qt.Key_Right)  # editing is not loaded: the nudge waits
     qtbot.wait(50)
-    assert not doc.selection
+    assert (doc.scene.bounds_of(picked)[0] == before).all()
+    assert not window.act_delete.isEnabled()
+
+    warmup.release["edits ready"].set()
+    qtbot.waitUntil(lambda: readiness.ready("edit"), timeout=30000)
+    assert "editing ✓" in label.text() and "picking …" in label.text()
+    assert window.tool_actions["brush"].isEnabled() and window.act_delete.isEnabled()
+    assert not window.tool_actions["ray"].isEnabled()
+    assert not window.tool_actions["entity"].isEnabled()  # it finds the floor with a query
+    top.setFocus()
+    QTest.keyClick(top, Qt.Key_Right)
+    qtbot.waitUntil(lambda: bool((doc.scene.bounds_of(picked)[0] != before).any()),
+                    timeout=5000)
 
     warmup.release["queries ready"].set()
     qtbot.waitUntil(lambda: readiness.ready("pick"), timeout=30000)
-    assert window.tool_actions["ray"].isEnabled() and "picking ✓" in label.text()
+    assert window.tool_actions["ray"].isEnabled() and window.tool_actions["entity"].isEnabled()
     assert not window.act_play.isEnabled()  # the simulation still waits
-    for line in ("edits ready", "simulation ready"):
-        warmup.release[line].set()
+    warmup.release["simulation ready"].set()
     qtbot.waitUntil(lambda: not readiness.pending, timeout=30000)
-    assert window.act_play.isEnabled() and window.act_delete.isEnabled()
+    assert window.act_play.isEnabled()
     assert not label.isVisible()
-    QTest.mouseClick(top.viewport(), Qt.LeftButton, Qt.NoModifier, view_pos(top, *centre))
-    qtbot.waitUntil(lambda: bool(doc.selection), timeout=5000)
 
 
 def test_tools_wait_again_while_a_first_switch_loads_its_remaining_kernels(gated, qtbot,

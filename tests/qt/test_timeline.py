@@ -24,7 +24,9 @@ def test_play_advances_frames_and_plots_one_point_per_frame(timeline_window, qtb
     c.pause()
     played = c.frame
     assert c.play_state == "paused"
-    assert w.timeline_panel.plots.point_count("candidates") == played
+    # the docks refresh for the still frame one per event-loop pass after the pause
+    qtbot.waitUntil(lambda: w.timeline_panel.plots.point_count("candidates") == played,
+                    timeout=5_000)
     assert w.timeline_panel.plots.point_count("update_ms") == played
     assert f"frame {played} " in w.timeline_panel.frame_label.text()
     cols = c.plot_columns()
@@ -192,13 +194,15 @@ def test_frame_lines_from_a_game_replay_the_same_pairs(timeline_window, tmp_path
     assert not c.active and c.loaded is not None  # stop shows the level; the file stays loaded
 
 
-def test_simulation_menu_drives_the_timeline_and_opens_its_dock(timeline_window):
+def test_simulation_menu_drives_the_timeline_and_opens_its_dock(timeline_window, qtbot):
     w = timeline_window
     menus = {a.text().replace("&", ""): a.menu() for a in w.menuBar().actions()}
     assert w.act_play in menus["Simulation"].actions()
     assert w.docks["timeline"].isHidden()  # the views keep their height until a frame is shown
     w.act_play.trigger()
-    assert w.timeline.play_state == "playing" and not w.docks["timeline"].isHidden()
+    assert w.timeline.play_state == "playing"
+    # the simulation is made on a worker thread: the dock opens with its first frame
+    qtbot.waitUntil(lambda: not w.docks["timeline"].isHidden(), timeout=10_000)
     w.act_play.trigger()
     assert w.timeline.play_state == "paused"
     w.act_stop.trigger()
@@ -238,3 +242,80 @@ def test_a_slow_frame_holds_the_window_for_one_frame_per_tick(timeline_window, q
     w.act_play.trigger()
     assert c.play_state == "paused"
     assert per_tick and max(per_tick) == 1, per_tick
+
+
+def test_the_first_play_makes_its_simulation_and_level_probe_off_the_window_thread(
+        timeline_window, qtbot, monkeypatch):
+    """Play's first frame on the window's thread neither makes the simulation (its index and
+    record of the level) nor builds the level probe its walkers cast through: a worker does
+    both, and the window only starts stepping once they are handed back."""
+    import threading
+
+    from editor.model.level_probe import LevelProbe
+    from editor.model.simulation import Simulation
+
+    w = timeline_window
+    c = w.timeline
+    made: list[tuple[str, str]] = []
+    for cls, name in ((Simulation, "__init__"), (LevelProbe, "_build")):
+        original = getattr(cls, name)
+
+        def counted(self, *args, _what=f"{cls.__name__}.{name}", _original=original, **kwargs):
+            made.append((_what, threading.current_thread().name))
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(cls, name, counted)
+    w.act_play.trigger()
+    assert c.play_state == "playing" and c.simulation is None and c.preparing
+    qtbot.waitUntil(lambda: c.frame >= 5, timeout=20_000)
+    w.act_play.trigger()
+    assert c.play_state == "paused"
+    assert ("Simulation.__init__", threading.main_thread().name) not in made
+    assert ("LevelProbe._build", threading.main_thread().name) not in made
+    assert [what for what, _ in made] == ["Simulation.__init__", "LevelProbe._build"], made
+    assert c.simulation.level.rays_cast > 0  # the walkers did cast through the probe
+
+
+def test_an_edit_while_play_prepares_drops_the_stale_simulation(timeline_window, qtbot):
+    """An edit that lands while the worker makes the simulation makes it stale: it is made
+    again from the edited level before the first frame steps."""
+    from editor.model import Transform
+
+    w = timeline_window
+    c, doc = w.timeline, w.document
+    oid = doc.scene.brush_ids()[0]
+    w.act_play.trigger()
+    assert c.preparing
+    doc.push(Transform([oid], delta=[16.0, 0.0, 0.0], text="Move"))
+    moved = doc.scene.bounds_of([oid])[0].copy()
+    qtbot.waitUntil(lambda: c.frame >= 2, timeout=20_000)
+    w.act_play.trigger()
+    static = dict(zip(c.simulation.static_ids.tolist(), c.simulation.static_lo.tolist()))
+    assert static[oid] == moved[0].tolist()
+
+
+def test_a_pause_refreshes_the_docks_one_per_event_loop_pass(timeline_window, qtbot, monkeypatch):
+    """Pause does not refresh every timeline dock in the click's own pass (together with the
+    paint they held the window over 200 ms on a real level): each refreshes in a pass of its
+    own, and all of them do."""
+    from PySide6.QtCore import QTimer
+
+    w = timeline_window
+    c = w.timeline
+    w.act_play.trigger()
+    qtbot.waitUntil(lambda: c.frame >= 3, timeout=20_000)
+    passes = [0]
+    counter = QTimer()
+    counter.setInterval(0)
+    counter.timeout.connect(lambda: passes.__setitem__(0, passes[0] + 1))
+    counter.start()
+    refreshed: list[tuple[str, int]] = []
+    panels = {"plots": w.timeline_panel.plots, "hotspots": w.hotspot_panel, "pairs": w.pair_panel}
+    for name, panel in panels.items():
+        real = panel.refresh
+        monkeypatch.setattr(panel, "refresh",
+                            lambda _n=name, _r=real: (refreshed.append((_n, passes[0])), _r()))
+    w.act_play.trigger()  # pause
+    assert c.play_state == "paused" and refreshed == []
+    qtbot.waitUntil(lambda: {n for n, _ in refreshed} == set(panels), timeout=5_000)
+    counter.stop()
+    assert len({p for _, p in refreshed}) == len(refreshed), refreshed

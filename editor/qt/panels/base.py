@@ -86,6 +86,44 @@ def single_shot_timer(owner: QObject, interval_ms: int, slot) -> QTimer:
     return timer
 
 
+class _OneRefreshPerPass:
+    """Refreshes the panels waiting for a still frame one per event-loop pass, not all in the
+    one that paused: each timeline dock's list (the hotspots' objects, the frame's pairs) costs
+    tens of milliseconds on a real level, and together with the paint after a pause they held
+    the window over 200 ms."""
+
+    def __init__(self) -> None:
+        self._waiting: list = []
+        self._timer: QTimer | None = None
+
+    def add(self, panel) -> None:
+        if panel not in self._waiting:
+            self._waiting.append(panel)
+        timer = self._timer
+        if timer is None:
+            timer = self._timer = QTimer()
+            timer.setSingleShot(True)
+            timer.setInterval(0)
+            timer.timeout.connect(self._next)
+        if not timer.isActive():
+            timer.start()
+
+    def _next(self) -> None:
+        if not self._waiting:
+            return
+        panel = self._waiting.pop(0)
+        if self._waiting and self._timer is not None:  # fires in a later pass than this one
+            self._timer.start()
+        try:
+            panel.refresh()
+        except RuntimeError:  # the panel's widget is gone (its window closed meanwhile)
+            pass
+
+
+#: the panels waiting to refresh for a paused or stopped timeline
+_STILL_FRAME_REFRESHES = _OneRefreshPerPass()
+
+
 class PlaybackRefresh:
     """Mixin for widgets that follow the timeline: refresh at once on a step, seek or stop, and
     at most every ``interval_ms`` while playing (a trend, not every frame).
@@ -113,7 +151,8 @@ class PlaybackRefresh:
         self._refresh_ms = 0.0
         self._timer = single_shot_timer(self, interval_ms, self._timed_refresh)
         controller.frame_changed.connect(self._on_frame_changed)
-        controller.state_changed.connect(lambda state: self.refresh() if state != "playing" else None)
+        controller.state_changed.connect(
+            lambda state: _STILL_FRAME_REFRESHES.add(self) if state != "playing" else None)
 
     def _timed_refresh(self) -> None:
         start = time.perf_counter()

@@ -12,6 +12,14 @@ when *loop* is on, otherwise it carries on simulating live. A loaded recording (
 JSON frame-lines format) has no live simulation: its playback stops at the end or wraps.
 ``stop()`` drops the simulation and the views show the edited document again.
 
+Play makes the simulation on a worker thread (:class:`~editor.qt.workers.CallWorker`): its
+index, its record of the level and the level probe its walkers cast through take a real
+level's first Play 100-200 ms, which held the window. The playhead says *playing* at once; the
+dock opens and the first frame steps once the simulation is handed back (opening the dock
+meanwhile made the window's layout and paint share the interpreter with the worker). The worker reads the
+scene while the window goes on: an edit meanwhile makes its result stale, and it is dropped
+(and made again while Play is still on). Step and seek still make it on the window's thread.
+
 *Animate level entities* (:attr:`TimelineController.animate`, on by default like the command
 line's ``simulate``) lets entities without motion keys move as their class does (monsters
 wander and shoot, :mod:`editor.model.class_motion`); switching it drops the running simulation,
@@ -37,6 +45,8 @@ from editor.model.live.session import parse_names
 from editor.model.recording import Recording, Replay, load_recording, save_recording
 from editor.model.simulation import Simulation
 from editor.model.work_budget import WorkBudgetError
+
+from ..workers import CallWorker
 
 #: playback speeds offered (times real time)
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -92,6 +102,11 @@ class TimelineController(QObject):
         self._names: dict[int, str] = {}
         self._owed = 0.0
         self._last_tick = 0.0
+        #: the worker making the simulation for Play, while it runs
+        self._preparing: CallWorker | None = None
+        #: counts the edits of the document (and new documents): a simulation made from an
+        #: older count is stale
+        self._generation = 0
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._on_tick)
@@ -101,6 +116,7 @@ class TimelineController(QObject):
 
     # ------------------------------------------------------------------ document
     def _on_document_replaced(self, document) -> None:
+        self._generation += 1
         self.stop()
         self.loaded = None
         document.scene_changed.connect(self._on_scene_changed)
@@ -108,8 +124,10 @@ class TimelineController(QObject):
 
     def _on_scene_changed(self, ids, kind) -> None:
         # an edit (not a selection) makes the running simulation stale: back to the edited state
-        if kind & ~ChangeKind.SELECTION and self.simulation is not None:
-            self.stop()
+        if kind & ~ChangeKind.SELECTION:
+            self._generation += 1
+            if self.simulation is not None:
+                self.stop()
 
     def _on_index_changed(self) -> None:
         """A backend or parameter change: replay the shown frame into the new kind of tree, so
@@ -129,6 +147,11 @@ class TimelineController(QObject):
     def active(self) -> bool:
         """True while a simulated or loaded frame is shown instead of the edited document."""
         return self.simulation is not None or self.replay is not None
+
+    @property
+    def preparing(self) -> bool:
+        """True while Play makes the simulation on a worker thread."""
+        return self._preparing is not None
 
     @property
     def recording(self) -> Recording | None:
@@ -230,17 +253,25 @@ class TimelineController(QObject):
         doc = self.state.document
         if doc is None:
             return False
+        self._cancel_preparing()
         config = _default_config(self.record, self.animate)
         try:
-            self.simulation = Simulation(doc.scene, backend=self._index_like_document(), config=config)
+            simulation = Simulation(doc.scene, backend=self._index_like_document(), config=config)
         except Exception as exc:  # a bad motion key names the entity and key
             self.error.emit(f"cannot simulate: {exc}")
             return False
+        self._adopt(simulation)
+        return True
+
+    def _adopt(self, simulation: Simulation) -> None:
+        """Show ``simulation`` as the source, from its first frame."""
+        if simulation.config.record != self.record:  # switched while it was made
+            simulation.config = dataclasses.replace(simulation.config, record=self.record)
+        self.simulation = simulation
         self.history = {}
         self.replay = None
         self.replay_frame = -1
         self.source_changed.emit()
-        return True
 
     def load_recording(self, path: str) -> bool:
         """Open a ``.npz`` recording or a JSON frame-lines file and show its first frame."""
@@ -283,12 +314,78 @@ class TimelineController(QObject):
             self.state_changed.emit(value)
 
     def play(self) -> None:
-        if not self._ensure_source():
+        """Play: at once when there is a source; else the simulation is made on a worker
+        thread first (see the module docstring) and the playhead says *playing* meanwhile."""
+        if self.simulation is None and self.loaded is None:
+            if self.state.document is None:
+                return
+            self._set_state(self.PLAYING)
+            self._prepare_simulation()
             return
+        self._start_timer()
+
+    def _start_timer(self) -> None:
         self._owed = 0.0
         self._last_tick = time.perf_counter()
         self.timer.start()
         self._set_state(self.PLAYING)
+
+    def _prepare_simulation(self) -> None:
+        """Make the simulation of the open document on a worker thread, with the level probe
+        its walkers cast through built too; :meth:`_on_prepared` takes it on the window's
+        thread."""
+        if self._preparing is not None:
+            return
+        doc = self.state.document
+        if doc is None:
+            return
+        scene, backend = doc.scene, self._index_like_document()
+        config = _default_config(self.record, self.animate)
+
+        def make() -> Simulation:
+            simulation = Simulation(scene, backend=backend, config=config)
+            if simulation.behaviours:  # only moving bodies cast rays through the level
+                simulation.level.prepare()
+            return simulation
+
+        worker = CallWorker(make)
+        generation = self._generation
+        worker.result.connect(lambda simulation, ms: self._on_prepared(worker, simulation,
+                                                                       generation))
+        worker.failed.connect(lambda message: self._on_prepare_failed(worker, message,
+                                                                      generation))
+        self._preparing = worker
+        worker.start()
+
+    def _cancel_preparing(self) -> None:
+        if self._preparing is not None:
+            self._preparing.cancel()
+            self._preparing = None
+
+    def _on_prepared(self, worker, simulation: Simulation, generation: int) -> None:
+        if worker is not self._preparing:
+            return  # cancelled (stopped, another document)
+        self._preparing = None
+        if self.simulation is not None or self.loaded is not None:
+            return  # Step made one on the window's thread meanwhile
+        if generation != self._generation:  # an edit came in while it was made: stale
+            if self.play_state == self.PLAYING:
+                self._prepare_simulation()
+            return
+        self._adopt(simulation)
+        if self.play_state == self.PLAYING:
+            self._start_timer()
+
+    def _on_prepare_failed(self, worker, message: str, generation: int) -> None:
+        if worker is not self._preparing:
+            return
+        self._preparing = None
+        if generation != self._generation:  # the scene changed under the read: try again
+            if self.play_state == self.PLAYING:
+                self._prepare_simulation()
+            return
+        self._set_state(self.STOPPED)
+        self.error.emit(f"cannot simulate: {message}")
 
     def pause(self) -> None:
         self.timer.stop()
@@ -302,6 +399,7 @@ class TimelineController(QObject):
         """Drop the simulation (or unload nothing: a loaded recording rewinds) and show the
         edited document again."""
         self.timer.stop()
+        self._cancel_preparing()
         was_active = self.active
         self.simulation = None
         self.replay = None
@@ -333,7 +431,7 @@ class TimelineController(QObject):
         if on == self.animate:
             return
         self.animate = on
-        if self.simulation is not None:
+        if self.simulation is not None or self.preparing:
             self.stop()  # the running simulation was made with the other choice
 
     def set_loop(self, on: bool) -> None:

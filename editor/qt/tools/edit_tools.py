@@ -47,6 +47,10 @@ class SelectTool:
     """Click to select (Shift adds, Ctrl toggles), drag empty space for a box selection, drag a
     selected object to move it (snapped), drag a handle to resize."""
 
+    #: kernel families its gestures wait for: none, picking answers without its kernels
+    #: (:meth:`EditorState.pick`); moving and resizing check for editing's themselves
+    KERNELS: tuple[str, ...] = ()
+
     def __init__(self, state) -> None:
         self.state = state
         self.mode: str | None = None  # "box", "move" or "resize" while a drag is on
@@ -84,14 +88,24 @@ class SelectTool:
             dist = np.linalg.norm(view.handle_points - self.start, axis=1) / max(view.pixel_size(), 1e-12)
             k = int(np.argmin(dist))
             if dist[k] <= HANDLE_GRAB_PX:
-                self.mode, self.handle = "resize", k
+                self.mode = self._editing("resize")
+                self.handle = k
                 self.bounds0 = selection_bounds(doc.scene, doc.selection)
                 return
         hits = pick_in_view(self.state, view, point)
         # a drag that starts on the selection moves it; anywhere else it draws a selection box
         # (in a top view the floor is under every point, so "on an object" cannot mean "move")
         if any(h in doc.selection for h in hits):
-            self.mode = "move"
+            self.mode = self._editing("move")
+
+    def _editing(self, mode: str) -> str | None:
+        """``mode`` (a move or resize) when editing's kernels are loaded, else None: the drag
+        does nothing and the status bar says why (a first start still prepares them)."""
+        if "edit" in self.state.kernels_waiting:
+            self.state.status_message.emit("Moving waits for the editing tools to be prepared "
+                                           "(see the status bar)…")
+            return None
+        return mode
 
     def drag_move(self, view, point, modifiers) -> None:
         if self.mode is None:
@@ -151,7 +165,7 @@ class SelectTool:
         u, v = view.axes
         qlo[u], qhi[u] = sorted((self.start[0], cur[0]))
         qlo[v], qhi[v] = sorted((self.start[1], cur[1]))
-        ids = doc.index.query_box(qlo, qhi).ids
+        ids = self.state.box_candidates(qlo, qhi)
         # a box selects what lies inside it, as in every editor (not what it merely touches)
         if len(ids):
             blo, bhi = doc.scene.bounds_of(ids.tolist())
@@ -163,6 +177,9 @@ class SelectTool:
 
 class BrushTool:
     """Drag a rectangle in a 2D view to create a box brush (snapped to the grid)."""
+
+    #: kernel families its gestures wait for (a new brush is inserted into the index)
+    KERNELS = ("edit",)
 
     def __init__(self, state) -> None:
         self.state = state
@@ -230,6 +247,10 @@ def create_box_brush(state, view, corner_a, corner_b) -> int | None:
 class EntityTool:
     """Click in a 2D view to place an entity of the palette's class at the snapped point; from
     the top view it stands on the floor below the cursor (:func:`entity_origin_on_floor`)."""
+
+    #: kernel families its gestures wait for: the floor is found with the index's ray query,
+    #: and the entity is inserted into the index
+    KERNELS = ("pick", "edit")
 
     def __init__(self, state) -> None:
         self.state = state

@@ -26,17 +26,30 @@ class ToolManager:
             "select": SelectTool(state), "brush": BrushTool(state), "entity": EntityTool(state),
             "ray": RayTool(state), "frustum": FrustumTool(state), "inspect": InspectTool(state),
         }
-        #: kernel families the tools still wait for (``editor.qt.kernel_readiness``): until
-        #: they are loaded off the window's thread, gestures that would call them are ignored
-        self.waiting: set[str] = set()
 
-    def ready(self) -> bool:
-        """Whether the kernels every tool calls (picking and editing) are loaded; if not, the
-        status bar says so."""
-        if self.waiting & {"pick", "edit"}:
+    @property
+    def waiting(self) -> set[str]:
+        """Kernel families not loaded yet (``editor.qt.kernel_readiness`` keeps it): until
+        they are loaded off the window's thread, gestures that would call them are ignored.
+        The editor state's set, which picking reads too."""
+        return self.state.kernels_waiting
+
+    @waiting.setter
+    def waiting(self, families: set[str]) -> None:
+        self.state.kernels_waiting = set(families)
+
+    def ready(self, needs=("pick", "edit")) -> bool:
+        """Whether the kernel families ``needs`` are loaded; if not, the status bar says
+        what the gesture waits for."""
+        if self.waiting & set(needs):
             self.state.status_message.emit("The tools are being prepared (see the status bar)…")
             return False
         return True
+
+    def ready_for(self, tool) -> bool:
+        """Whether ``tool``'s gestures can run now: the families its ``KERNELS`` names (every
+        family of picking and editing for a tool that names none) are loaded."""
+        return self.ready(getattr(tool, "KERNELS", ("pick", "edit")))
 
     def current(self):
         return self.tools[self.state.tool]
@@ -49,12 +62,12 @@ class ToolManager:
 
     def nudge(self, unit_delta) -> bool:
         doc = self.state.document
-        if doc is None or not self.ready():
+        if doc is None or not self.ready(("edit",)):
             return False
         return nudge_selection(doc, unit_delta, self.state.grid_size, self.state.snap)
 
     def pick3d(self, origin, direction, modifiers) -> None:
-        if self.state.document is None or not self.ready():
+        if self.state.document is None or not self.ready_for(self.current()):
             return
         handler = getattr(self.current(), "pick3d", None)
         if handler is not None:

@@ -14,6 +14,9 @@ from ..views.camera import CameraShot
 class RayTool:
     """Drag in a 2D view (from the origin toward the direction) or click in the 3D view."""
 
+    #: kernel families its gestures wait for (the index's traced queries)
+    KERNELS = ("pick",)
+
     def __init__(self, state) -> None:
         self.state = state
         self.start: np.ndarray | None = None
@@ -47,6 +50,9 @@ class RayTool:
 class FrustumTool:
     """Drag from the eye toward what it looks at; the drag length is the far distance.
     In the 3D view a click takes the current camera."""
+
+    #: kernel families its gestures wait for (the index's traced queries)
+    KERNELS = ("pick",)
 
     def __init__(self, state, fov_y_deg: float = 60.0, aspect: float = 16 / 9) -> None:
         self.state = state
@@ -97,6 +103,9 @@ class FrustumTool:
 class InspectTool:
     """Click a node (2D: the deepest drawn node under the cursor; 3D: the deepest drawn node the
     pick ray enters) to show it in the node inspector."""
+
+    #: kernel families its gestures wait for (the index's traced queries)
+    KERNELS = ("pick",)
 
     def __init__(self, state) -> None:
         self.state = state

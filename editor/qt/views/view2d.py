@@ -206,9 +206,9 @@ class View2D(pg.PlotWidget):
     # ------------------------------------------------------------------ tool plumbing
     def tool_event(self, kind: str, point: QPointF, modifiers) -> None:
         self.setFocus()
-        if self.state.document is None or not self.tools.ready():  # loading, or preparing
-            return
         tool = self.tools.current()
+        if self.state.document is None or not self.tools.ready_for(tool):  # loading, preparing
+            return
         handler = getattr(tool, kind, None)
         if handler is not None:
             handler(self, point, modifiers)
