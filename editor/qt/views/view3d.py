@@ -132,6 +132,7 @@ class View3D(gl.GLViewWidget):
         self._recull_timer.setInterval(120)
         self._recull_timer.timeout.connect(self._upload_overlay)
         self._last_camera = None
+        self._full_frame_asked = False
         self._rest_timer = QTimer(self)
         self._rest_timer.setSingleShot(True)
         self._rest_timer.setInterval(CAMERA_REST_MS)
@@ -180,6 +181,10 @@ class View3D(gl.GLViewWidget):
         self.setCameraPosition(pos=QVector3D(*centre), distance=radius * 1.6, elevation=35,
                                azimuth=-60)
         self._on_grid_changed()
+        if self._culled_for is not None and self._culled_for != self._camera_key():
+            # a jump, not a motion: cull the overlay for the new camera now, before the next
+            # frame, rather than painting a frame for the old one and another 120 ms later
+            self._upload_overlay()
 
     def _on_grid_changed(self) -> None:
         doc = self.state.document
@@ -456,9 +461,15 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     # ------------------------------------------------------------------ rendering
+    def full_frame_due(self) -> bool:
+        """Whether the brush faces were left out of the last frame (the camera moved) and the
+        frame drawing them is still to be painted."""
+        return bool(self.faces.skipped) or self._full_frame_asked
+
     def _on_camera_rest(self) -> None:
         if self.faces.skipped:
             self.faces.skipped = False
+            self._full_frame_asked = True  # until painted (the paint comes a few ms later)
             self.update()
 
     def _motion_level_of_detail(self, camera) -> None:
@@ -491,6 +502,7 @@ class View3D(gl.GLViewWidget):
             self._recull_timer.start()  # the camera moved: re-cull once it rests
         start = time.perf_counter()
         super().paintGL(*args, **kwargs)
+        self._full_frame_asked = self._full_frame_asked and bool(self.faces.skipped)
         self._painted_at = time.perf_counter()
         self.frame_ms = (self._painted_at - start) * 1e3
         self.frame_rendered.emit(self.frame_ms)
