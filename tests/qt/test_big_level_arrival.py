@@ -11,6 +11,7 @@ built once, with its readable depth limit. These tests count that work per threa
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from pathlib import Path
 
@@ -201,3 +202,56 @@ def test_the_first_overlay_of_a_big_tree_is_built_with_its_depth_limit(window, q
     limit = window.readable_trees.auto_limit
     assert limit is not None and limit < readable_view.NO_LIMIT
     assert depths and set(depths) == {limit}, depths
+
+
+def test_opening_a_level_does_not_resize_the_views(qtbot, settings, box_map):
+    """A level opened into an empty window must not relayout it: a wider Properties title
+    widened its dock, which resized every view and painted the whole level a second time."""
+    from editor.qt.main_window import MainWindow
+
+    window = MainWindow(settings=settings, use_gl=False)
+    window.ask_save = lambda: "discard"
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    sizes = {name: view.size() for name, view in window.views2d.items()}
+    assert window.files.open_file(box_map, background=True)
+    qtbot.waitUntil(lambda: window.document is not None, timeout=120_000)
+    qtbot.waitUntil(lambda: _all_drawn(window), timeout=60_000)
+    qtbot.wait(100)
+    assert {name: view.size() for name, view in window.views2d.items()} == sizes
+
+
+@pytest.mark.gl
+def test_skipped_faces_are_uploaded_before_the_frame_that_draws_them(gl_window, qtbot, box_map,
+                                                                     monkeypatch):
+    """The first frame of a big level leaves the brush faces out (its camera just moved); they
+    are uploaded in a turn of their own, so the frame that draws them only draws."""
+    from editor.qt.views import gl_ranges, view3d
+
+    monkeypatch.setattr(view3d, "MOTION_LOD_VERTICES", 100)
+    view = gl_window.view3d
+    uploads = []
+    real_upload = gl_ranges.RangeUploads.upload
+    paint_code = gl_ranges.RangeTrianglesItem.paint.__code__
+
+    def in_paint() -> bool:
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code is not paint_code:
+            frame = frame.f_back
+        return frame is not None
+
+    def upload(self, vbo, array):
+        if self is view.faces.position_uploads and array is not None and len(array):
+            uploads.append((self.everything, in_paint()))
+        return real_upload(self, vbo, array)
+
+    monkeypatch.setattr(gl_ranges.RangeUploads, "upload", upload)
+    old = gl_window.document
+    assert gl_window.files.open_file(box_map, background=True)
+    qtbot.waitUntil(lambda: gl_window.document is not old, timeout=120_000)
+    drawn = view.faces.frames_drawn
+    qtbot.waitUntil(lambda: view.faces.frames_drawn > drawn, timeout=10_000)
+    whole = [in_paint for everything, in_paint in uploads if everything]
+    assert whole == [False], uploads

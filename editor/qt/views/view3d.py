@@ -133,6 +133,9 @@ class View3D(gl.GLViewWidget):
         self._recull_timer.timeout.connect(self._upload_overlay)
         self._last_camera = None
         self._full_frame_asked = False
+        self._face_upload = QTimer(self)
+        self._face_upload.setSingleShot(True)
+        self._face_upload.timeout.connect(self._upload_skipped_faces)
         self._rest_timer = QTimer(self)
         self._rest_timer.setSingleShot(True)
         self._rest_timer.setInterval(CAMERA_REST_MS)
@@ -466,6 +469,16 @@ class View3D(gl.GLViewWidget):
         frame drawing them is still to be painted."""
         return bool(self.faces.skipped) or self._full_frame_asked
 
+    def _upload_skipped_faces(self) -> None:
+        """Upload the faces a frame left out, in a turn of their own before the frame that
+        draws them (for a level just opened, the whole level's faces)."""
+        if self.faces.skipped and self.isValid():
+            self.makeCurrent()
+            try:
+                self.faces.upload()
+            finally:
+                self.doneCurrent()
+
     def _on_camera_rest(self) -> None:
         if self.faces.skipped:
             self.faces.skipped = False
@@ -480,6 +493,9 @@ class View3D(gl.GLViewWidget):
         if moved and faces is not None and len(faces) > MOTION_LOD_VERTICES:
             self.faces.skipped = True
             self._rest_timer.start()
+            uploads = self.faces.position_uploads
+            if uploads.everything or uploads.ranges:
+                self._face_upload.start()  # after this frame, before the one drawing them
 
     def update(self, *args) -> None:  # noqa: D401 (Qt's name)
         """Ask for a paint; with :attr:`paint_share` set, not before the last paint's time
