@@ -341,7 +341,8 @@ class View2D(pg.PlotWidget):
             return
         wait_for = self.brushes.wait_for
         # one view a frame: each view's first stroke of a big mesh is a frame's work on its own
-        other_view_unpainted = View2D._level_unpainted not in (None, self)
+        other = View2D._level_unpainted
+        other_view_unpainted = other is not None and other is not self and other.isVisible()
         if self._level_waits < ARRIVAL_MAX_WAITS and (
                 other_view_unpainted or (wait_for is not None and wait_for())):
             self._level_waits += 1
