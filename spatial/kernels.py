@@ -413,7 +413,7 @@ def list_pairs(items, start, count, lo, hi, active, only_active, out, m):
     return out, m, tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def owned_list_pairs(items, start, count, lo, hi, active, only_active, box, cell_lo, cell_hi,
                      out, m):
     """Overlapping pairs among ``items[start: start + count]`` owned by the half-open region
@@ -586,7 +586,7 @@ def _traverse(tree, kind, a, b, scalar, inv, planes, use_cells, cell_lo, cell_hi
     return out, ts, m, visited, tested, rows, nrows, culled, nculled
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def tree_query(tree, kind, params, planes, use_cells, cell_lo, cell_hi, trace):
     """One query of any shape on a :class:`TreeArrays` tree.
 
@@ -621,7 +621,7 @@ def query_tree(tree: TreeArrays, shape: QueryShape, trace: bool, cell_lo=None,
                                 cell_lo, cell_hi, trace))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def tree_query_boxes(tree, qlos, qhis, use_cells, cell_lo, cell_hi):
     """Many box queries; CSR ``(slots, offsets, visited, tested)``."""
     nq = qlos.shape[0]
@@ -641,7 +641,7 @@ def tree_query_boxes(tree, qlos, qhis, use_cells, cell_lo, cell_hi):
         close_query(q, m, v, t, offsets, visited, tested)
     return out[:m], offsets, visited, tested
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def tree_query_rays_closest(tree, obj_ids, origins, directions, max_t):
     """Closest hit per ray, front to back with early exit; ties go to the smaller id.
 
@@ -715,7 +715,7 @@ def tree_query_rays_closest(tree, obj_ids, origins, directions, max_t):
 
 
 # --------------------------------------------------------------------------- bookkeeping
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def compact_leaf_lists(is_leaf, start, count, work):
     """The item lists of the leaves packed one after another, as a finished tree stores them.
 
@@ -742,7 +742,7 @@ def compact_leaf_lists(is_leaf, start, count, work):
     return items, leaf_start, leaf_count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def preorder_limited(root, left, right, limit):
     """Node ids in depth-first preorder (parents before children, left subtree first), with
     parent *rows* (``-1`` at the root) and depths; at most ``limit`` nodes.
@@ -790,7 +790,7 @@ def preorder_limited(root, left, right, limit):
     return order[:m], parents[:m], depths[:m], complete
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def preorder(root, left, right):
     """Node ids in depth-first preorder (parents before children), with parent rows and depths
     (:func:`preorder_limited` without a limit)."""

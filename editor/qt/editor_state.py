@@ -90,6 +90,9 @@ class EditorState(QObject):
     scene_arrays_changed = Signal(object)
     selection_changed = Signal(object)
     overlay_changed = Signal(object)
+    #: a node table was read (before the overlay is built from it): settings that depend on
+    #: the tree (the readable depth limit) are applied to the very first overlay
+    node_table_read = Signal(object)
     queries_changed = Signal()
     grid_changed = Signal()
     tool_changed = Signal(str)
@@ -141,6 +144,8 @@ class EditorState(QObject):
         self._prepared_nodes: tuple[SpatialIndex, NodeTable] | None = None
         #: (index, its version, a copy of it) made on the loading thread, until taken or stale
         self._index_copy: tuple[SpatialIndex, int, SpatialIndex] | None = None
+        #: (index, its version, its stats) computed on the loading thread, until taken or stale
+        self._stats: tuple[SpatialIndex, int, dict] | None = None
 
     # ------------------------------------------------------------------ document
     def offer_nodes(self, index: SpatialIndex, nodes: NodeTable) -> None:
@@ -154,6 +159,18 @@ class EditorState(QObject):
         Statistics panel's first pair count takes it (:meth:`take_index_copy`) instead of
         copying the index on the window's thread."""
         self._index_copy = (index, version, copy)
+
+    def offer_stats(self, index: SpatialIndex, version: int, stats: dict) -> None:
+        """``stats``: ``index.stats()`` at ``version``, computed on the loading thread. The
+        Statistics panel's first refresh takes it (:meth:`take_stats`)."""
+        self._stats = (index, version, stats)
+
+    def take_stats(self, index: SpatialIndex, version: int) -> dict | None:
+        """The offered stats of ``index`` if it is still at ``version`` (once), else None."""
+        offered, self._stats = self._stats, None
+        if offered is not None and offered[0] is index and offered[1] == version:
+            return offered[2]
+        return None
 
     def take_index_copy(self, index: SpatialIndex, version: int) -> SpatialIndex | None:
         """The offered copy of ``index`` if it is still at ``version`` (once), else None."""
@@ -236,6 +253,7 @@ class EditorState(QObject):
         if "queries" in dirty or ("overlay" in dirty and not self.table_is_current()):
             # one node table for both, so traced rows and drawn boxes always agree
             self.node_table = self._fetch_table()
+            self.node_table_read.emit(self.node_table)
         if "queries" in dirty:
             self._rerun_queries()
             if self.metric.recomputes_on(QUERIES):
@@ -329,6 +347,7 @@ class EditorState(QObject):
         start = time.perf_counter()
         if fetch or self.node_table is None:
             self.node_table = self._fetch_table()
+            self.node_table_read.emit(self.node_table)
         if self.inspected_node >= len(self.node_table):
             self.inspected_node = -1
         self._adopt_overlay(self._built_overlay(self.node_table))

@@ -175,6 +175,12 @@ class MainWindow(QMainWindow):
             placeholder.setWordWrap(True)
             left_top = placeholder
         self.views2d = {name: View2D(self.state, self.tools, name) for name in ("Top", "Front", "Side")}
+        if self.view3d is not None:
+            # a big level's brushes arrive in the 2D views a slice a turn; the 3D view's first
+            # full frame of it (faces left out while its camera moved to frame the level) is
+            # the heaviest, so no slice is painted in that frame
+            for view in self.views2d.values():
+                view.brushes.wait_for = self.view3d.full_frame_due
         for view in self.views2d.values():
             view.cursor_moved.connect(self.status_labels.cursor_moved)
         top = QSplitter(Qt.Orientation.Horizontal)

@@ -160,6 +160,9 @@ class SceneArrays:
     #: (u, v) axes -> that 2D view's chunked outline paths, built on the loading thread; a view
     #: takes its entry (once) when it shows these arrays first
     outlines: dict | None = None
+    #: (u, v) axes -> that 2D view's wall and mesh paths (a :class:`~.views.level_paths.
+    #: LevelPaths`), built on the loading thread; taken like ``outlines``
+    level_paths: dict | None = None
     changed: frozenset | None = None
     entities_changed: bool = True
     level_changed: bool = True
@@ -452,6 +455,8 @@ def prepare_geometry(scene, planes=VIEW_PLANES, shown_for=None) -> SceneGeometry
     geometry.hulls = hulls
     arrays.hulls = hulls  # the arrays shown first carry them too
     arrays.outlines = outlines
+    from .views.level_paths import level_paths
+    arrays.level_paths = {axes: level_paths(arrays.level, axes) for axes in planes}
     return geometry
 
 

@@ -24,6 +24,8 @@ def settle(rounds: int = 6) -> None:
 def grab_window(window):
     """A ``QPixmap`` of the whole window with the GL views' real pixels composited in."""
     window.state.flush()
+    for view in getattr(window, "views2d", {}).values():
+        view.finish_arrival()  # a big level arriving in slices: show all of it
     settle()
     pixmap = window.grab()
     view = window.view3d

@@ -8,7 +8,7 @@ import numpy as np
 import spatial.kernels as K
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pack_tree(root, c1, c2, node_slot, obj_lo, obj_hi, n_nodes):
     """Depth-first copy of the tree with *tight* boxes, for queries and pair finding.
 
@@ -64,7 +64,7 @@ def pack_tree(root, c1, c2, node_slot, obj_lo, obj_hi, n_nodes):
             complete)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def subtree_flags(parent_rows, left_rows, row_slots, active):
     """Per row: subtree leaf count and whether the subtree holds an active object."""
     m = len(parent_rows)
@@ -91,7 +91,7 @@ def _rows_overlap(box, a, b):
             and box[b, 1] <= box[a, 4] and box[a, 2] <= box[b, 5] and box[b, 2] <= box[a, 5])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def self_pairs(box, left, right, row_slots, area, awake, only_active):
     """Every overlapping leaf pair, descending the packed tree against itself.
 
@@ -147,7 +147,7 @@ def self_pairs(box, left, right, row_slots, area, awake, only_active):
     return out[:m], tests, node_tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def active_leaf_pairs(box, left, right, row_slots, subtree_count, active_rows, active):
     """Pairs with an active object, one tree query per active leaf (Box2D's moved proxies).
 

@@ -75,7 +75,7 @@ def _rotate_up(ia, up, stay, up_is_c1, root, lo, hi, parent, c1, c2, height):
     return up, root
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _balance(ia, root, lo, hi, parent, c1, c2, height):
     """One AVL-style rotation at ``ia`` if its children's heights differ by more than one.
 
@@ -93,7 +93,7 @@ def _balance(ia, root, lo, hi, parent, c1, c2, height):
     return ia, root
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _refit_up(n, root, lo, hi, parent, c1, c2, height):
     """Walk from ``n`` to the root: rotate, then refit box and height of each ancestor."""
     while n >= 0:
@@ -135,7 +135,7 @@ def _consider_child(child, direct, area, inherited, leaf_area, best_cost, best, 
     return inherited + direct + min(leaf_area - area, 0.0), best_cost, best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _find_best_sibling(leaf, root, lo, hi, c1, c2):
     """Sibling of low surface-area cost, by a greedy descent (Box2D v3 ``b2FindBestSibling``).
 
@@ -180,7 +180,7 @@ def _find_best_sibling(leaf, root, lo, hi, c1, c2):
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count, free_next, free_head):
     if root < 0:
         parent[leaf] = -1
@@ -210,7 +210,7 @@ def _insert_leaf(leaf, root, lo, hi, parent, c1, c2, height, item_count, free_ne
     return root, free_head
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _remove_leaf(leaf, root, lo, hi, parent, c1, c2, height, free_next, free_head):
     if leaf == root:
         return -1, free_head
@@ -247,7 +247,7 @@ def _fatten(node, slot, obj_lo, obj_hi, lo, hi, margin, relative):
         hi[node, k] = obj_hi[slot, k] + m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _new_leaf(slot, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot, item_count,
               leaf_of, free_next, free_head, margin, relative):
     leaf = free_head
@@ -264,7 +264,7 @@ def _new_leaf(slot, obj_lo, obj_hi, lo, hi, parent, c1, c2, height, node_slot, i
     return leaf, free_head
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def insert_objects(pool, slots, obj_lo, obj_hi, root, free_head, margin, relative):
     """Insert each slot as a new fat leaf; returns ``(root, free_head)``."""
     lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
@@ -276,7 +276,7 @@ def insert_objects(pool, slots, obj_lo, obj_hi, root, free_head, margin, relativ
     return root, free_head
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def remove_objects(pool, slots, root, free_head):
     """Remove each slot's leaf and free it; returns ``(root, free_head)``."""
     lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
@@ -292,7 +292,7 @@ def remove_objects(pool, slots, root, free_head):
     return root, free_head
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def update_objects(pool, slots, obj_lo, obj_hi, root, free_head, margin, relative):
     """Reinsert only objects that left their fat box; returns ``(root, free_head, reinserts)``."""
     lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool
@@ -314,7 +314,7 @@ def update_objects(pool, slots, obj_lo, obj_hi, root, free_head, margin, relativ
     return root, free_head, reinserts
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def build_binned_sah(pool, slots, obj_lo, obj_hi, free_head, margin, relative, nbins):
     """Top-down binned-SAH build over fresh fat leaves; returns ``(root, free_head)``."""
     lo, hi, parent, c1, c2, height, node_slot, item_count, leaf_of, free_next = pool

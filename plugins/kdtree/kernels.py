@@ -13,7 +13,7 @@ NI_LEFT, NI_RIGHT, NI_PARENT, NI_DEPTH, NI_START, NI_COUNT, NI_AXIS = range(7)
 
 
 # --------------------------------------------------------------------------- build kernel
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _area(lo0, lo1, lo2, hi0, hi1, hi2):
     dx = hi0 - lo0
     dy = hi1 - lo1
@@ -21,7 +21,7 @@ def _area(lo0, lo1, lo2, hi0, hi1, hi2):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _count_sides(buf, s, c, lo, hi, axis, split):
     n_left = 0
     n_right = 0
@@ -34,7 +34,7 @@ def _count_sides(buf, s, c, lo, hi, axis, split):
     return n_left, n_right
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _median_split(buf, s, c, lo, hi, glo, ghi):
     """First axis (longest cell extent first) whose centre median separates the objects,
     else the most balanced plane through an object's ``lo`` face; ``(-1, 0)`` if none exists."""
@@ -80,7 +80,7 @@ def _median_split(buf, s, c, lo, hi, glo, ghi):
     return best_axis, best_split
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sah_split(buf, s, c, lo, hi, glo, ghi, ct, ci, nbins):
     """Binned SAH plane over the node's (clipped) cell: ``(axis, split)`` or ``(-1, 0)``."""
     area = _area(glo[0], glo[1], glo[2], ghi[0], ghi[1], ghi[2])
@@ -126,14 +126,14 @@ def _sah_split(buf, s, c, lo, hi, glo, ghi, ct, ci, nbins):
     return best_axis, best_split
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _grow_nodes(nf, ni, needed):
     # K.grow copies element by element: slice assignment would compile numba's general
     # broadcasting code, seconds of first-start compile for the same copy
     return K.grow(nf, needed), K.grow(ni, needed)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_budget):
     """Top-down build with a buffer used as a stack (the pending node's objects on top).
 
@@ -260,7 +260,7 @@ def build_kd(slots, lo, hi, use_sah, leaf_size, max_depth, ct, ci, nbins, ref_bu
 
 
 # --------------------------------------------------------------------------- pairs / checks
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def leaf_pairs(tree, cell_lo, cell_hi, active, leaf_active, only_active):
     """Pairs inside every leaf of ``tree`` (:class:`spatial.kernels.TreeArrays`); a pair is
     reported only in the leaf owning ``max(lo_a, lo_b)`` (``cell_lo/cell_hi`` per node)."""
@@ -286,7 +286,7 @@ def leaf_pairs(tree, cell_lo, cell_hi, active, leaf_active, only_active):
     return out[:m], tests, node_tests
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def check_tree(nf, ni, items, lo, hi, alive_slots, slot_limit):
     """Return ``(code, where)``; code 0 means every invariant holds."""
     n_nodes = nf.shape[0]
@@ -342,7 +342,7 @@ def check_tree(nf, ni, items, lo, hi, alive_slots, slot_limit):
     return 0, 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def subtree_sums(parents, values):
     """Subtree sums of a per-node value (children are numbered after their parents)."""
     out = values.copy()

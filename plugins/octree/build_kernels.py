@@ -58,7 +58,7 @@ def presort_levels(n: int) -> tuple[int, int]:
 STAYS = -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _grow_pool(NI, NF, FREE, rows):
     """Copies of the node pool with room for at least ``rows`` rows (doubling)."""
     cap = max(2 * NI.shape[0], rows, 64)
@@ -76,7 +76,7 @@ def _grow_pool(NI, NF, FREE, rows):
     return ni, nf, free
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _link_run(NI, OB, ci, node, slots, order, first, end):
     """Give a fresh node the objects ``slots[order[first:end]]`` as its own list, in one pass
     (what ``attach`` does one object at a time)."""
@@ -97,7 +97,7 @@ def _link_run(NI, OB, ci, node, slots, order, first, end):
     entered(NI, ci, node)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def build_tree(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots):
     """Place ``slots`` (in any order; Morton order is fastest) into a tree that holds only its
     root. Returns the node pool ``(NI, NF, FREE)``, reallocated when it had to grow.
@@ -212,7 +212,7 @@ def _spread_bits(x):
     return x
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def presort_keys(cf, lo, hi, slots, levels, index_bits):
     """Keys whose ascending order is (nearly) the order :func:`partition_into` wants.
 

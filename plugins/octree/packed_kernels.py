@@ -73,7 +73,7 @@ LIST_FIRST = 2
 LIST_END = 3
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _select(idx, cen, s0, s1, kth, axis):
     """Reorder ``[s0, s1)`` so entry ``kth`` has the kth centre on ``axis``, none smaller after it
     and none larger before it (Hoare's selection: linear time, so a node tree builds in n log n)."""
@@ -106,7 +106,7 @@ def _select(idx, cen, s0, s1, kth, axis):
             return
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack):
     """Build the node tree over ``idx[:n]`` (object slots, reordered in place); returns rows used.
 
@@ -164,7 +164,7 @@ def _build_node_tree(lo, hi, idx, cen, n, base, tree_box, tree_int, used, stack)
     return used
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pack(NI, NF, OB, lo, hi, order):
     """Pack the nodes in ``order`` (breadth-first, so siblings are consecutive rows) with their
     objects and build each node's tree (see module doc)."""
@@ -247,7 +247,7 @@ def _fit_node(k, list_root, tree_box, tight, node_kids):
             tight[k, 3 + a] = max(tight[k, 3 + a], tight[child, 3 + a])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def tight_bounds(packed):
     """``(rows, 6)`` tight bounds of each octree row's subtree content (see module doc)."""
     list_root = packed[2]
@@ -260,7 +260,7 @@ def tight_bounds(packed):
     return tight
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def refit_links(packed):
     """What :func:`refit` needs to walk from a moved object up the copy, computed once per
     pack: ``(entry_of_slot, entry_leaf, tree_parent, root_owner, node_parent)`` — each slot's
@@ -296,7 +296,7 @@ def refit_links(packed):
     return entry_of_slot, entry_leaf, tree_parent, root_owner, node_parent
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def refit(packed, tight, links, lo, hi, moved):
     """Write the boxes of the ``moved`` slots into the copy and refit the rows above them
     (``tight`` is :func:`tight_bounds` of the copy, refitted too).

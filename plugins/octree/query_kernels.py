@@ -46,7 +46,7 @@ def _slab(origin, inv, parallel, box, row, col_lo, col_hi):
     return t < K.INF, t
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _ray_setup(direction):
     parallel = np.empty(3, dtype=np.bool_)
     inv = np.empty(3)
@@ -56,13 +56,13 @@ def _ray_setup(direction):
     return inv, parallel
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _meets(kind, a, b, scalar, inv, planes, box, row):
     """:func:`spatial.kernels.shape_meets_row` on row ``row`` of an ``(n, 6)`` box array."""
     return K.shape_meets_row(kind, a, b, scalar, inv, planes, box, box, row, 0, 3)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _scan_list(packed, row, kind, a, b, scalar, inv, planes, tree_stack, out, out_t, m):
     """Objects of the own list of the node at ``row`` meeting the shape, appended to ``out``
     (a ray's entry ``t`` to ``out_t``) from ``m``.
@@ -110,7 +110,7 @@ def _scan_list(packed, row, kind, a, b, scalar, inv, planes, tree_stack, out, ou
     return m, tested
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def query_shape(packed, kind, params, planes, root_always, trace):
     """Objects meeting a query in the shared shape encoding of :mod:`spatial.kernels`.
 
@@ -160,7 +160,7 @@ def query_shape(packed, kind, params, planes, root_always, trace):
             visited_ids[:nv if trace else 0], culled_ids[:nc])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     """One box query writing hits into ``out`` from ``m`` up to its capacity.
 
@@ -220,7 +220,7 @@ def _one_box(packed, qlo, qhi, root_always, stack, tree_stack, out, m):
     return m, visited, tested
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def query_boxes(packed, qlo, qhi, root_always):
     """Many box queries fused: CSR ``(slots, offsets, visited, tested)``."""
     q = qlo.shape[0]
@@ -268,7 +268,7 @@ def _entry(ox, oy, oz, ix, iy, iz, box, row):
     return t_enter if t_enter <= t_exit else K.INF
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def query_rays_closest(packed, tight, ids, origins, directions, max_t, root_always):
     """Closest hit per ray (ties to the smaller id), nearest candidates first.
 

@@ -83,7 +83,7 @@ def child_axis(cf, axis, parent_ix, bit, child_cell, parent_loose_lo, parent_loo
     return core_lo, core_hi, loose_lo, loose_hi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def centre_child(NI, NF, cf, node, box_lo, box_hi):
     """Octant of the box centre in ``node`` and whether the box fits that child's loose bounds."""
     depth = NI[node, DEPTH]
@@ -112,7 +112,7 @@ def encloses(NF, node, box_lo, box_hi):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sinkable(NI, NF, ci, cf, node, box_lo, box_hi):
     """The box would go deeper than ``node`` under the placement rule."""
     if not can_split(ci, cf, NI[node, DEPTH]):
@@ -122,7 +122,7 @@ def sinkable(NI, NF, ci, cf, node, box_lo, box_hi):
 
 
 # --------------------------------------------------------------------------- node pool
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def init_root(NI, NF, META, cf):
     """Reset the pool to a single root node covering the configured cube."""
     # element loops, not slice assignment: numba compiles the latter into broadcasting code,
@@ -150,13 +150,13 @@ def init_root(NI, NF, META, cf):
     META[USED] = 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def free_rows(NI, META):
     """Node rows available without growing the pool."""
     return NI.shape[0] - META[USED] + META[FREE_TOP]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def create_child(NI, NF, META, FREE, ci, cf, parent, octant):
     """Create the child ``octant`` of ``parent`` (the caller ensured a free row exists)."""
     if META[FREE_TOP] > 0:
@@ -201,7 +201,7 @@ def entered(NI, ci, node):
         NI[node, LIFE_MAX] = min(2 * NI[node, LIFE_MAX], ci[CI_LIFE_CAP])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def attach(NI, OB, ci, obj, node):
     """Link ``obj`` at the head of ``node``'s own list."""
     head = NI[node, HEAD]
@@ -215,7 +215,7 @@ def attach(NI, OB, ci, obj, node):
     entered(NI, ci, node)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def detach(NI, OB, obj):
     """Unlink ``obj`` from its node; returns that node. Starts no countdown by itself."""
     node = OB[obj, NODE]
@@ -234,7 +234,7 @@ def detach(NI, OB, obj):
     return node
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def maybe_start_countdown(NI, node):
     """An empty childless node (never the root) starts counting down its lifespan."""
     if node > 0 and NI[node, COUNT] == 0 and NI[node, NCHILD] == 0 and NI[node, LIFE_LEFT] < 0:
@@ -242,7 +242,7 @@ def maybe_start_countdown(NI, node):
 
 
 # --------------------------------------------------------------------------- placement
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _push_down_occupants(NI, NF, OB, ci, cf, lo, hi, node, stack_obj, stack_node, top):
     """Detach the sinkable objects of ``node`` and queue them to sink from it again."""
     obj = NI[node, HEAD]
@@ -257,7 +257,7 @@ def _push_down_occupants(NI, NF, OB, ci, cf, lo, hi, node, stack_obj, stack_node
     return top
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sink(NI, NF, OB, META, FREE, ci, cf, lo, hi, obj, start, stack_obj, stack_node):
     """Place ``obj`` at or below ``start``; returns the number of levels it descended.
 
@@ -299,7 +299,7 @@ def sink(NI, NF, OB, META, FREE, ci, cf, lo, hi, obj, start, stack_obj, stack_no
     return levels
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def place_batch(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots, start_at, reserve):
     """Sink ``slots[start_at:]`` from the root, in order.
 
@@ -329,7 +329,7 @@ def place_batch(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots, start_at, reserve
     return DONE
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def on_root_path(NF, node, box_lo, box_hi):
     """Sinking the box from the root passes through the existing non-root ``node``.
 
@@ -398,7 +398,7 @@ def move_batch(NI, NF, OB, META, FREE, ci, cf, lo, hi, slots, start_at, reserve)
     return DONE
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def remove_batch(NI, OB, slots):
     """Unlink removed objects; nodes left empty and childless start their countdown."""
     for i in range(len(slots)):
@@ -409,7 +409,7 @@ def remove_batch(NI, OB, slots):
         maybe_start_countdown(NI, node)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bounds_of(lo, hi, slots):
     """Bounding box ``(lo, hi)`` of the slots' boxes (one pass; slots must not be empty)."""
     world_lo = lo[slots[0]].copy()
@@ -422,7 +422,7 @@ def bounds_of(lo, hi, slots):
     return world_lo, world_hi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def morton_codes(cf, lo, hi, slots):
     """Morton code of each slot's centre on a 1024-cell grid over the root cube.
 
@@ -467,7 +467,7 @@ def breadth_first(NI, META):
 
 
 # --------------------------------------------------------------------------- lifespans
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _prune(NI, META, FREE, node):
     parent = NI[node, PARENT]
     for c in range(8):
@@ -543,7 +543,7 @@ def node_columns(NI, OB, order, active, alive_slots):
     return row_of, own, subtree, awake
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def objects_of(NI, OB, node):
     """Slots in ``node``'s own list."""
     out = np.empty(NI[node, COUNT], dtype=np.int64)
@@ -557,7 +557,7 @@ def objects_of(NI, OB, node):
 
 
 # --------------------------------------------------------------------------- validation
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def check_tree(NI, NF, OB, META, ci, cf, lo, hi, alive, pending):
     """Check every structural invariant; returns ``(code, node, slot)`` with code 0 when sound.
 

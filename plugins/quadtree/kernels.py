@@ -111,7 +111,7 @@ def _init_node(nf, ni, n, lo0, lo1, hi0, hi1, parent, depth):
     ni[n, SPLIT] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def reset(nf, ni, meta, lo0, lo1, hi0, hi1):
     """Empty the pools and make node 0 an empty root leaf with the given square."""
     stamp = meta[M_STAMP]  # slot marks outlive the tree, so stamps must keep increasing
@@ -125,7 +125,7 @@ def reset(nf, ni, meta, lo0, lo1, hi0, hi1):
     _init_node(nf, ni, 0, lo0, lo1, hi0, hi1, -1, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _alloc_group(nf, ni, meta):
     g = meta[M_FREE_GROUP]
     if g >= 0:
@@ -139,7 +139,7 @@ def _alloc_group(nf, ni, meta):
     return g, nf, ni
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _free_group(ni, meta, g):
     for k in range(4):
         ni[g + k, PARENT] = FREED
@@ -251,7 +251,7 @@ def _alive_leaf(ni, n):
 
 
 # --------------------------------------------------------------------------- structure
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def leaves_of(nf, ni, b0, b1, c0, c1, out, stack):
     """Leaves whose closed square overlaps the plane box ``[b0, c0] x [b1, c1]``
     (``stack``: scratch of ``STACK`` entries, passed in so per-object calls allocate nothing)."""
@@ -288,7 +288,7 @@ def split_worthy(nf, ni, node, cap, max_depth, max_dup):
     return total < 4 * cnt and total <= max_dup * cnt
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _split(nf, ni, ri, meta, ob, oact, lo, hi, node):
     """Turn leaf ``node`` into four children and re-insert its objects (closed overlap)."""
     lo0, lo1 = nf[node, SQ_LO0], nf[node, SQ_LO1]
@@ -338,7 +338,7 @@ def _split(nf, ni, ri, meta, ob, oact, lo, hi, node):
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _settle(nf, ni, ri, meta, ob, oact, lo, hi, start, cap, max_depth, max_dup):
     """Split ``start`` and then its children for as long as they are worth splitting."""
     if not split_worthy(nf, ni, start, cap, max_depth, max_dup):
@@ -358,7 +358,7 @@ def _settle(nf, ni, ri, meta, ob, oact, lo, hi, start, cap, max_depth, max_dup):
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fits(ni, ri, meta, mark, node, cap):
     """Do the distinct objects under ``node`` fit one bucket? Stops at the first excess."""
     if ni[node, REFS] <= cap:
@@ -391,7 +391,7 @@ def _fits(ni, ri, meta, mark, node, cap):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _collapse(nf, ni, ri, meta, mark, ob, oact, lo, hi, node, cap):
     """Free every descendant of ``node`` and make it a leaf holding their distinct objects."""
     meta[M_STAMP] += 1
@@ -442,7 +442,7 @@ def _collapse(nf, ni, ri, meta, mark, ob, oact, lo, hi, node, cap):
     return ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _collapse_from(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaf, cap):
     """After ``leaf`` lost objects: collapse its highest ancestor whose objects fit a bucket."""
     p = ni[leaf, PARENT]
@@ -456,7 +456,7 @@ def _collapse_from(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaf, cap):
 
 
 # --------------------------------------------------------------------------- edits
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     """Build the whole tree top-down under the (freshly reset) root.
 
@@ -547,7 +547,7 @@ def build(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def insert(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     """Add each slot to every leaf its plane box overlaps; split leaves that overflow."""
     leaves = np.empty(64, dtype=np.int64)
@@ -565,7 +565,7 @@ def insert(nf, ni, ri, meta, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap, max_depth, max_dup):
     """Fix-ups for leaves that lost objects: collapse, or split if now worth it."""
     for i in range(n):
@@ -578,7 +578,7 @@ def _after_loss(nf, ni, ri, meta, mark, ob, oact, lo, hi, leaves, n, cap, max_de
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def remove(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, cap, max_depth, max_dup):
     """Drop each slot from the leaves its stored plane box overlaps; collapse what fits."""
     leaves = np.empty(64, dtype=np.int64)
@@ -595,7 +595,7 @@ def remove(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, cap, max_depth, max_
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def update(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, a0, a1, cap, max_depth, max_dup):
     """Move each slot: leave the leaves it left, join the ones it entered, and only refresh
     content boxes when it stays in the same leaves (the common, cheap case)."""
@@ -644,7 +644,7 @@ def update(nf, ni, ri, meta, mark, ob, oact, lo, hi, slots, a0, a1, cap, max_dep
     return nf, ni, ri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def set_active(nf, ni, ob, oact, lo, hi, slots, flags):
     """Record the new active state of each slot and propagate the change to ancestors."""
     leaves = np.empty(64, dtype=np.int64)
@@ -735,7 +735,7 @@ def _traverse(nf, ni, ri, meta, mark, lo, hi, a0, a1, a2, kind, qa, qb, scalar, 
     return out, ts, found, visited, tested, rows, n_rows, culled, n_culled
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def query(tree, kind, params, planes, trace):
     """One query of any kind in the shared shape encoding (:mod:`spatial.kernels`); a frustum
     returns *candidates* for the exact test done by the caller.
@@ -759,7 +759,7 @@ def query(tree, kind, params, planes, trace):
             culled[:n_culled])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def query_boxes(tree, qlo, qhi):
     """Many box queries in one pass: CSR ``(slots, offsets, visited, tested)``."""
     nf, ni, ri, meta, mark = tree.nf, tree.ni, tree.ri, tree.meta, tree.mark
@@ -783,7 +783,7 @@ def query_boxes(tree, qlo, qhi):
     return out[:found], offsets, visited, tested
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def query_rays(tree, origins, directions, max_t):
     """Closest hit of each ray: children are visited nearest first and a node is skipped as
     soon as its entry distance exceeds the best hit so far. Ties go to the smaller id."""
@@ -857,7 +857,7 @@ def query_rays(tree, origins, directions, max_t):
 
 
 # --------------------------------------------------------------------------- pairs
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pairs(tree, only_active, node_tests):
     """Overlapping pairs, each reported once although found in every leaf both objects share.
 
@@ -960,7 +960,7 @@ def pairs(tree, only_active, node_tests):
 
 
 # --------------------------------------------------------------------------- inspection
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bfs_order(ni, meta):
     """Live nodes breadth first (parents before children) and each node's row in that order."""
     order = np.empty(meta[M_LIVE], dtype=np.int64)
@@ -982,7 +982,7 @@ def bfs_order(ni, meta):
     return order[:tail], row_of
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bucket_slots(ni, ri, node):
     out = np.empty(ni[node, COUNT], dtype=np.int64)
     r = ni[node, HEAD]
@@ -994,7 +994,7 @@ def bucket_slots(ni, ri, node):
     return out[:k]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def validate(nf, ni, ri, meta, mark, ob, oact, lo, hi, alive, dynamic, awake, a0, a1,
              cap, max_depth, max_dup):
     """Check every invariant; return ``(code, a, b, c)`` with code 0 when all hold."""

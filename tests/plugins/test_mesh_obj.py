@@ -163,3 +163,54 @@ def test_a_binary_file_named_obj_is_refused_at_its_first_bad_byte(tmp_path):
     path.write_bytes(b"v 0 0 0\n\x00\xff\xfe")
     with pytest.raises(ParseError, match=r":2:2: not UTF-8 text: byte 0xff"):
         read_obj(path)
+
+
+def _many_faces_obj(faces: int) -> str:
+    rows = ["v 0 0 0", "v 1 0 0", "v 0 1 0", "v 1 1 0"]
+    for k in range(faces):
+        rows.append("f 1 2 3" if k % 3 else "f 1 2 4 3")
+    return "\n".join(rows) + "\n"
+
+
+def test_statements_are_counted_and_converted_a_slice_at_a_time(tmp_path, monkeypatch):
+    """The editor reads files on a worker thread; one call into C over every statement held
+    the interpreter lock (and so the window) for over half a second on 2,000,000 faces. Each
+    numpy conversion sees at most a slice of statements."""
+    import plugins._mesh_obj as obj
+
+    path = _write(tmp_path, "many.obj", _many_faces_obj(1000))
+    whole = read_obj(str(path))
+    seen = []
+    real = np.fromiter
+
+    class _CountingNumpy:
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def fromiter(values, dtype, count=-1):
+            seen.append(count)
+            return real(values, dtype=dtype, count=count)
+
+    monkeypatch.setattr(obj, "_STATEMENTS_PER_SLICE", 100)
+    monkeypatch.setattr(obj, "np", _CountingNumpy())
+    sliced = read_obj(str(path))
+    assert seen and max(seen) <= 4 * 100, max(seen)  # four corners at most per statement
+    for a, b in zip(whole, sliced):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("text", [
+    "v 0 0 0\r\nv 1 0 0\r\n\r\nv 0 1 0\r\nf 1 2 3\r\n",
+    "v 0 0 0\rv 1 0 0\rv 0 1 0\rf 1 2 3",
+    "# head\n\n\nv 0 0 0\nv 1 0 0\n  v 0 1 0\nf 1 2 3\nf 1 \\\n 2 3\n",
+])
+def test_lines_split_in_pieces_are_the_lines_of_the_whole_text(text, monkeypatch):
+    import plugins._mesh_obj as obj
+
+    whole = obj._Lines(text)
+    monkeypatch.setattr(obj, "_CHARS_PER_PIECE", 3)
+    pieces = obj._Lines(text)
+    assert list(obj._lines_of(text)) == text.splitlines()
+    for name in ("vertex_rests", "vertex_lines", "face_rests", "face_lines", "group_marks"):
+        assert getattr(pieces, name) == getattr(whole, name), name

@@ -223,7 +223,7 @@ def test_the_first_pair_count_runs_on_a_copy_made_with_the_level(window, qtbot, 
 
     def deepcopy(value, memo=None):
         if isinstance(value, SpatialIndex) and threading.current_thread() is threading.main_thread():
-            copied_here.append(type(value).__name__)
+            copied_here.append(value)
         return real(value, memo)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -233,6 +233,8 @@ def test_the_first_pair_count_runs_on_a_copy_made_with_the_level(window, qtbot, 
         panel.stats = {}
         window.state.flush()
         qtbot.waitUntil(lambda: "candidates" in panel.stats, timeout=60_000)
-    assert not copied_here, copied_here
+    # (the demo level the window started with, opened on the window's thread, may have its
+    # own first count meanwhile: the loading thread no longer holds the lock to stop it)
+    assert not any(index is window.document.index for index in copied_here)
     pairs = window.document.index.count_pairs("all")
     assert (panel.stats["candidates"], panel.stats["overlapping"]) == (pairs.tests, pairs.overlapping)

@@ -43,6 +43,7 @@ class ReadableTrees(QObject):
                                             "planes of that subtree only")
         self.act_focus.setObjectName("act_focus_subtree")
         self.state.inspected_node_changed.connect(self._on_inspected)
+        self.state.node_table_read.connect(self._on_table_read)
         self.state.overlay_changed.connect(self._on_overlay_changed)
 
     # ------------------------------------------------------------------ focus
@@ -56,20 +57,32 @@ class ReadableTrees(QObject):
             self.state.set_overlay_settings(focus=row)
 
     # ------------------------------------------------------------------ depth limit
+    def _on_table_read(self, table) -> bool:
+        """A node table was read: for another tree, set its automatic limit before the
+        overlay is built from it (an overlay of all 2,000,000 nodes of a mesh's tree took a
+        fifth of a second, only to be built again with the limit). True when it changed."""
+        if table is None:
+            return False
+        settings = self.state.overlay_settings
+        key = (id(self.state.node_table_index), len(table))
+        if key == self._tree_key:
+            return False
+        self._tree_key = key  # another tree (a level, a backend, a rebuild that grew it)
+        limit = auto_depth_limit(table.depth, READABLE_NODES)
+        if not self.by_hand and limit != self.auto_limit and \
+                settings.max_depth in (NO_LIMIT, self.auto_limit):
+            self.auto_limit = limit
+            self.window.overlay_panel.max_depth.setValue(NO_LIMIT if limit is None else limit)
+            return True
+        return False
+
     def _on_overlay_changed(self, geom) -> None:
         table = self.state.node_table
         if table is None:
             return
         settings = self.state.overlay_settings
-        key = (id(self.state.node_table_index), len(table))
-        if key != self._tree_key:  # another tree (a level, a backend, a rebuild that grew it)
-            self._tree_key = key
-            limit = auto_depth_limit(table.depth, READABLE_NODES)
-            if not self.by_hand and limit != self.auto_limit and \
-                    settings.max_depth in (NO_LIMIT, self.auto_limit):
-                self.auto_limit = limit
-                self.window.overlay_panel.max_depth.setValue(NO_LIMIT if limit is None else limit)
-                return  # the overlay is rebuilt with the limit and comes back here
+        if self._on_table_read(table):  # a tree whose table was not announced (a frame's)
+            return  # the overlay is rebuilt with the limit and comes back here
         if settings.max_depth not in (NO_LIMIT, self.auto_limit):
             self.by_hand = True
         self._say(settings.max_depth, geom)

@@ -33,6 +33,9 @@ class PropertiesPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.title = QLabel("No entity selected")
+        # wrapped, so a longer title does not widen the dock: that resized every view and
+        # painted the level again right after it opened
+        self.title.setWordWrap(True)
         layout.addWidget(self.title)
         self.table = QTableWidget(0, 2)
         self.table.setObjectName("properties_table")

@@ -110,7 +110,9 @@ class StatsPanel(StatePanel):
         # the sizes from the table the window read for its overlay, when it is this index's
         # as it is now (reading a 2,000,000-triangle tree again took seconds)
         current = self.state.table_is_current() and self.state.node_table_index is index
-        stats = index.stats(table) if current else index.stats()
+        stats = self.state.take_stats(index, doc.index_version) if current else None
+        if stats is None:  # none made with the level, or the index changed since
+            stats = index.stats(table) if current else index.stats()
         self._show_sizes(stats)
         self._show_histograms(table, stats)
         if force:

@@ -9,6 +9,10 @@ when a repaint crosses them.
 """
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable
+
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication, QPixmapCache
 from PySide6.QtWidgets import QGraphicsItem
 
@@ -25,6 +29,17 @@ EDGE_Z = 0.05
 #: chunk of the three 2D views (a view is about a quarter of the screen; chunks' rectangles
 #: overlap where brushes cross their tile), plus the views' other cached items
 CACHED_SCREENS = 12
+
+#: chunks a view wraps in items per event-loop turn when a whole new level arrives: a
+#: 50,000-brush level has about 1,200 chunks a view (7,300 items in the three views), and
+#: making all their items and then rasterising every one in the first frame froze the window
+#: for most of a second; in slices, each turn makes and first paints at most this many per
+#: view, and the window stays live
+ARRIVAL_SLICE = 120
+#: ms between two slices: the window paints the last one in between
+ARRIVAL_PAUSE_MS = 30
+#: pauses a slice waits at most for :attr:`BrushLayer.wait_for` (then it goes ahead anyway)
+ARRIVAL_MAX_WAITS = 40
 
 
 def reserve_pixmap_cache() -> int:
@@ -66,6 +81,20 @@ class BrushLayer:
         self.edge_pen = edge_pen
         reserve_pixmap_cache()
         self._items: dict[int, tuple[ChunkPathsItem, ChunkPathsItem]] = {}
+        #: chunks of a new chunk list still waiting for their items (see :data:`ARRIVAL_SLICE`)
+        self._waiting: deque[OutlineChunk] = deque()
+        self._arrival = QTimer()
+        self._arrival.setSingleShot(True)
+        # not 0: a zero-delay timer fires before the window's repaint (a 5 ms timer of Qt's),
+        # so two slices would be made and then painted in one frame
+        self._arrival.setInterval(ARRIVAL_PAUSE_MS)
+        self._arrival.timeout.connect(self._next_slice)
+        #: event-loop turns that made items for an arriving level
+        self.arrival_slices = 0
+        #: ``wait_for()`` True: a heavier frame is due (the 3D view's first full frame of the
+        #: level), so the next slice waits a pause rather than being painted in that frame
+        self.wait_for: Callable[[], bool] | None = None
+        self._waits = 0
         # every chunk's fill under every chunk's edges: two groups, each added to the view once
         self._fills, self._edges = ItemGroup(FILL_Z), ItemGroup(EDGE_Z)
         for group in (self._fills, self._edges):
@@ -79,19 +108,58 @@ class BrushLayer:
         """The fill and edge items of ``chunk`` (none while it never held a brush)."""
         return self._items.get(id(chunk), ())
 
+    def pending(self) -> int:
+        """Chunks of an arriving level not yet wrapped in items (0: the view is complete)."""
+        return len(self._waiting)
+
+    def finish(self) -> None:
+        """Wrap every waiting chunk in its items now (a screenshot shows the whole level)."""
+        self._arrival.stop()
+        self._add_items(list(self._waiting))
+        self._waiting.clear()
+
     def sync(self) -> None:
         """Bring the items in line with the outlines' last update: new items for a new chunk
-        list, new paths for the dirty chunks only."""
+        list (in slices of :data:`ARRIVAL_SLICE` chunks, one per event-loop turn, when it is
+        big), new paths for the dirty chunks only."""
         outlines = self.outlines
         if outlines.rebuilt_all:
             # a new chunk list: new groups (dropping a group drops its items with it)
             self._items = {}
+            self._arrival.stop()
             for group in (self._fills, self._edges):
                 self.view_box.removeItem(group)
             self._fills, self._edges = ItemGroup(FILL_Z), ItemGroup(EDGE_Z)
             for group in (self._fills, self._edges):
                 self.view_box.addItem(group, ignoreBounds=True)
-        for chunk in outlines.dirty:
+            self._waiting = deque(chunk for chunk in outlines.dirty if chunk.ids)
+            self.arrival_slices = self._waits = 0
+            if len(self._waiting) <= ARRIVAL_SLICE:
+                self.finish()  # a level of a slice or less is drawn at once, as always
+            else:
+                # the first frame shows the level in the other views (3D, overlay) and the
+                # slices follow, one a turn, each painted in the frame after it
+                self._arrival.start()
+            return
+        # a chunk still waiting reads its paths when its turn comes: nothing to do for it now
+        waiting = {id(chunk) for chunk in self._waiting}
+        self._add_items([chunk for chunk in outlines.dirty if id(chunk) not in waiting])
+
+    def _next_slice(self) -> None:
+        """Wrap the next :data:`ARRIVAL_SLICE` waiting chunks in items; the rest wait for the
+        next turn (after this one's frame is painted)."""
+        if self.wait_for is not None and self._waits < ARRIVAL_MAX_WAITS and self.wait_for():
+            self._waits += 1
+            self._arrival.start()
+            return
+        take = min(ARRIVAL_SLICE, len(self._waiting))
+        self._add_items([self._waiting.popleft() for _ in range(take)])
+        self.arrival_slices += 1
+        if self._waiting:
+            self._arrival.start()
+
+    def _add_items(self, chunks) -> None:
+        for chunk in chunks:
             pair = self._items.get(id(chunk))
             if pair is None and not chunk.ids:
                 continue  # an empty tile needs no items until a brush moves in

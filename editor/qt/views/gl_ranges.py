@@ -131,10 +131,18 @@ class RangeTrianglesItem(gl.GLMeshItem):
         from pyqtgraph.opengl.items.GLMeshItem import DirtyFlag
         return DirtyFlag(0)
 
-    def paint(self) -> None:
-        if self.vertexes is None or not len(self.vertexes) or self.skipped:
+    def upload(self) -> None:
+        """Send what changed of the arrays to the vertex buffers now (the GL context is
+        current): a big level's first upload (50 MB for 50,000 brushes) then need not share a
+        frame with its first drawing."""
+        if self.vertexes is None or not len(self.vertexes):
             return
         self.position_uploads.upload(self.m_vbo_position, self.vertexes)
         self.colour_uploads.upload(self.m_vbo_color, self.colors)
+
+    def paint(self) -> None:
+        if self.vertexes is None or not len(self.vertexes) or self.skipped:
+            return
+        self.upload()
         super().paint()
         self.frames_drawn += 1

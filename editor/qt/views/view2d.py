@@ -28,7 +28,7 @@ from ..colors import (
 from ..level_arrays import MESH_FACE, ONE_SIDED_WALL, TWO_SIDED_WALL
 from ..overlay import COLOUR_BINS, bin_colour, project_rects, rect_segments
 from ..scene_geometry import selection_bounds, selection_lines
-from .brush_layer import BrushLayer
+from .brush_layer import ARRIVAL_MAX_WAITS, ARRIVAL_PAUSE_MS, BrushLayer
 from .brush_outlines import BrushOutlines
 from .follow_state import follow_state
 from .items2d import (
@@ -42,8 +42,12 @@ from .items2d import (
     rects_bounds,
     segments_path,
 )
+from .level_paths import LevelPaths, level_paths
 
 AXIS_NAMES = "xyz"
+#: a level drawing more wall segments and triangles than this is stroked a turn after it
+#: arrives (and after the 3D view's first full frame of it), not in the frame it arrives in
+LEVEL_ARRIVAL_SEGMENTS = 100_000
 #: the three standard views: name -> (horizontal axis, vertical axis)
 VIEW_AXES = {"Top": (0, 1), "Front": (0, 2), "Side": (1, 2)}
 
@@ -91,6 +95,13 @@ class View2D(pg.PlotWidget):
     """
 
     cursor_moved = Signal(object)
+    #: the view that stroked an arriving big level and has not painted since: the next view
+    #: waits until it has, so each view's first stroke of it is painted in a frame of its own
+    _level_unpainted: View2D | None = None
+    #: an arriving big level's walls and mesh (arrays, prepared paths), drawn a turn later,
+    #: and the pauses it waited so far
+    _level_due: tuple | None = None
+    _level_waits = 0
 
     def __init__(self, state, tools, name: str = "Top", parent=None) -> None:
         self.axes = VIEW_AXES[name]
@@ -142,6 +153,7 @@ class View2D(pg.PlotWidget):
         self._brush_fill = QBrush(qcolor(BRUSH_FACE, 0.10))
         self._brush_pen = cosmetic_pen(BRUSH_EDGE, 0.55)
         self.brushes = BrushLayer(self.vb, self.outlines, self._brush_fill, self._brush_pen)
+        self._level_timer = self._pause_timer(self._draw_level_due)
         self._label_font = QFont()
         self._label_font.setPointSize(8)
         self.labels = LabelsItem(self._label_font)
@@ -265,7 +277,19 @@ class View2D(pg.PlotWidget):
         self.brushes.sync()
         everything = arrays.changed is None
         if everything or arrays.level_changed:
-            self._draw_level(arrays.level)
+            prepared = (arrays.level_paths or {}).pop(tuple(self.axes), None) if everything else None
+            level = arrays.level
+            self._level_timer.stop()
+            self._level_due = None
+            if everything and level.walls_drawn + level.triangles_drawn > LEVEL_ARRIVAL_SEGMENTS:
+                # stroked in a frame of its own: with the 3D view's first frame of the level
+                # it would freeze the window (a 2,000,000-triangle mesh: ~0.1 s a view)
+                self.walls.clear()
+                self.mesh.clear()
+                self._level_due, self._level_waits = (level, prepared), 0
+                self._level_timer.start()
+            else:
+                self._draw_level(level, prepared)
         self.drawn = {"brushes": len(arrays.brush_ids), "wall_segments": arrays.level.walls_drawn,
                       "triangles": arrays.level.triangles_drawn, "entities": len(arrays.entity_ids)}
         if everything or arrays.entities_changed:
@@ -290,15 +314,57 @@ class View2D(pg.PlotWidget):
                 ent_layers.append((segments_path(rect_segments(mine)), cosmetic_pen(colour, 1.0, 1.5), None))
         self.entities.set_layers(ent_layers)
 
-    def _draw_level(self, level) -> None:
-        """Walls (one-sided solid grey, two-sided dashed amber) and mesh triangle edges."""
-        one = level.wall_segments_2d(self.axes, two_sided=False)
-        two = level.wall_segments_2d(self.axes, two_sided=True)
+    def _pause_timer(self, slot) -> QTimer:
+        """A single-shot timer calling ``slot`` a pause (:data:`ARRIVAL_PAUSE_MS`) after it
+        is started."""
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(ARRIVAL_PAUSE_MS)
+        timer.timeout.connect(slot)
+        return timer
+
+    def arrival_pending(self) -> int:
+        """Parts of an arriving level this view has still to draw (0: all of it is drawn)."""
+        return self.brushes.pending() + (self._level_due is not None)
+
+    def finish_arrival(self) -> None:
+        """Draw whatever of an arriving level is still waiting, now (a screenshot)."""
+        self.brushes.finish()
+        if self._level_due is not None:
+            self._level_waits = ARRIVAL_MAX_WAITS
+            self._draw_level_due()
+
+    def _draw_level_due(self) -> None:
+        """Draw the walls and mesh of the arriving level, unless the 3D view's first full
+        frame of it is still to come (then a pause later)."""
+        if self._level_due is None:
+            return
+        wait_for = self.brushes.wait_for
+        # one view a frame: each view's first stroke of a big mesh is a frame's work on its own
+        other = View2D._level_unpainted
+        other_view_unpainted = other is not None and other is not self and other.isVisible()
+        if self._level_waits < ARRIVAL_MAX_WAITS and (
+                other_view_unpainted or (wait_for is not None and wait_for())):
+            self._level_waits += 1
+            self._level_timer.start()
+            return
+        (level, prepared), self._level_due = self._level_due, None
+        self._draw_level(level, prepared)
+        View2D._level_unpainted = self
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
+        super().paintEvent(ev)
+        if View2D._level_unpainted is self:
+            View2D._level_unpainted = None  # its arriving level is on screen: the next view's turn
+
+    def _draw_level(self, level, built: LevelPaths | None = None) -> None:
+        """Walls (one-sided solid grey, two-sided dashed amber) and mesh triangle edges.
+        ``built``: their paths for this view's axes, made on the loading thread."""
+        paths = built if built is not None else level_paths(level, (self.axes[0], self.axes[1]))
         self.walls.set_layers([
-            (segments_path(two), cosmetic_pen(TWO_SIDED_WALL, 0.85, 1.0, Qt.PenStyle.DashLine), None),
-            (segments_path(one), cosmetic_pen(ONE_SIDED_WALL, 1.0, 1.4), None)])
-        tris = level.triangle_segments_2d(self.axes)
-        self.mesh.set_layers([(segments_path(tris), cosmetic_pen(MESH_FACE, 0.35, 1.0), None)])
+            (paths.two_sided, cosmetic_pen(TWO_SIDED_WALL, 0.85, 1.0, Qt.PenStyle.DashLine), None),
+            (paths.one_sided, cosmetic_pen(ONE_SIDED_WALL, 1.0, 1.4), None)])
+        self.mesh.set_layers([(paths.triangles, cosmetic_pen(MESH_FACE, 0.35, 1.0), None)])
 
     def _on_selection_changed(self, ids) -> None:
         doc = self.state.document

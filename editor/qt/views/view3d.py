@@ -145,6 +145,10 @@ class View3D(gl.GLViewWidget):
         self._recull_timer.setInterval(120)
         self._recull_timer.timeout.connect(self._upload_overlay)
         self._last_camera = None
+        self._full_frame_asked = False
+        self._face_upload = QTimer(self)
+        self._face_upload.setSingleShot(True)
+        self._face_upload.timeout.connect(self._upload_skipped_faces)
         self._rest_timer = QTimer(self)
         self._rest_timer.setSingleShot(True)
         self._rest_timer.setInterval(CAMERA_REST_MS)
@@ -178,12 +182,7 @@ class View3D(gl.GLViewWidget):
                      self.entities, self.query_nodes, self.highlight, self.selection,
                      self.ray_item, self.frustum_item, self.inspected):
             self.addItem(item)
-        #: items drawn first and rarely changed (the grid, a live game's static boxes), redrawn
-        #: only when they or the camera change. The level's translucent surfaces are not among
-        #: them: they are drawn over the tree overlay, which shows through them
-        self.still = StillLayer()
-        self._still_pass: bool | None = None  # while drawing: the still items or the others
-        self.still.add(self.grid_item)
+        self._make_still_layer()
 
         follow_state(self, state)
 
@@ -199,6 +198,10 @@ class View3D(gl.GLViewWidget):
         self.setCameraPosition(pos=QVector3D(*centre), distance=radius * 1.6, elevation=35,
                                azimuth=-60)
         self._on_grid_changed()
+        if self._culled_for is not None and self._culled_for != self._camera_key():
+            # a jump, not a motion: cull the overlay for the new camera now, before the next
+            # frame, rather than painting a frame for the old one and another 120 ms later
+            self._upload_overlay()
 
     def _on_grid_changed(self) -> None:
         doc = self.state.document
@@ -475,9 +478,25 @@ class View3D(gl.GLViewWidget):
         self.update()
 
     # ------------------------------------------------------------------ rendering
+    def full_frame_due(self) -> bool:
+        """Whether the brush faces were left out of the last frame (the camera moved) and the
+        frame drawing them is still to be painted."""
+        return bool(self.faces.skipped) or self._full_frame_asked
+
+    def _upload_skipped_faces(self) -> None:
+        """Upload the faces a frame left out, in a turn of their own before the frame that
+        draws them (for a level just opened, the whole level's faces)."""
+        if self.faces.skipped and self.isValid():
+            self.makeCurrent()
+            try:
+                self.faces.upload()
+            finally:
+                self.doneCurrent()
+
     def _on_camera_rest(self) -> None:
         if self.faces.skipped:
             self.faces.skipped = False
+            self._full_frame_asked = True  # until painted (the paint comes a few ms later)
             self.update()
 
     def _motion_level_of_detail(self, camera) -> None:
@@ -488,6 +507,9 @@ class View3D(gl.GLViewWidget):
         if moved and faces is not None and len(faces) > MOTION_LOD_VERTICES:
             self.faces.skipped = True
             self._rest_timer.start()
+            uploads = self.faces.position_uploads
+            if uploads.everything or uploads.ranges:
+                self._face_upload.start()  # after this frame, before the one drawing them
 
     def update(self, *args) -> None:  # noqa: D401 (Qt's name)
         """Ask for a paint; with :attr:`paint_share` set, not before the last paint's time
@@ -513,6 +535,7 @@ class View3D(gl.GLViewWidget):
             self._paint_over_still_layer()
         else:
             super().paintGL(*args, **kwargs)
+        self._full_frame_asked = self._full_frame_asked and bool(self.faces.skipped)
         if self.paint_share is not None:
             # software OpenGL renders after paintGL returns, while Qt composes the window: the
             # share must count that too, or the paint costs several times what it is held to
@@ -520,6 +543,14 @@ class View3D(gl.GLViewWidget):
         self._painted_at = time.perf_counter()
         self.frame_ms = (self._painted_at - start) * 1e3
         self.frame_rendered.emit(self.frame_ms)
+
+    def _make_still_layer(self) -> None:
+        #: items drawn first and rarely changed (the grid, a live game's static boxes), redrawn
+        #: only when they or the camera change. The level's translucent surfaces are not among
+        #: them: they are drawn over the tree overlay, which shows through them
+        self.still = StillLayer()
+        self._still_pass: bool | None = None  # while drawing: the still items or the others
+        self.still.add(self.grid_item)
 
     def _paint_over_still_layer(self) -> None:
         """Copy the still layer's image (drawn first if stale), then draw the other items."""
