@@ -2,7 +2,10 @@
 
 ``btDbvtBroadphase`` keeps two dynamic AABB trees whose leaves are fattened by the global
 ``gDbvtMargin`` (``btScalar(0.05)`` in btDbvtBroadphase.cpp; a ``DBVT_BP_MARGIN`` define in
-older releases). Modelled by our ``bvh`` with that absolute margin, the one value tuned.
+older releases). Modelled by our ``bvh`` with that absolute margin, but **not tuned**: Bullet
+finds pairs on the fat leaves and visits every cached pair each step, while our ``bvh`` finds
+them on the tight boxes, so the model sees what a bigger margin saves (reinsertions) and not
+what it costs (pairs); a margin it picked would be a reading of the model, not of Bullet.
 ``btAxisSweep3(worldAabbMin, worldAabbMax, maxHandles)`` needs world bounds: derived from the
 level and written beside it (its sweep-and-prune is not modelled).
 """
@@ -27,12 +30,12 @@ class BulletProfile(EngineProfile):
     knobs = (
         Knob("dbvt_margin", "gDbvtMargin", 0.05, "m",
              "fat-AABB margin of btDbvtBroadphase's trees (global, set before stepping)",
-             DBVT_CPP, lo=0.0, hi=10.0, scale="log"),
+             DBVT_CPP, lo=0.0, hi=10.0, scale="log", tunable=False),
     )
     not_modelled = (
-        "the pairs btDbvtBroadphase's fat leaves add to its pair cache: the model finds pairs on "
-        "tight boxes, so a bigger margin only saves reinsertions there and never costs pairs; a "
-        "tuned gDbvtMargin far above 0.05 m is the model's reading, check it in Bullet",
+        "gDbvtMargin is written at Bullet's default, not tuned: Bullet finds pairs on the fat "
+        "leaves, the model on tight boxes, so the model sees the reinsertions a bigger margin "
+        "saves and not the cached pairs it adds",
         "btDbvtBroadphase's m_prediction, m_dupdates and m_fupdates (incremental update rates)",
         "btAxisSweep3's sweep and prune: only its world bounds are derived",
     )

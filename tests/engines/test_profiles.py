@@ -95,3 +95,17 @@ def test_the_model_builds_our_backend_with_the_translated_knobs(name):
         with pytest.raises(Exception, match="expected one of"):
             model(bad)
     assert np.isfinite(model.worst_case_bytes(model.Params(), work.lo, work.hi))
+
+
+def test_bullets_margin_is_written_at_its_default_with_the_reason():
+    """The model finds pairs on tight boxes where Bullet finds them on fat leaves, so it cannot
+    weigh gDbvtMargin: a tuning keeps Bullet's default and the file says why."""
+    from spatial.engines.tuning import tune_engine
+
+    profile = engine_profile("bullet")
+    knob = profile.knob("dbvt_margin")
+    assert not knob.tunable and knob.default == 0.05
+    tuned = tune_engine(profile, small_workload(), FRAME, budget_s=5, source="test level")
+    text = tuned.render()
+    assert PARSERS["bullet"](text)["dbvt_margin"] == pytest.approx(0.05)
+    assert "not tuned" in text and "fat" in text
