@@ -155,9 +155,12 @@ def test_the_engine_gets_what_the_budget_has_left(monkeypatch):
     work = small_workload(n=60, frames=2)
     frame = LevelFrame.of(work.lo, work.hi, 1.0, 2)
     began = time.perf_counter()
-    tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=3, max_trials=3,
+    # three trials end the model's search well inside its share, even when its kernels
+    # compile first (an empty cache); the engine then gets the rest
+    total = 60.0
+    tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=total, max_trials=3,
                         fixed={"dim": 2.0})
     (called, budget, held), = asked
-    assert tuned.result.budget_s == pytest.approx(3 * 0.3)
-    assert 0 < budget and (called - began) + budget <= 3
+    assert tuned.result.budget_s == pytest.approx(total * 0.3)
+    assert 0 < budget and (called - began) + budget <= total
     assert held == frozenset({"dim"})
