@@ -3,6 +3,7 @@ stand-in warm-up process releases the families one at a time."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from PySide6.QtCore import Qt
@@ -12,25 +13,35 @@ from editor.warmup import FAMILIES
 
 
 class _Warmup:
-    """Says a family's line when the test sets its event."""
+    """Says a family's line when the test sets its event; ends unfinished, as a warm-up
+    process does, when the editor closes (``stop``)."""
 
     def __init__(self) -> None:
         self.release = {line: threading.Event() for line in FAMILIES.values()}
+        self._ended = threading.Event()
 
     def wait_ready(self, timeout: float = 600.0, line: str = "ready") -> bool:
-        return self.release[line].wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not self.release[line].wait(0.02):
+            if self._ended.is_set() or time.monotonic() >= deadline:
+                return False
+        return True
+
+    def stop(self) -> None:
+        self._ended.set()
 
 
 @pytest.fixture
-def gated(window, qtbot):
+def gated(window, qtbot, monkeypatch):
+    import editor.warmup
     from editor.qt.kernel_readiness import start_kernel_readiness
 
     warmup = _Warmup()
+    monkeypatch.setattr(editor.warmup, "_RUNNING", {warmup})  # the editor's close ends it
     readiness = start_kernel_readiness(window, "octree", warmup)
     yield window, warmup, readiness
-    for event in warmup.release.values():
-        event.set()
-    readiness.stop()
+    warmup.stop()
+    assert readiness.stop()
 
 
 def _count_index_queries(monkeypatch, index) -> list[tuple[str, str]]:
