@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         install_dialogs(self)  # Tools → Tune parameters…, Help → Plugins…
         install_problems(self)  # brushes kept as written, listed with their line and reason
         install_compare(self)  # View → Compare…, focus, depth limit, tree diff of every edit
+        self._dock_tab_titles.fit_rows()  # every dock is in place: the first layout fits its rows
         self.frame_sync = FrameSync(self)  # every changed view in one composite per frame
 
         self.state.document_replaced.connect(self._on_document_replaced)

@@ -99,3 +99,19 @@ def test_dock_tab_titles_are_shown_whole(qtbot, settings, size):
         assert bar.elideMode() == Qt.TextElideMode.ElideNone, title
         index = next(i for i in range(bar.count()) if bar.tabText(i) == title)
         assert bar.tabRect(index).width() >= bar.fontMetrics().horizontalAdvance(title), title
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1280, 800)])
+def test_the_left_columns_tab_row_is_shown_whole_not_scrolled(qtbot, settings, size):
+    """Entities, Undo history and Problems fit their column: no tab starts or ends outside
+    its bar (a scrolled row cut its first title at the edge)."""
+    from PySide6.QtWidgets import QTabBar
+
+    window = _open(qtbot, settings, size, str(shared_file(E3M4)))
+    qtbot.wait(50)  # the row is fitted on the turn after the bar lays out
+    bar = next(bar for bar in window.findChildren(QTabBar) if bar.parent() is window and
+               bar.isVisible() and "Undo history" in [bar.tabText(i) for i in range(bar.count())])
+    assert {bar.tabText(i) for i in range(bar.count())} == {"Entities", "Undo history", "Problems"}
+    for i in range(bar.count()):
+        rect = bar.tabRect(i)
+        assert rect.left() >= 0 and rect.right() < bar.width(), bar.tabText(i)
