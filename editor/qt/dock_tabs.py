@@ -1,8 +1,8 @@
 """Dock tab titles shown whole.
 
 When docks are tabbed together, Qt's main window makes each tab bar elide its titles on the
-right; in the right-hand column at 1280×800 five tabs (Statistics, Node inspector, Queries,
-Hotspots, Pairs) became "Statis…", "Que…", "P…" — unreadable, and "P…" names nothing. The
+right; in the right-hand column at 1280×800 five tabs (Statistics, Node, Queries, Hotspots,
+Pairs) became "Statis…", "Que…", "P…" — unreadable, and "P…" names nothing. The
 main window creates those tab bars itself whenever docks are tabbed (and sets their eliding
 then), so a filter on the window gives every tab bar it polishes whole titles and scroll
 arrows instead: each title stays readable, and a row too long for the column scrolls.
@@ -10,7 +10,8 @@ arrows instead: each title stays readable, and a row too long for the column scr
 A short row is fitted instead of scrolled: when a bar's tabs need at most
 :data:`FIT_ROW_WIDTH` pixels, its docks are given that as their minimum width, so the row is
 shown whole (the left column's Entities, Undo history and Problems would otherwise scroll,
-the first title cut at the edge, once the column is narrower than they are).
+the first title cut at the edge, once the column is narrower than they are; the right
+column's five tabs, the last one cut, when a style's tabs come out wider than here).
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar
 
 #: tab rows up to this wide (pixels) widen their docks to show whole; longer ones scroll
-FIT_ROW_WIDTH = 300
+#: (the right-hand column is 360 pixels wide: its Partition panel's minimum and frame)
+FIT_ROW_WIDTH = 360
 
 
 def show_whole(bar: QTabBar) -> None:

@@ -235,7 +235,9 @@ class MainWindow(QMainWindow):
             "partition": self._dock("Partition", scroll, R, "dock_partition"),
             "overlay": self._dock("Tree overlay", _scrolled(self.overlay_panel), R, "dock_overlay"),
             "stats": self._dock("Statistics", _scrolled(self.stats_panel), R, "dock_stats"),
-            "inspector": self._dock("Node inspector", self.inspector_panel, R, "dock_inspector"),
+            # "Node" (what it shows, as the Inspect node tool names it): with "Node inspector"
+            # the column's five tabs were longer than the column at any window size
+            "inspector": self._dock("Node", self.inspector_panel, R, "dock_inspector"),
             "queries": self._dock("Queries", self.query_panel, R, "dock_queries"),
             "palette": self._dock("Entities", self.palette_panel, L, "dock_palette"),
             "properties": self._dock("Properties", self.properties_panel, L, "dock_properties"),
@@ -246,10 +248,16 @@ class MainWindow(QMainWindow):
         self.docks["stats"].raise_()
         self.tabifyDockWidget(self.docks["palette"], self.docks["history"])
         self.docks["palette"].raise_()
+        # a tool's answer comes to the front: the node clicked with Inspect node
+        st.inspected_node_changed.connect(self._show_inspected_node)
         # a first layout (its settling also fixes the column's width); the first show then fits
         # the heights to the contents (dock_fit), unless the user saved a layout of their own
         self.resizeDocks([self.docks["partition"], self.docks["overlay"], self.docks["stats"]],
                          [285, 250, 300], Qt.Orientation.Vertical)
+
+    def _show_inspected_node(self, row: int) -> None:
+        if row >= 0:
+            self.docks["inspector"].raise_()
 
     def add_bottom_dock(self, title: str, widget, name: str) -> QDockWidget:
         """Dock a panel along the bottom (the place kept for a simulation timeline)."""

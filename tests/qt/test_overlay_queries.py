@@ -142,6 +142,8 @@ def test_node_inspector_shows_the_clicked_node_and_selects_its_objects(window):
     table = st.node_table
     assert table.lo[row, 0] <= 300 <= table.hi[row, 0] and table.lo[row, 1] <= 300 <= table.hi[row, 1]
     panel = window.inspector_panel
+    # the answer comes to the front: the Node tab is raised over Statistics
+    assert not window.docks["inspector"].visibleRegion().isEmpty()
     objs = doc.index.node_objects(row).tolist()
     assert panel.objects.count() == len(objs)
     assert f"depth {table.depth[row]}" in panel.info.text()
