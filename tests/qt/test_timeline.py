@@ -33,6 +33,42 @@ def test_play_advances_frames_and_plots_one_point_per_frame(timeline_window, qtb
     assert cols["frame"].tolist() == list(range(1, played + 1))
 
 
+def test_plot_ranges_hold_still_while_frames_arrive_inside_them(timeline_window, qtbot):
+    """The plots' ranges move in steps, not with every frame (a changed range draws every
+    axis tick and grid line again): stepping on keeps the same ranges while the new points
+    fall inside them, and the ranges always hold every point."""
+    c = timeline_window.timeline
+    plots = timeline_window.timeline_panel.plots
+    c.step(20)
+    seen: list[dict] = []
+    changes = dict.fromkeys(plots.widgets, 0)
+    for _ in range(40):
+        c.step()  # a step refreshes the plots at once
+        qtbot.wait(20)  # and they paint (a fitted range would be fitted then)
+        ranges = {name: plot.getViewBox().viewRange() for name, plot in plots.widgets.items()}
+        cols = c.plot_columns()
+        (x0, x1), _ = ranges["pairs"]
+        assert x0 <= cols["frame"][0] and cols["frame"][-1] <= x1
+        for name, columns in (("pairs", ("candidates", "overlapping")), ("nodes", ("nodes", "awake"))):
+            top = ranges[name][1][1]
+            assert max(cols[col].max() for col in columns) <= top
+        for name in changes:
+            changes[name] += bool(seen) and ranges[name] != seen[-1][name]
+        seen.append(ranges)
+    # frames 21 to 60: the frame axis steps at 25, 30, 40, 50 and 60
+    assert max(changes.values()) <= 10, f"ranges changed on these many of 40 frames: {changes}"
+
+
+@pytest.mark.parametrize("first,last", [(1, 5), (1, 100), (300, 900), (7, 7), (0, 12345)])
+def test_a_plots_frame_range_holds_its_frames_in_round_steps(first, last):
+    from editor.qt.timeline.plots import frame_range, nice_ceil
+
+    lo, hi = frame_range(first, last)
+    assert lo <= first and last <= hi
+    assert hi - lo <= 2.5 * max(last - first, 1) + 10  # not mostly empty
+    assert [nice_ceil(v) for v in (0.0, 0.3, 1.0, 1.01, 7.0, 1234.0)] == [1.0, 0.3, 1.0, 1.2, 8.0, 1500.0]
+
+
 def test_step_adds_exactly_one_frame_and_pause_holds(timeline_window, qtbot):
     c = timeline_window.timeline
     c.step(5)
