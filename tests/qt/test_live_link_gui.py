@@ -36,7 +36,7 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
     try:
         qtbot.waitUntil(lambda: c.frame >= 15, timeout=30_000)
         assert c.live and c.play_state == "playing" and not w.document.is_dirty()
-        assert link.static_view.count == 100  # the game's static boxes are drawn
+        qtbot.waitUntil(lambda: link.static_view.count == 100, timeout=10_000)  # the game's static boxes
         first, at = c.shown_bodies()[1].copy(), c.frame
         qtbot.waitUntil(lambda: c.frame >= at + 5, timeout=30_000)
         assert not np.array_equal(first, c.shown_bodies()[1])  # the movers moved, frame to frame

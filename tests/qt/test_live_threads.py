@@ -30,6 +30,15 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
         return step(self, record)
 
     monkeypatch.setattr(LiveSession, "step", recording_step)
+    import editor.qt.live.static_view as static_view
+    prepared_on: list[str] = []
+    prepare = static_view.prepare_static
+
+    def recording_prepare(*args, **kwargs):
+        prepared_on.append(threading.current_thread().name)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(static_view, "prepare_static", recording_prepare)
     window.live_link_ask = lambda parent, default: "127.0.0.1:0"
     window.act_connect_game.trigger()
     link, controller = window.live_link, window.timeline
@@ -39,7 +48,10 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
     try:
         qtbot.waitUntil(lambda: controller.frame >= 20, timeout=60_000)
         static = link.static_view
-        assert static.count == 3000 and len(static.chunks["Top"]) > 1  # tiles, not one path
+        qtbot.waitUntil(lambda: static.count == 3000, timeout=10_000)
+        assert len(static.chunks["Top"]) > 1  # tiles, not one path
+        # the header's outlines were made on a worker, not on the window's thread
+        assert len(prepared_on) == 1 and prepared_on[0] != threading.main_thread().name
         movers = window.live_view.items2d["Top"]
         qtbot.waitUntil(lambda: static.paints() > 0, timeout=10_000)  # each tile drawn once
         static_paints, mover_paints, shown = static.paints(), movers.paints, controller.frame

@@ -210,7 +210,7 @@ class LiveLink(QObject):
             header: LiveHeader = event[1]
             if self.source is not None:
                 self.source.add_header(header)
-            self.static_view.show(header.static_lo, header.static_hi)
+            self.static_view.show_in_background(header.static_lo, header.static_hi)
         elif kind == "frame":
             self._on_frame(event[2], event[3])
         elif kind == "fault":
