@@ -4,7 +4,8 @@
 Feeds the live-link benchmark's stream (``benchmarks/live_link.py``: ``--static`` boxes, then
 ``--movers`` boxes moving every frame) to a live session per backend, then times
 :func:`editor.model.hotspot_pairs.cell_objects` for the ten hottest cells of the window (what
-the Hotspots list computes on the window's thread at each refresh): median of ``--repeats``.
+the Hotspots list computes at each refresh, on a worker while a live game plays): median of
+``--repeats``.
 Prints the node count and the objects held in the hottest cell beside it. This measures; it
 asserts nothing.
 """

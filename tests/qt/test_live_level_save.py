@@ -66,11 +66,14 @@ def streamed(window, qtbot):
 def test_the_games_names_show_in_the_hotspots_and_the_node_inspector(streamed, qtbot):
     w = streamed
     c = w.timeline
-    w.hotspot_panel.refresh()
     tree = w.hotspot_panel.tree
-    rows = [tree.topLevelItem(r).child(k).text(0) for r in range(tree.topLevelItemCount())
-            for k in range(tree.topLevelItem(r).childCount())]
-    assert any(text.startswith("crate ") for text in rows), rows
+
+    def rows():
+        return [tree.topLevelItem(r).child(k).text(0) for r in range(tree.topLevelItemCount())
+                for k in range(tree.topLevelItem(r).childCount())]
+
+    w.hotspot_panel.refresh()  # while the game plays, the cells are found on a worker
+    qtbot.waitUntil(lambda: any(text.startswith("crate ") for text in rows()), timeout=10_000)
     st = w.state
     st.flush()
     index = c.shown_index()

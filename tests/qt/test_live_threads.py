@@ -39,6 +39,15 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
         return prepare(*args, **kwargs)
 
     monkeypatch.setattr(static_view, "prepare_static", recording_prepare)
+    import editor.qt.timeline.hotspot_panel as hotspot_panel
+    cells_found_on: list[str] = []
+    cell_objects = hotspot_panel.cell_objects
+
+    def recording_cell_objects(*args, **kwargs):
+        cells_found_on.append(threading.current_thread().name)
+        return cell_objects(*args, **kwargs)
+
+    monkeypatch.setattr(hotspot_panel, "cell_objects", recording_cell_objects)
     window.live_link_ask = lambda parent, default: "127.0.0.1:0"
     window.act_connect_game.trigger()
     link, controller = window.live_link, window.timeline
@@ -58,6 +67,9 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
         qtbot.waitUntil(lambda: controller.frame >= shown + 20, timeout=60_000)
         qtbot.wait(100)
         assert movers.paints > mover_paints  # the window kept painting the movers
+        # the Hotspots list is filled while the game plays, its cells searched on a worker
+        qtbot.waitUntil(lambda: window.hotspot_panel.tree.topLevelItemCount() > 0, timeout=10_000)
+        assert cells_found_on and threading.main_thread().name not in cells_found_on
         assert static.paints() == static_paints  # from the tiles' pixmaps, not drawn again
         assert game.wait(timeout=60) == 0
         qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=60_000)

@@ -15,11 +15,13 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
 
-from editor.model.hotspot_pairs import cell_objects, describe_cell, find_cell, object_label
+from editor.model.hotspot_pairs import CellObjects, cell_objects, describe_cell, find_cell, object_label
 from editor.model.hotspots import Hotspot
+from editor.model.live.source import LiveSource
 
 from ..panels.base import Panel, PlaybackRefresh
 from ..tools.edit_ops import select
+from ..workers import CallWorker
 from .live_view import frame_box
 
 #: hotspots listed
@@ -33,6 +35,18 @@ REFRESH_MS = 250
 
 _IDS = Qt.ItemDataRole.UserRole
 _BOX = Qt.ItemDataRole.UserRole + 1
+
+
+def hot_cells(window, count: int, index, nodes, pairs) -> list[tuple[Hotspot, CellObjects | None]]:
+    """The ``count`` hottest cells of hotspot ``window`` and, for each still in the tree
+    ``nodes`` of ``index``, the objects stored there and the pairs found there (None for a
+    cell gone from it). Reads only what it is given: any thread may run it on a frame's own
+    copies."""
+    cells: list[tuple[Hotspot, CellObjects | None]] = []
+    for spot in window.ranking(count):
+        row = find_cell(nodes, np.array(spot.lo), np.array(spot.hi)) if nodes is not None else -1
+        cells.append((spot, cell_objects(index, nodes, row, pairs) if row >= 0 else None))
+    return cells
 
 
 class HotspotPanel(PlaybackRefresh, Panel):
@@ -59,36 +73,80 @@ class HotspotPanel(PlaybackRefresh, Panel):
         self.tree.itemClicked.connect(self._on_item_clicked)
         layout.addWidget(self.tree)
         self.hotspots: list[Hotspot] = []
+        self._finding: CallWorker | None = None  # a live frame's cells being found
+        self._find_again = False
         self.follow_playback(controller, REFRESH_MS)
 
     # ------------------------------------------------------------------ content
     def refresh(self) -> None:
-        """Rebuild the list from the window's ranking and the displayed frame's index."""
+        """Rebuild the list from the window's ranking and the displayed frame's index.
+
+        While a live game plays, the cells' objects and pairs are found on a worker (the frame
+        handed over is the display's own copy, which nothing changes any more) and the list is
+        filled when they arrive: on a deep live octree that search took the window's thread
+        100-200 ms at each refresh. Otherwise (a step, a seek, a pause, a simulation whose
+        index the window's thread steps) the list is filled at once.
+        """
         self._timer.stop()
-        self.tree.clear()
         window = self.controller.hotspots
         index = self.controller.shown_index()
         if window is None or index is None:
+            self._finding = None
+            self.tree.clear()
             self.hotspots = []
             self.summary.setText("Play the simulation to rank the cells where pair tests pile up.")
             return
-        self.hotspots = window.ranking(TOP)
-        self.summary.setText(f"Frame {self.controller.frame}: the {len(self.hotspots)} cells with the "
-                             f"most pair tests over the last {window.window} frames, and the objects "
-                             "stored in each.")
+        frame = self.controller.frame
         nodes = self.controller.shown_nodes()
         shown = self.controller.shown_pairs()
         pairs = shown.pairs if shown is not None else None
+        if not self._live_and_playing():
+            self._finding = None
+            self._fill(frame, window.window, hot_cells(window, TOP, index, nodes, pairs))
+            return
+        if self._finding is not None:
+            self._find_again = True  # one search at a time: the newest frame's comes next
+            return
+        worker = CallWorker(lambda: hot_cells(window, TOP, index, nodes, pairs))
+        span = window.window
+        worker.result.connect(lambda cells, ms: self._on_found(worker, frame, span, cells, ms))
+        worker.failed.connect(lambda message: self._on_found(worker, frame, span, None, 0.0))
+        self._finding = worker
+        self._find_again = False
+        worker.start()
+
+    def _live_and_playing(self) -> bool:
+        c = self.controller
+        return isinstance(c.simulation, LiveSource) and c.play_state == c.PLAYING and c.live
+
+    def _on_found(self, worker, frame: int, span: int, cells, ms: float) -> None:
+        if worker is not self._finding:
+            return  # superseded (a step, a seek, a stop filled the list since)
+        self._finding = None
+        # the next refresh waits COST_FACTOR times what the search cost, as a refresh on the
+        # window's thread would (it still shares the machine with the game's frames)
+        self._refresh_ms = max(self._refresh_ms, ms)
+        if cells is not None:
+            self._fill(frame, span, cells)
+        if self._find_again:
+            self.refresh()
+
+    def _fill(self, frame: int, span: int, cells: list) -> None:
+        self.tree.clear()
+        self.hotspots = [spot for spot, _ in cells]
+        self.summary.setText(f"Frame {frame}: the {len(self.hotspots)} cells with the "
+                             f"most pair tests over the last {span} frames, and the objects "
+                             "stored in each.")
         names = self.controller.shown_names()
         scene = self.state.document.scene
 
         def label(oid: int) -> str:
             return object_label(oid, scene, names)
 
-        for rank, spot in enumerate(self.hotspots, 1):
-            self.tree.addTopLevelItem(self._cell_item(rank, spot, index, nodes, pairs, label))
+        for rank, (spot, cell) in enumerate(cells, 1):
+            self.tree.addTopLevelItem(self._cell_item(rank, spot, cell, label))
 
-    def _cell_item(self, rank, spot, index, nodes, pairs, label) -> QTreeWidgetItem:
+    def _cell_item(self, rank, spot, cell, label) -> QTreeWidgetItem:
         lo, hi = np.array(spot.lo), np.array(spot.hi)
         size = hi - lo
         shape = f"{size[0]:.0f}³" if np.all(size == size[0]) else "×".join(f"{s:.0f}" for s in size)
@@ -96,12 +154,10 @@ class HotspotPanel(PlaybackRefresh, Panel):
                                 str(spot.pair_tests), str(spot.frames), str(spot.depth)])
         box = (lo.tolist(), hi.tolist())
         item.setData(0, _BOX, box)
-        row = find_cell(nodes, lo, hi) if nodes is not None else -1
-        if row < 0:  # the cell is gone from the displayed frame's tree
+        if cell is None:  # the cell is gone from the displayed frame's tree
             item.setData(0, _IDS, [])
             item.setToolTip(0, f"cell {box[0]} .. {box[1]}: not in the displayed frame's tree")
             return item
-        cell = cell_objects(index, nodes, row, pairs)
         item.setData(0, _IDS, [int(i) for i in cell.held])
         item.setToolTip(0, f"cell {box[0]} .. {box[1]}: {len(cell.held)} objects stored in it, "
                            f"{cell.cell_tests:,} tests this frame, {len(cell.pairs)} overlapping pairs")
