@@ -24,17 +24,15 @@ if str(REPO) not in sys.path:
 
 def main(argv=None) -> int:
     from benchmarks.live_link import make_stream
+    from benchmarks.stream_args import add_stream_arguments
     from editor.model.live.session import LiveSession
     from spatial.params import parse_params
     from spatial.registry import default_registry
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--movers", type=int, default=10_000)
-    parser.add_argument("--static", type=int, default=20_000)
-    parser.add_argument("--frames", type=int, default=60)
+    add_stream_arguments(parser, movers=10_000, frames=60)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--cell-size", type=float, default=36.0)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     grid = default_registry().backend("grid")
 

@@ -25,17 +25,15 @@ if str(REPO) not in sys.path:
 def main(argv=None) -> int:
     from benchmarks.import_level import machine_line
     from benchmarks.live_link import make_stream
+    from benchmarks.stream_args import add_stream_arguments
     from editor.model.hotspot_pairs import cell_objects, find_cell
     from editor.model.live.session import LiveSession
     from spatial.registry import default_registry
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--movers", type=int, default=1000)
-    parser.add_argument("--static", type=int, default=20_000)
-    parser.add_argument("--frames", type=int, default=40)
+    add_stream_arguments(parser, movers=1000, frames=40)
     parser.add_argument("--backends", default="octree,grid,bvh")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     chunks = make_stream(args.static, args.movers, args.frames, args.seed)
     print(f"`python benchmarks/hot_cells.py --movers {args.movers} --static {args.static}` — {machine_line()}")
