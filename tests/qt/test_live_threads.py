@@ -20,34 +20,27 @@ def _example_game(port: int, frames: int, movers: int, static: int) -> subproces
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _threads_calling(monkeypatch, owner, name: str) -> list[str]:
+    """Replace ``owner.name`` by a wrapper noting the thread of each call: the list it fills."""
+    threads: list[str] = []
+    real = getattr(owner, name)
+
+    def noting(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noting)
+    return threads
+
+
 def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_stay_cached(
         window, qtbot, monkeypatch):
-    stepped_on: list[str] = []
-    step = LiveSession.step
-
-    def recording_step(self, record):
-        stepped_on.append(threading.current_thread().name)
-        return step(self, record)
-
-    monkeypatch.setattr(LiveSession, "step", recording_step)
     import editor.qt.live.static_view as static_view
-    prepared_on: list[str] = []
-    prepare = static_view.prepare_static
-
-    def recording_prepare(*args, **kwargs):
-        prepared_on.append(threading.current_thread().name)
-        return prepare(*args, **kwargs)
-
-    monkeypatch.setattr(static_view, "prepare_static", recording_prepare)
     import editor.qt.timeline.hotspot_panel as hotspot_panel
-    cells_found_on: list[str] = []
-    cell_objects = hotspot_panel.cell_objects
 
-    def recording_cell_objects(*args, **kwargs):
-        cells_found_on.append(threading.current_thread().name)
-        return cell_objects(*args, **kwargs)
-
-    monkeypatch.setattr(hotspot_panel, "cell_objects", recording_cell_objects)
+    stepped_on = _threads_calling(monkeypatch, LiveSession, "step")
+    prepared_on = _threads_calling(monkeypatch, static_view, "prepare_static")
+    cells_found_on = _threads_calling(monkeypatch, hotspot_panel, "cell_objects")
     window.live_link_ask = lambda parent, default: "127.0.0.1:0"
     window.act_connect_game.trigger()
     link, controller = window.live_link, window.timeline
