@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QBoxLayout, QFormLayout, QPushButton, QWidget
 
 W = TypeVar("W", bound=QWidget)
@@ -86,42 +86,59 @@ def single_shot_timer(owner: QObject, interval_ms: int, slot) -> QTimer:
     return timer
 
 
-class _OneRefreshPerPass:
+class _OneRefreshPerPass(QObject):
     """Refreshes the panels waiting for a still frame one per event-loop pass, not all in the
     one that paused: each timeline dock's list (the hotspots' objects, the frame's pairs) costs
     tens of milliseconds on a real level, and together with the paint after a pause they held
-    the window over 200 ms."""
+    the window over 200 ms.
+
+    Each refresh is an event posted to this object: an event posted while Qt delivers posted
+    events waits for the next pass. (A zero-interval timer restarted from its own timeout did
+    not always wait: when another timer had fired first in the pass and the refresh took
+    longer than the interval, Qt fired it again in the same pass.)"""
+
+    _EVENT = QEvent.Type(QEvent.registerEventType())
 
     def __init__(self) -> None:
+        super().__init__()
         self._waiting: list = []
-        self._timer: QTimer | None = None
+        self._posted = False
 
     def add(self, panel) -> None:
         if panel not in self._waiting:
             self._waiting.append(panel)
-        timer = self._timer
-        if timer is None:
-            timer = self._timer = QTimer()
-            timer.setSingleShot(True)
-            timer.setInterval(0)
-            timer.timeout.connect(self._next)
-        if not timer.isActive():
-            timer.start()
+        self._post()
 
-    def _next(self) -> None:
-        if not self._waiting:
-            return
-        panel = self._waiting.pop(0)
-        if self._waiting and self._timer is not None:  # fires in a later pass than this one
-            self._timer.start()
-        try:
-            panel.refresh()
-        except RuntimeError:  # the panel's widget is gone (its window closed meanwhile)
-            pass
+    def _post(self) -> None:
+        if not self._posted:
+            self._posted = True
+            QCoreApplication.postEvent(self, QEvent(self._EVENT))
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() != self._EVENT:
+            return super().event(event)
+        self._posted = False
+        if self._waiting:
+            panel = self._waiting.pop(0)
+            if self._waiting:
+                self._post()  # delivered in a later pass than this one
+            try:
+                panel.refresh()
+            except RuntimeError:  # the panel's widget is gone (its window closed meanwhile)
+                pass
+        return True
 
 
-#: the panels waiting to refresh for a paused or stopped timeline
-_STILL_FRAME_REFRESHES = _OneRefreshPerPass()
+#: the panels waiting to refresh for a paused or stopped timeline (made on first use, on the
+#: window's thread, whose event loop delivers its events)
+_STILL_FRAME_REFRESHES: _OneRefreshPerPass | None = None
+
+
+def _refresh_for_still_frame(panel) -> None:
+    global _STILL_FRAME_REFRESHES
+    if _STILL_FRAME_REFRESHES is None:
+        _STILL_FRAME_REFRESHES = _OneRefreshPerPass()
+    _STILL_FRAME_REFRESHES.add(panel)
 
 
 class PlaybackRefresh:
@@ -151,8 +168,14 @@ class PlaybackRefresh:
         self._refresh_ms = 0.0
         self._timer = single_shot_timer(self, interval_ms, self._timed_refresh)
         controller.frame_changed.connect(self._on_frame_changed)
-        controller.state_changed.connect(
-            lambda state: _STILL_FRAME_REFRESHES.add(self) if state != "playing" else None)
+        controller.state_changed.connect(self._on_play_state_changed)
+
+    def _on_play_state_changed(self, state: str) -> None:
+        if state != "playing":
+            # the still frame's refresh replaces a timed one still pending: two panels' timers
+            # firing in one pass would hold the window as long as refreshing all at once
+            self._timer.stop()
+            _refresh_for_still_frame(self)
 
     def _timed_refresh(self) -> None:
         start = time.perf_counter()
