@@ -154,10 +154,14 @@ def test_the_engine_gets_what_the_budget_has_left(monkeypatch):
     monkeypatch.setattr(chipmunk.ChipmunkProfile, "measure_in_engine", lambda *a: None)
     work = small_workload(n=60, frames=2)
     frame = LevelFrame.of(work.lo, work.hi, 1.0, 2)
-    began = time.perf_counter()
-    # three trials end the model's search well inside its share, even when its kernels
-    # compile first (an empty cache); the engine then gets the rest
     total = 60.0
+    # the model's kernels compiled first (an empty cache on a loaded machine took longer than
+    # any budget share): a compile cannot be cut short, and the time it takes is not the point
+    tune_engine(engine_profile("chipmunk"), work, frame, budget_s=total, max_trials=1,
+                fixed={"dim": 2.0})
+    asked.clear()
+    began = time.perf_counter()
+    # three trials end the model's search well inside its share; the engine gets the rest
     tuned = tune_engine(engine_profile("chipmunk"), work, frame, budget_s=total, max_trials=3,
                         fixed={"dim": 2.0})
     (called, budget, held), = asked
