@@ -244,8 +244,12 @@ class Grid(SpatialIndex):
         """Add the moving objects to the kept static tables; False when the layout no longer
         holds them (then nothing was changed)."""
         obj = self.objects
-        if len(moving) and not self._hashed and self._leaves_grid(moving):
-            return False
+        if len(moving):
+            # their union box answers whether one left the dense grid (as _leaves_grid does)
+            # and gives the world's bounds, from one pass over their boxes
+            moving_lo, moving_hi = box_union(obj.lo[moving], obj.hi[moving])
+            if not self._hashed and self._box_leaves_grid(moving_lo, moving_hi):
+                return False
         ranges, total = gk.cell_ranges(moving, obj.lo, obj.hi, self._origin, self._inv,
                                        self._clamp_lo, self._clamp_hi)
         kept = self._static_cells
@@ -253,9 +257,8 @@ class Grid(SpatialIndex):
             return False
         self._store_ranges(moving, ranges)
         (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
-         self._cell_lo, self._cell_hi) = self._cells_of(moving, ranges, kept.tables)
+         self._cell_lo, self._cell_hi) = self._cells_of(moving, ranges, kept.tables, int(total))
         if len(moving):
-            moving_lo, moving_hi = box_union(obj.lo[moving], obj.hi[moving])
             self._world_lo = np.minimum(kept.lo, moving_lo)
             self._world_hi = np.maximum(kept.hi, moving_hi)
         else:
@@ -289,9 +292,11 @@ class Grid(SpatialIndex):
         else:
             self._world_lo = self._world_hi = np.zeros(3)
 
-    def _cells_of(self, slots, ranges, base) -> tuple:
-        """The cell tables ``base`` with ``slots`` added over ``ranges`` (gk.extend_cells)."""
-        total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
+    def _cells_of(self, slots, ranges, base, total: int | None = None) -> tuple:
+        """The cell tables ``base`` with ``slots`` added over ``ranges`` (gk.extend_cells);
+        ``total``: their references, when the caller has counted them."""
+        if total is None:
+            total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
         return gk.extend_cells(base, slots, ranges, total, self.objects.lo, self.objects.hi,
                                self._grid_dims, self._hashed)
 
@@ -336,6 +341,11 @@ class Grid(SpatialIndex):
         grid_hi = self._origin + self._grid_dims * self._cell
         obj = self.objects
         return bool((obj.lo[slots] < self._origin).any() or (obj.hi[slots] > grid_hi).any())
+
+    def _box_leaves_grid(self, lo, hi) -> bool:
+        """:meth:`_leaves_grid` of objects whose union box is ``lo``..``hi``."""
+        grid_hi = self._origin + self._grid_dims * self._cell
+        return bool((lo < self._origin).any() or (hi > grid_hi).any())
 
     def _refresh_cell_bounds(self) -> None:
         obj = self.objects
