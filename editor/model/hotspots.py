@@ -22,6 +22,8 @@ import numpy as np
 
 from spatial.contract import NodeTable
 
+from .cell_slots import CellSlots
+
 
 @dataclass(frozen=True)
 class Hotspot:
@@ -39,27 +41,59 @@ class Hotspot:
                 "frames": self.frames, "depth": self.depth, "row": self.row}
 
 
-def _cells(nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
-    """The core cells of ``rows`` as ``(k, 6)`` float64 rows (``-0.0`` made ``0.0``, so equal
-    bounds are equal bytes)."""
-    return np.ascontiguousarray(np.hstack([nodes.core_lo[rows], nodes.core_hi[rows]]) + 0.0,
-                                dtype=np.float64)
+def _bounds(nodes: NodeTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The core cells of ``rows`` as two ``(k, 3)`` float64 arrays (``-0.0`` made ``0.0``, so
+    equal bounds are equal bytes)."""
+    lo = np.take(np.asarray(nodes.core_lo, dtype=np.float64), rows, axis=0)
+    hi = np.take(np.asarray(nodes.core_hi, dtype=np.float64), rows, axis=0)
+    lo += 0.0
+    hi += 0.0
+    return lo, hi
 
 
 #: odd 64-bit multipliers of the cell hash (one per bound)
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                  0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53], dtype=np.uint64)
+_SHIFT = np.uint64(29)
 
 
-def _hashes(cells: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each cell row's bytes: sorting and matching ``uint64`` is many times
-    faster than 48-byte keys. Equal cells hash equal."""
-    words = np.ascontiguousarray(cells, dtype=np.float64).view(np.uint64).reshape(-1, 6)
-    with np.errstate(over="ignore"):
-        mixed = words * _MIX
-        mixed ^= mixed >> np.uint64(29)
-        return np.bitwise_xor.reduce(mixed * _MIX[::-1], axis=1) if len(words) else \
-            np.empty(0, dtype=np.uint64)
+def _hashes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each cell ``lo``..``hi`` (contiguous ``(k, 3)`` float64 each): matching
+    ``uint64`` is many times faster than 48-byte keys. Equal cells hash equal.
+
+    Each bound's word is mixed with multipliers of its own and the six are xor-ed. The work
+    runs on the flat ``3k`` words with the multipliers repeated, not on ``(k, 3)`` rows against
+    three multipliers: numpy would run a 3-wide inner loop once per row, many times slower."""
+    n = len(lo)
+    (lo_first, lo_second), (hi_first, hi_second) = _multipliers(3 * n)
+    mixed = lo.view(np.uint64).reshape(-1) * lo_first
+    mixed ^= mixed >> _SHIFT
+    mixed *= lo_second
+    other = hi.view(np.uint64).reshape(-1) * hi_first
+    other ^= other >> _SHIFT
+    other *= hi_second
+    mixed ^= other
+    words = mixed.reshape(n, 3)
+    out = words[:, 0] ^ words[:, 1]
+    out ^= words[:, 2]
+    return out
+
+
+#: the multipliers of lo's and of hi's words, repeated for :func:`_hashes` (grown on demand)
+_REPEATED = ((np.empty(0, dtype=np.uint64),) * 2,) * 2
+
+
+def _multipliers(words: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``((first, second) of lo's words, (first, second) of hi's)`` for ``words`` flat words."""
+    global _REPEATED
+    if len(_REPEATED[0][0]) < words:
+        repeats = max(1024, -(-2 * words // 3))  # three words a repeat: room for twice as many
+        backwards = _MIX[::-1]
+        # replaced whole: a caller on another thread sees the old tuple or the new one
+        _REPEATED = ((np.tile(_MIX[:3], repeats), np.tile(backwards[:3], repeats)),
+                     (np.tile(_MIX[3:], repeats), np.tile(backwards[3:], repeats)))
+    (lo_first, lo_second), (hi_first, hi_second) = _REPEATED
+    return (lo_first[:words], lo_second[:words]), (hi_first[:words], hi_second[:words])
 
 
 def pair_keys(pairs: np.ndarray | None) -> np.ndarray:
@@ -74,10 +108,11 @@ class HotspotWindow:
     """Sliding-window sums of per-node pair tests keyed by core cell (see module docstring).
 
     The sums are kept up to date one frame at a time in array operations (a push runs once per
-    game frame, with tens of thousands of cells): each distinct cell is one row of arrays sorted
-    by a 64-bit hash of its bounds, so a frame's cells are found with a binary search. Two
-    different cells sharing a hash (about one chance in 10^10 with 100,000 cells) would be summed
-    as one.
+    game frame, with tens of thousands of cells): each distinct cell of the window holds a
+    slot of :class:`~.cell_slots.CellSlots`, found by a 64-bit hash of its bounds, and the sums
+    are arrays indexed by slot, so a frame adds its tests at its cells' slots and the frame
+    leaving the window takes them off the same slots. Two different cells sharing a hash (about
+    one chance in 10^10 with 100,000 cells) would be summed as one.
 
     Parameters
     ----------
@@ -93,17 +128,18 @@ class HotspotWindow:
 
     def _reset(self) -> None:
         """Forget every frame: the state of a new window."""
-        # per frame: (frame, hashes (k,), tests (k,)) of the rows that made pair tests
-        self._frames: deque[tuple[int, np.ndarray, np.ndarray]] = deque()
+        # per frame: (frame, slots (k,), tests (k,), slots distinct) of the rows that made
+        # pair tests
+        self._frames: deque[tuple[int, np.ndarray, np.ndarray, bool]] = deque()
         # per frame: its overlapping pairs as sorted keys (see pair_keys)
         self._pair_frames: deque[np.ndarray] = deque()
-        # per distinct cell in the window, sorted by hash
-        self._hash = np.empty(0, dtype=np.uint64)
-        self._cells = np.empty((0, 6), dtype=np.float64)
+        self._slots = CellSlots()
+        # per slot: tests and rows summed over the window, depth when last pushed
         self._total = np.empty(0, dtype=np.int64)
         self._seen = np.empty(0, dtype=np.int64)
         self._depth = np.empty(0, dtype=np.int64)
         self._latest: NodeTable | None = None
+        self._latest_slots: np.ndarray | None = None  # slot of each row of _latest, when asked
 
     def clear(self) -> None:
         self._reset()
@@ -114,10 +150,10 @@ class HotspotWindow:
         other = HotspotWindow(self.window)
         other._frames = deque(self._frames)  # the per-frame arrays are never written after a push
         other._pair_frames = deque(self._pair_frames)
-        other._hash, other._cells = self._hash, self._cells  # replaced, never written in place
-        # the sums are written in place by push
+        # the slots and the sums are written in place by push
+        other._slots = self._slots.copy()
         other._total, other._seen, other._depth = self._total.copy(), self._seen.copy(), self._depth.copy()
-        other._latest = self._latest
+        other._latest, other._latest_slots = self._latest, self._latest_slots
         return other
 
     def push(self, frame: int, nodes: NodeTable, node_tests: np.ndarray | None,
@@ -126,56 +162,80 @@ class HotspotWindow:
         overlapping pairs (``(k, 2)`` ids; None when the frame has none to tell)."""
         if node_tests is None or len(node_tests) != len(nodes):
             node_tests = np.zeros(len(nodes), dtype=np.int64)
-        rows = np.flatnonzero(np.asarray(node_tests) > 0)
-        tests = np.asarray(node_tests, dtype=np.int64)[rows]
-        depths = np.asarray(nodes.depth, dtype=np.int64)[rows]
-        cells = _cells(nodes, rows)
-        hashes = _hashes(cells)
-        self._add(hashes, cells, tests, depths)
-        self._frames.append((frame, hashes, tests))
-        self._pair_frames.append(np.unique(pair_keys(pairs)))
+        node_tests = np.asarray(node_tests)
+        rows = np.flatnonzero(node_tests > 0)
+        tests = node_tests[rows].astype(np.int64)
+        depths = np.asarray(nodes.depth)[rows].astype(np.int64)
+        slots = self._hold(nodes, rows)
+        distinct = _distinct(slots, self._slots.capacity)
+        self._add(slots, tests, distinct)
+        self._depth[slots] = depths  # repeated slots: the last row's depth stays
+        self._frames.append((frame, slots, tests, distinct))
+        self._pair_frames.append(_sorted_keys(pairs))
         while len(self._frames) > self.window:
-            _, old_hashes, old_tests = self._frames.popleft()
-            self._remove(old_hashes, old_tests)
+            _, old_slots, old_tests, old_distinct = self._frames.popleft()
+            self._remove(old_slots, old_tests, old_distinct)
             self._pair_frames.popleft()
         self._latest = nodes  # rows of the ranking are looked up lazily, in ranking()
+        self._latest_slots = None
 
-    def _add(self, hashes: np.ndarray, cells: np.ndarray, tests: np.ndarray,
-             depths: np.ndarray) -> None:
-        fresh_hashes, first = np.unique(hashes, return_index=True)
-        at = np.searchsorted(self._hash, fresh_hashes)
-        known = at < len(self._hash)
-        known[known] = self._hash[at[known]] == fresh_hashes[known]
-        new = ~known
-        if new.any():  # insert the cells not in the window yet, keeping the hash order
-            where = at[new]
-            pick = first[new]
-            self._hash = np.insert(self._hash, where, fresh_hashes[new])
-            self._cells = np.insert(self._cells, where, cells[pick], axis=0)
-            zeros = np.zeros(len(where), dtype=np.int64)
-            self._total = np.insert(self._total, where, zeros)
-            self._seen = np.insert(self._seen, where, zeros)
-            self._depth = np.insert(self._depth, where, zeros)
-        position = np.searchsorted(self._hash, hashes)
-        np.add.at(self._total, position, tests)
-        np.add.at(self._seen, position, 1)
-        self._depth[position] = depths  # repeated positions: the last row's depth stays
+    def _hold(self, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """The slot of the core cell of each of ``rows``, new cells given one."""
+        lo, hi = _bounds(nodes, rows)
+        hashes = _hashes(lo, hi)
+        slots = self._slots.lookup(hashes)
+        missing = np.flatnonzero(slots < 0)
+        if len(missing):
+            fresh, first, inverse = np.unique(hashes[missing], return_index=True, return_inverse=True)
+            new = missing[first]
+            slots[missing] = self._slots.add(fresh, np.hstack([lo[new], hi[new]]))[inverse]
+            grow = self._slots.capacity - len(self._total)
+            if grow > 0:
+                zeros = np.zeros(grow, dtype=np.int64)
+                self._total = np.concatenate([self._total, zeros])
+                self._seen = np.concatenate([self._seen, zeros])
+                self._depth = np.concatenate([self._depth, zeros])
+        return slots
 
-    def _remove(self, hashes: np.ndarray, tests: np.ndarray) -> None:
-        position = np.searchsorted(self._hash, hashes)
-        np.subtract.at(self._total, position, tests)
-        np.subtract.at(self._seen, position, 1)
-        keep = self._total > 0
-        if not keep.all():
-            self._hash, self._cells = self._hash[keep], self._cells[keep]
-            self._total, self._seen, self._depth = self._total[keep], self._seen[keep], self._depth[keep]
+    def _add(self, slots: np.ndarray, tests: np.ndarray, distinct: bool) -> None:
+        if distinct:  # one row per cell (the rule): plain fancy indexing adds exactly
+            self._total[slots] += tests
+            self._seen[slots] += 1
+        else:  # two rows of one cell (equal bounds, or a shared hash) in one frame
+            np.add.at(self._total, slots, tests)
+            np.add.at(self._seen, slots, 1)
 
-    def _lookup(self, cells: np.ndarray) -> np.ndarray:
-        """The row in the window's sums of each of ``cells`` (-1 where absent)."""
-        if not len(self._hash) or not len(cells):
-            return np.full(len(cells), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._hash, _hashes(cells)), len(self._hash) - 1)
-        return np.where(np.all(self._cells[at] == cells, axis=1), at, -1)
+    def _remove(self, slots: np.ndarray, tests: np.ndarray, distinct: bool) -> None:
+        if distinct:
+            self._total[slots] -= tests
+            self._seen[slots] -= 1
+        else:
+            np.subtract.at(self._total, slots, tests)
+            np.subtract.at(self._seen, slots, 1)
+        gone = slots[self._total[slots] <= 0]
+        if not distinct:
+            gone = np.unique(gone)
+        if len(gone):  # cells without tests left in the window
+            self._total[gone] = self._seen[gone] = self._depth[gone] = 0
+            self._slots.release(gone)
+
+    def _lookup(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The slot in the window's sums of each of the cells ``lo``..``hi`` (-1 where absent)."""
+        slots = self._slots.lookup(_hashes(lo, hi))
+        found = np.flatnonzero(slots >= 0)
+        held = self._slots.cells[slots[found]]
+        same = np.all(held[:, :3] == lo[found], axis=1) & np.all(held[:, 3:] == hi[found], axis=1)
+        slots[found[~same]] = -1  # another cell with the same hash
+        return slots
+
+    def _slots_of(self, nodes: NodeTable) -> np.ndarray:
+        """The slot of every row of ``nodes`` (-1 where absent); kept for the latest table."""
+        if nodes is self._latest and self._latest_slots is not None:
+            return self._latest_slots
+        slots = self._lookup(*_bounds(nodes, np.arange(len(nodes))))
+        if nodes is self._latest:
+            self._latest_slots = slots
+        return slots
 
     def pair_frames(self, pairs: np.ndarray) -> np.ndarray:
         """For each of ``pairs`` (``(k, 2)`` ids, either order), the frames of the window in
@@ -190,9 +250,9 @@ class HotspotWindow:
 
     def totals_for(self, nodes: NodeTable) -> np.ndarray:
         """Windowed pair tests for every row of ``nodes`` (0 for cells without tests)."""
-        at = self._lookup(_cells(nodes, np.arange(len(nodes))))
-        if not len(self._total):
+        if not self._slots.count:
             return np.zeros(len(nodes), dtype=np.int64)
+        at = self._slots_of(nodes)
         return np.where(at >= 0, self._total[np.maximum(at, 0)], 0).astype(np.int64)
 
     def ranking(self, top: int = 10) -> list[Hotspot]:
@@ -200,29 +260,48 @@ class HotspotWindow:
 
         Ties are broken by depth (deeper first) then by bounds, so the order is reproducible.
         """
-        if not len(self._total):
+        candidates = np.flatnonzero(self._slots.held)
+        if not len(candidates):
             return []
-        candidates = np.arange(len(self._total))
         if 0 < top < len(candidates):  # only cells that can make the top (ties included)
-            cut = np.partition(self._total, len(candidates) - top)[len(candidates) - top]
-            candidates = np.flatnonzero(self._total >= cut)
-        bounds = self._cells[candidates]
+            totals = self._total[candidates]
+            cut = np.partition(totals, len(candidates) - top)[len(candidates) - top]
+            candidates = candidates[totals >= cut]
+        bounds = self._slots.cells[candidates]
         # lexsort: the last key is the primary one
         order = np.lexsort([bounds[:, i] for i in range(5, -1, -1)]
                            + [-self._depth[candidates], -self._total[candidates]])
         chosen = candidates[order[:top]]
-        bounds = self._cells
+        bounds = self._slots.cells
         rows_now = np.full(len(chosen), -1, dtype=np.int64)
         if self._latest is not None and len(self._latest):
-            at = self._lookup(_cells(self._latest, np.arange(len(self._latest))))
-            slot = np.full(len(self._total), -1, dtype=np.int64)
-            slot[chosen] = np.arange(len(chosen))
+            at = self._slots_of(self._latest)
+            place = np.full(len(self._total), -1, dtype=np.int64)
+            place[chosen] = np.arange(len(chosen))
             hit = np.flatnonzero(at >= 0)
-            hit = hit[slot[at[hit]] >= 0]
-            rows_now[slot[at[hit]]] = hit  # ascending rows: the newest row of a cell stays
+            hit = hit[place[at[hit]] >= 0]
+            rows_now[place[at[hit]]] = hit  # ascending rows: the newest row of a cell stays
         out = []
         for i, k in enumerate(chosen.tolist()):
             cell = bounds[k].tolist()
             out.append(Hotspot(tuple(cell[:3]), tuple(cell[3:]), int(self._total[k]),
                                int(self._seen[k]), int(self._depth[k]), int(rows_now[i])))
         return out
+
+
+def _distinct(slots: np.ndarray, capacity: int) -> bool:
+    """No slot twice in ``slots``."""
+    if len(slots) < 2:
+        return True
+    marks = np.zeros(capacity, dtype=bool)
+    marks[slots] = True
+    return int(np.count_nonzero(marks)) == len(slots)
+
+
+def _sorted_keys(pairs: np.ndarray | None) -> np.ndarray:
+    """The distinct keys of ``pairs`` ascending; pairs as an index returns them (sorted rows,
+    ``a < b``) give ascending keys already, which are only checked."""
+    keys = pair_keys(pairs)
+    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+        keys = np.unique(keys)
+    return keys

@@ -192,13 +192,21 @@ class Recording:
         if before is None:
             before = FrameRecord(-1, np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 3)),
                                  np.empty(0, dtype=bool))
-        keep_b = np.isin(before.ids, after.ids, assume_unique=True)
-        keep_a = np.isin(after.ids, before.ids, assume_unique=True)
+        if np.array_equal(before.ids, after.ids):  # the same objects (a game's usual frame)
+            keep_b = keep_a = np.ones(len(after.ids), dtype=bool)
+            bi = ai = np.arange(len(after.ids))
+            changed = (before.lo != after.lo) | (before.hi != after.hi)
+        else:
+            keep_b = np.isin(before.ids, after.ids, assume_unique=True)
+            keep_a = np.isin(after.ids, before.ids, assume_unique=True)
+            # both id lists are ascending, so the kept ones line up row by row
+            bi, ai = np.flatnonzero(keep_b), np.flatnonzero(keep_a)
+            changed = (before.lo[bi] != after.lo[ai]) | (before.hi[bi] != after.hi[ai])
         gone = before.ids[~keep_b]
         new = ~keep_a
-        # both id lists are ascending, so the kept ones line up row by row
-        bi, ai = np.flatnonzero(keep_b), np.flatnonzero(keep_a)
-        moved = ~(np.all(before.lo[bi] == after.lo[ai], axis=1) & np.all(before.hi[bi] == after.hi[ai], axis=1))
+        # the three columns or-ed one by one: a reduction over a 3-wide axis is several times
+        # slower on a frame of 10,000 objects
+        moved = changed[:, 0] | changed[:, 1] | changed[:, 2]
         flip = before.awake[bi] != after.awake[ai]
         mi, fi = ai[moved], ai[flip]
         return FrameDelta(gone, after.ids[new], after.lo[new], after.hi[new], after.awake[new],

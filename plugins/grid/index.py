@@ -244,8 +244,12 @@ class Grid(SpatialIndex):
         """Add the moving objects to the kept static tables; False when the layout no longer
         holds them (then nothing was changed)."""
         obj = self.objects
-        if len(moving) and not self._hashed and self._leaves_grid(moving):
-            return False
+        if len(moving):
+            # their union box answers whether one left the dense grid (as _leaves_grid does)
+            # and gives the world's bounds, from one pass over their boxes
+            moving_lo, moving_hi = box_union(obj.lo[moving], obj.hi[moving])
+            if not self._hashed and self._box_leaves_grid(moving_lo, moving_hi):
+                return False
         ranges, total = gk.cell_ranges(moving, obj.lo, obj.hi, self._origin, self._inv,
                                        self._clamp_lo, self._clamp_hi)
         kept = self._static_cells
@@ -253,9 +257,8 @@ class Grid(SpatialIndex):
             return False
         self._store_ranges(moving, ranges)
         (self._dense, self._tkeys, self._tvals, self._coords, self._start, self._items,
-         self._cell_lo, self._cell_hi) = self._cells_of(moving, ranges, kept.tables)
+         self._cell_lo, self._cell_hi) = self._cells_of(moving, ranges, kept.tables, int(total))
         if len(moving):
-            moving_lo, moving_hi = box_union(obj.lo[moving], obj.hi[moving])
             self._world_lo = np.minimum(kept.lo, moving_lo)
             self._world_hi = np.maximum(kept.hi, moving_hi)
         else:
@@ -289,9 +292,11 @@ class Grid(SpatialIndex):
         else:
             self._world_lo = self._world_hi = np.zeros(3)
 
-    def _cells_of(self, slots, ranges, base) -> tuple:
-        """The cell tables ``base`` with ``slots`` added over ``ranges`` (gk.extend_cells)."""
-        total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
+    def _cells_of(self, slots, ranges, base, total: int | None = None) -> tuple:
+        """The cell tables ``base`` with ``slots`` added over ``ranges`` (gk.extend_cells);
+        ``total``: their references, when the caller has counted them."""
+        if total is None:
+            total = int(np.prod(ranges[:, 3:] - ranges[:, :3] + 1, axis=1).sum()) if len(slots) else 0
         return gk.extend_cells(base, slots, ranges, total, self.objects.lo, self.objects.hi,
                                self._grid_dims, self._hashed)
 
@@ -336,6 +341,11 @@ class Grid(SpatialIndex):
         grid_hi = self._origin + self._grid_dims * self._cell
         obj = self.objects
         return bool((obj.lo[slots] < self._origin).any() or (obj.hi[slots] > grid_hi).any())
+
+    def _box_leaves_grid(self, lo, hi) -> bool:
+        """:meth:`_leaves_grid` of objects whose union box is ``lo``..``hi``."""
+        grid_hi = self._origin + self._grid_dims * self._cell
+        return bool((lo < self._origin).any() or (hi > grid_hi).any())
 
     def _refresh_cell_bounds(self) -> None:
         obj = self.objects
@@ -407,29 +417,49 @@ class Grid(SpatialIndex):
         return C.PairHits(pairs, tests, np.concatenate([[0], cell_tests]).astype(np.int64))
 
     # ---------------------------------------------------------------- inspection
-    def _cell_boxes(self):
-        lo = self._origin + self._coords * self._cell
-        return lo, lo + self._cell
-
     def _nodes(self) -> NodeTable:
-        n_cells = len(self._coords)
+        """The root (the union of the cells and the objects) and a row per occupied cell.
+
+        Made straight into the table's columns (a live game reads it every frame, tens of
+        thousands of cells): the cell corners column by column, as numpy adds a 3-vector to
+        ``(n, 3)`` rows with a 3-wide inner loop per row, and a cell is awake when the running
+        count of awake references grows across its items."""
         if self.objects.count == 0:
             return NodeTable.empty(0)
-        cell_lo, cell_hi = self._cell_boxes()
-        cells_lo, cells_hi = box_union(cell_lo, cell_hi)
-        root_lo = np.minimum(cells_lo, self._world_lo)
-        root_hi = np.maximum(cells_hi, self._world_hi)
+        n_cells = len(self._coords)
+        lo = np.empty((n_cells + 1, 3))
+        hi = np.empty((n_cells + 1, 3))
+        np.multiply(self._coords, self._cell, out=lo[1:])
+        for axis in range(3):
+            lo[1:, axis] += self._origin[axis]
+        np.add(lo[1:], self._cell, out=hi[1:])
+        cells_lo, cells_hi = box_union(lo[1:], hi[1:])
+        lo[0] = np.minimum(cells_lo, self._world_lo)
+        hi[0] = np.maximum(cells_hi, self._world_hi)
         counts = np.diff(self._start)
-        active = self.objects.active_mask()
-        cell_of_item = np.repeat(np.arange(n_cells), counts)
-        awake = np.bincount(cell_of_item, weights=active[self._items],
-                            minlength=n_cells) > 0 if len(self._items) else np.zeros(n_cells, bool)
-        return NodeTable.from_columns(
-            lo=np.vstack([root_lo, cell_lo]), hi=np.vstack([root_hi, cell_hi]),
-            depth=np.r_[0, np.ones(n_cells)], parent=np.r_[-1, np.zeros(n_cells)],
-            is_leaf=np.r_[n_cells == 0, np.ones(n_cells, dtype=bool)],
-            own_count=np.r_[0, counts], subtree_count=np.r_[len(self._items), counts],
-            awake=np.r_[awake.any(), awake])
+        awake = np.zeros(n_cells + 1, dtype=bool)
+        if len(self._items):
+            awake_refs = np.zeros(len(self._items) + 1, dtype=np.int64)
+            np.cumsum(self.objects.active_mask()[self._items], out=awake_refs[1:])
+            awake[1:] = awake_refs[self._start[1:]] > awake_refs[self._start[:-1]]
+            awake[0] = awake_refs[-1] > 0
+        depth = np.ones(n_cells + 1, dtype=np.int32)
+        depth[0] = 0
+        parent = np.zeros(n_cells + 1, dtype=np.int32)
+        parent[0] = -1
+        is_leaf = np.ones(n_cells + 1, dtype=bool)
+        is_leaf[0] = n_cells == 0
+        own_count = np.zeros(n_cells + 1, dtype=np.int32)
+        own_count[1:] = counts
+        subtree_count = np.empty(n_cells + 1, dtype=np.int64)
+        subtree_count[0] = len(self._items)
+        subtree_count[1:] = counts
+        return NodeTable(lo=lo, hi=hi, core_lo=lo.copy(), core_hi=hi.copy(), depth=depth,
+                         parent=parent, is_leaf=is_leaf, own_count=own_count,
+                         subtree_count=subtree_count,
+                         lifespan_left=np.zeros(n_cells + 1, dtype=np.int32),
+                         lifespan_max=np.zeros(n_cells + 1, dtype=np.int32), awake=awake,
+                         pair_tests=np.zeros(n_cells + 1, dtype=np.int64))
 
     def _node_objects(self, row):
         n_rows = len(self._coords) + 1 if self.objects.count else 0

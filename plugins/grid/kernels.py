@@ -551,6 +551,33 @@ def cell_start(i, origin, inv, lo_clamp, hi_clamp):
 
 
 @numba.njit(cache=True, nogil=True)
+def cell_starts(coords, origin, inv, clamp_lo, clamp_hi):
+    """:func:`cell_start` of every coordinate the cells ``coords`` span, and one past, per axis:
+    ``(lowest, starts)`` with ``starts[ax, i - lowest[ax]]`` = ``cell_start(i)`` on axis ``ax``.
+    Empty ``starts`` when the span is many times the cells (a spatial hash's cells far apart),
+    where finding each cell's bounds as it comes costs less."""
+    lowest = np.zeros(3, dtype=np.int64)
+    width = np.int64(0)
+    if coords.shape[0] == 0:
+        return lowest, np.empty((3, 0))
+    for ax in range(3):
+        low = coords[0, ax]
+        high = coords[0, ax]
+        for c in range(coords.shape[0]):
+            low = min(low, coords[c, ax])
+            high = max(high, coords[c, ax])
+        lowest[ax] = low
+        width = max(width, high - low + 2)
+    if width > 2 * coords.shape[0] + 64:
+        return lowest, np.empty((3, 0))
+    starts = np.empty((3, width))
+    for ax in range(3):
+        for i in range(width):
+            starts[ax, i] = cell_start(lowest[ax] + i, origin[ax], inv, clamp_lo[ax], clamp_hi[ax])
+    return lowest, starts
+
+
+@numba.njit(cache=True, nogil=True)
 def grid_pairs(g, active, only_active):
     """Pairs inside every cell of grid ``g``, each reported in the cell owning
     ``max(lo_a, lo_b)``."""
@@ -564,6 +591,11 @@ def grid_pairs(g, active, only_active):
     box = np.empty((64, 6))
     cell_lo = np.empty(3)
     cell_hi = np.empty(3)
+    # each cell's bounds are a bisection down to one ulp per axis: made once per coordinate
+    # (the cells come in no order that keeps two coordinates, so per cell that was half the
+    # pair finding of a live game's frame)
+    lowest, starts = cell_starts(coords, origin, inv, clamp_lo, clamp_hi)
+    tabulated = starts.shape[1] > 0
     known = np.full(3, np.iinfo(np.int64).min)  # the coordinate whose bounds cell_lo/hi hold
     for c in range(n_cells):
         first = start[c]
@@ -572,9 +604,12 @@ def grid_pairs(g, active, only_active):
             continue
         if only_active and not K.any_active(items, first, count, active):
             continue
-        for ax in range(3):  # neighbouring cells mostly share two coordinates
+        for ax in range(3):
             i = coords[c, ax]
-            if i != known[ax]:
+            if tabulated:
+                cell_lo[ax] = starts[ax, i - lowest[ax]]
+                cell_hi[ax] = starts[ax, i - lowest[ax] + 1]
+            elif i != known[ax]:
                 known[ax] = i
                 cell_lo[ax] = cell_start(i, origin[ax], inv, clamp_lo[ax], clamp_hi[ax])
                 cell_hi[ax] = cell_start(i + 1, origin[ax], inv, clamp_lo[ax], clamp_hi[ax])

@@ -239,6 +239,8 @@ class FrameStreamParser:
         if (awake > 1).any():
             k = first(awake > 1)
             raise self._fail(f"objects[{k}]: awake must be 0 or 1, got {int(awake[k])}", frame)
+        if _ascending(ids):  # no id twice (a game's usual frame: its objects in id order)
+            return
         order = np.argsort(ids, kind="stable")
         repeat = np.flatnonzero(ids[order][1:] == ids[order][:-1])
         if len(repeat):
@@ -314,15 +316,24 @@ class FrameStreamParser:
         if clash.any():
             k = int(np.flatnonzero(clash)[0])
             raise self._fail(f"objects[{k}]: id {int(ids[k])} is a static object", frame)
-        order = np.argsort(ids)
-        ids, lo, hi, awake = ids[order], lo[order], hi[order], awake[order]
+        if not _ascending(ids):
+            order = np.argsort(ids)
+            ids, lo, hi, awake = ids[order], lo[order], hi[order], awake[order]
         first = self.frames == 0
-        spawned = np.empty(0, dtype=np.int64) if first else np.setdiff1d(ids, self._previous, assume_unique=True)
-        despawned = np.setdiff1d(self._previous, ids, assume_unique=True)
+        if np.array_equal(ids, self._previous):  # the same objects as the frame before
+            spawned = despawned = np.empty(0, dtype=ids.dtype)
+        else:
+            spawned = np.empty(0, dtype=np.int64) if first else np.setdiff1d(ids, self._previous, assume_unique=True)
+            despawned = np.setdiff1d(self._previous, ids, assume_unique=True)
         self._previous = ids
         self.last_frame = frame
         self.frames += 1
         return FrameRecord(frame, ids, lo, hi, awake, spawned, despawned)
+
+
+def _ascending(ids: np.ndarray) -> bool:
+    """Strictly ascending (so no id twice): checked in one pass, where sorting takes several."""
+    return bool(np.all(ids[1:] > ids[:-1]))
 
 
 def read_stream(data: bytes, source: str, capacity: int | None = None) -> Recording:
