@@ -143,3 +143,38 @@ def test_an_unchanged_overlay_is_not_uploaded_again(gl_window, qtbot):
     window.state.set_overlay_settings(leaves_only=not window.state.overlay_settings.leaves_only)
     _render(window)
     assert view.level_layer.renders == renders + 1
+
+
+def test_the_frame_bringing_the_faces_back_is_drawn_in_slices(gl_window, qtbot, monkeypatch):
+    """Once the camera rests after an orbit of a big level, its faces come back in a level
+    image drawn a slice per paint, the image without them on show until it is whole; the
+    whole one is the frame drawing every item gives."""
+    from editor.qt.views import view3d as view3d_module
+    window = gl_window
+    view = window.view3d
+    faces = len(view.faces.vertexes)
+    monkeypatch.setattr(view3d_module, "MOTION_LOD_VERTICES", faces - 1)
+    monkeypatch.setattr(view3d_module, "SLICE_VERTICES", faces // 5 // 6 * 6)
+    _render(window)
+    paints_pending = []
+    real = view.paintGL
+
+    def paint(*args, **kwargs):
+        real(*args, **kwargs)
+        paints_pending.append(view.level_layer.pending)
+
+    monkeypatch.setattr(view, "paintGL", paint)
+    centre = QPoint(view.width() // 2, view.height() // 2)
+    qtbot.mousePress(view, Qt.LeftButton, Qt.NoModifier, centre)
+    for k in range(1, 4):  # an orbit: faces left out
+        qtbot.mouseMove(view, centre + QPoint(12 * k, 0))
+        qtbot.wait(20)
+    qtbot.mouseRelease(view, Qt.LeftButton, Qt.NoModifier, centre + QPoint(36, 0))
+    assert view.faces.skipped
+    paints_pending.clear()
+    renders = view.level_layer.renders
+    qtbot.waitUntil(lambda: not view.faces.skipped and not view.full_frame_due(), timeout=5000)
+    assert view.level_layer.renders == renders + 1
+    assert paints_pending.count(True) >= 4, paints_pending  # five slices of faces at least
+    assert paints_pending[-1] is False
+    np.testing.assert_array_equal(_render(window), _direct(window))

@@ -143,7 +143,7 @@ class SplitPart(GLGraphicsItem):
             self.frames_drawn += 1
 
 
-class _SplitRows:
+class SplitRows:
     """What both range items share: their split-off rows and their :class:`SplitPart`."""
 
     split: list[tuple[int, int]]
@@ -152,6 +152,8 @@ class _SplitRows:
     def _start_split(self) -> None:
         self.split = []
         self.part = SplitPart(self)
+        #: set while a pass draws some of the item's rows only (a slice of the level image)
+        self.only_rows: list[tuple[int, int]] | None = None
 
     def _rows(self) -> int:
         raise NotImplementedError
@@ -181,7 +183,7 @@ class _SplitRows:
 
 
 
-class RangeLinesItem(_SplitRows, gl.GLLinePlotItem):
+class RangeLinesItem(SplitRows, gl.GLLinePlotItem):
     """A line list (``mode='lines'``) whose positions can be updated by row ranges.
 
     :meth:`set_lines` takes the array (the same object, patched, or a new one) and the rows
@@ -206,7 +208,7 @@ class RangeLinesItem(_SplitRows, gl.GLLinePlotItem):
         self._changed(ranges)
 
     def paint(self) -> None:
-        self.paint_rows(self.own_rows())
+        self.paint_rows(self.own_rows() if self.only_rows is None else self.only_rows)
 
     def paint_rows(self, ranges: list[tuple[int, int]]) -> bool:
         """Draw the lines of vertex rows ``ranges`` (uploading what changed first), as
@@ -237,7 +239,7 @@ class RangeLinesItem(_SplitRows, gl.GLLinePlotItem):
         return True
 
 
-class RangeTrianglesItem(_SplitRows, gl.GLMeshItem):
+class RangeTrianglesItem(SplitRows, gl.GLMeshItem):
     """An unindexed, per-vertex coloured triangle list updated by row ranges (no MeshData)."""
 
     def __init__(self, gl_options="translucent") -> None:
@@ -280,7 +282,7 @@ class RangeTrianglesItem(_SplitRows, gl.GLMeshItem):
         self.colour_uploads.upload(self.m_vbo_color, self.colors)
 
     def paint(self) -> None:
-        if self.paint_rows(self.own_rows()):
+        if self.paint_rows(self.own_rows() if self.only_rows is None else self.only_rows):
             self.frames_drawn += 1
 
     def paint_rows(self, ranges: list[tuple[int, int]]) -> bool:

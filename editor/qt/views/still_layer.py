@@ -25,6 +25,8 @@ them), so a drag, which changes only the selected brushes, draws just those over
 """
 from __future__ import annotations
 
+from collections.abc import Generator
+
 from OpenGL.error import GLError, NullFunctionError
 from OpenGL.GL import (
     GL_COLOR_ATTACHMENT0,
@@ -68,6 +70,10 @@ class StillLayer:
         self.exact: bool | None = None
         self._fbo: QOpenGLFramebufferObject | None = None
         self._key: tuple | None = None
+        #: an image drawn a slice per paint (see :meth:`draw`): its buffer, key and generator
+        self._back: QOpenGLFramebufferObject | None = None
+        self._pending: tuple | None = None
+        self._drawing: QOpenGLFramebufferObject | None = None
 
     def add(self, item) -> None:
         """Make ``item`` a still item: drawn into the cached image, redrawn when it changes."""
@@ -97,30 +103,98 @@ class StillLayer:
 
     @property
     def handle(self) -> int:
-        """The framebuffer object of the image (0 before the first :meth:`draw`)."""
-        return 0 if self._fbo is None else int(self._fbo.handle())
+        """The framebuffer object of the image being drawn, else of the one shown (0 before
+        the first :meth:`draw`)."""
+        fbo = self._drawing if self._drawing is not None else self._fbo
+        return 0 if fbo is None else int(fbo.handle())
 
-    def draw(self, key: tuple, size: tuple[int, int], default_fbo: int, render) -> bool:
+    @property
+    def shown_key(self) -> tuple | None:
+        """The key of the image :meth:`draw` copies now (None: none yet)."""
+        return None if self._key is None else self._key[0]
+
+    @property
+    def pending(self) -> bool:
+        """Whether an image drawn in slices is still being drawn (the one before is shown)."""
+        return self._pending is not None
+
+    def draw(self, key: tuple, size: tuple[int, int], default_fbo: int, render,
+             in_slices: bool = False) -> bool:
         """Copy the still items' image for ``key`` into ``default_fbo`` (drawing it first with
         ``render()``, into :attr:`handle`, when ``key`` or ``size`` changed); False if the copy
         failed, or ``render()`` returned False (a base layer's copy failed): then
-        :attr:`failed` is set and the caller draws everything itself."""
+        :attr:`failed` is set and the caller draws everything itself.
+
+        ``render()`` may return a generator that draws the image in slices, yielding between
+        them. With ``in_slices`` and an image of this size on show, each call draws one slice
+        into a second buffer and copies the image before it, until the new one is whole
+        (:attr:`pending` meanwhile); otherwise the slices are drawn at once."""
         width, height = size
         if self._fbo is None or (self._fbo.width(), self._fbo.height()) != (width, height):
-            self._fbo = QOpenGLFramebufferObject(
-                QSize(width, height), QOpenGLFramebufferObject.Attachment.CombinedDepthStencil)
-            self._key = None
-        fbo = self._fbo
+            self._fbo = _framebuffer(width, height)
+            self._key = self._pending = None
         full = (key, width, height)
         if full != self._key:
-            fbo.bind()
-            drawn = render()
-            glBindFramebuffer(GL_FRAMEBUFFER, default_fbo)
+            if not in_slices or self._key is None:
+                self._pending = None
+                drawn = self._render(self._fbo, default_fbo, render, at_once=True)
+            else:
+                drawn = self._render_slice(full, default_fbo, render)
+                if drawn is None:  # more slices to come: the image before stays on show
+                    return self._copy(self._fbo, default_fbo, width, height)
             if drawn is False:
                 self.failed = True
                 return False
             self._key = full
             self.renders += 1
+        return self._copy(self._fbo, default_fbo, width, height)
+
+    def _render(self, fbo, default_fbo: int, render, at_once: bool):
+        """``render()`` into ``fbo``: its result (a generator run to its end)."""
+        self._drawing = fbo
+        fbo.bind()
+        try:
+            drawn = render()
+            if at_once and isinstance(drawn, Generator):
+                drawn = _exhaust(drawn)
+        finally:
+            self._drawing = None
+            glBindFramebuffer(GL_FRAMEBUFFER, default_fbo)
+        return drawn
+
+    def _render_slice(self, full: tuple, default_fbo: int, render) -> bool | None:
+        """The next slice of the image for ``full`` into the second buffer; True when it is
+        whole (it is then the one shown), None while slices remain, False on a failure."""
+        width, height = full[1], full[2]
+        if self._back is None or (self._back.width(), self._back.height()) != (width, height):
+            self._back = _framebuffer(width, height)
+            self._pending = None
+        if self._pending is None or self._pending[0] != full:
+            started = self._render(self._back, default_fbo, render, at_once=False)
+            if not isinstance(started, Generator):
+                self._pending = None
+                return self._swap(started)
+            self._pending = (full, started)
+        self._drawing = self._back
+        self._back.bind()
+        try:
+            next(self._pending[1])
+            return None
+        except StopIteration as end:
+            self._pending = None
+            return self._swap(end.value)
+        finally:
+            self._drawing = None
+            glBindFramebuffer(GL_FRAMEBUFFER, default_fbo)
+
+    def _swap(self, drawn) -> bool:
+        """The second buffer's image, drawn whole, becomes the one shown."""
+        if drawn is False:
+            return False
+        self._fbo, self._back = self._back, self._fbo
+        return True
+
+    def _copy(self, fbo, default_fbo: int, width: int, height: int) -> bool:
         glGetError()  # what an item left behind is not the copy's
         if self.exact is not False:
             self.exact = _copy_exact(fbo.handle(), default_fbo, width, height)
@@ -140,6 +214,20 @@ class StillLayer:
             self.failed = True
             return False
         return True
+
+
+def _framebuffer(width: int, height: int) -> QOpenGLFramebufferObject:
+    return QOpenGLFramebufferObject(QSize(width, height),
+                                    QOpenGLFramebufferObject.Attachment.CombinedDepthStencil)
+
+
+def _exhaust(slices: Generator):
+    """Run a generator to its end; what it returned."""
+    try:
+        while True:
+            next(slices)
+    except StopIteration as end:
+        return end.value
 
 
 def _images(fbo: int) -> list[tuple[int, int]] | None:
