@@ -196,8 +196,9 @@ class View3D(gl.GLViewWidget):
         self.inspected = _lines(_EMPTY, (1.0, 1.0, 1.0, 1.0), width=3.0)
         for item in (self.grid_item, self.overlay_core, self.overlay, self.split_planes,
                      self.mesh_faces, self.wall_faces, self.wall_edges, self.faces, self.edges,
-                     self.faces.part, self.edges.part, self.entities, self.query_nodes, self.highlight, self.selection,
-                     self.ray_item, self.frustum_item, self.inspected):
+                     self.faces.part, self.edges.part, self.entities, self.query_nodes,
+                     self.highlight, self.selection, self.ray_item, self.frustum_item,
+                     self.inspected):
             self.addItem(item)
         self._make_still_layer()
 
@@ -295,9 +296,8 @@ class View3D(gl.GLViewWidget):
         if arrays is None or doc is None:
             return
         selection = doc.selection
-        key = (id(selection), selection, id(arrays.mesh_offsets), id(arrays.edge_offsets),
-               len(arrays.brush_ids))
-        if key == self._split_for:
+        key = (selection, arrays.mesh_offsets, arrays.edge_offsets, arrays.brush_ids)
+        if self._split_for is not None and all(a is b for a, b in zip(key, self._split_for)):
             return  # the same selection over the same rows (a drag's step)
         self._split_for = key
         rows = arrays.brush_rows()
