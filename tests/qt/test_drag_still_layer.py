@@ -178,3 +178,30 @@ def test_the_frame_bringing_the_faces_back_is_drawn_in_slices(gl_window, qtbot, 
     assert paints_pending.count(True) >= 4, paints_pending  # five slices of faces at least
     assert paints_pending[-1] is False
     np.testing.assert_array_equal(_render(window), _direct(window))
+
+
+def test_a_new_level_s_first_image_is_shown_as_it_is_drawn_in_slices(gl_window, qtbot,
+                                                                     monkeypatch):
+    """A big level's first image is drawn a slice per paint, each paint showing the part drawn
+    so far; the whole one is the frame drawing every item gives."""
+    from editor.qt.views import view3d as view3d_module
+    window = gl_window
+    view = window.view3d
+    edges = len(view.edges.pos)
+    monkeypatch.setattr(view3d_module, "SLICE_VERTICES", edges // 4 // 6 * 6)
+    _render(window)
+    pending = []
+    real = view.paintGL
+
+    def paint(*args, **kwargs):
+        real(*args, **kwargs)
+        pending.append(view.level_layer.pending)
+
+    monkeypatch.setattr(view, "paintGL", paint)
+    old = window.document
+    assert window.open_file(None, background=False)  # the demo level again: a new document
+    assert window.document is not old
+    qtbot.waitUntil(lambda: not view.full_frame_due() and len(pending) > 3, timeout=10_000)
+    first = pending[:pending.index(False)] if False in pending else pending
+    assert len(first) >= 3 and all(first), pending  # the first image took several paints
+    np.testing.assert_array_equal(_render(window), _direct(window))

@@ -119,7 +119,7 @@ class StillLayer:
         return self._pending is not None
 
     def draw(self, key: tuple, size: tuple[int, int], default_fbo: int, render,
-             in_slices: bool = False) -> bool:
+             in_slices: bool = False, reveal: bool = False) -> bool:
         """Copy the still items' image for ``key`` into ``default_fbo`` (drawing it first with
         ``render()``, into :attr:`handle`, when ``key`` or ``size`` changed); False if the copy
         failed, or ``render()`` returned False (a base layer's copy failed): then
@@ -128,20 +128,23 @@ class StillLayer:
         ``render()`` may return a generator that draws the image in slices, yielding between
         them. With ``in_slices`` and an image of this size on show, each call draws one slice
         into a second buffer and copies the image before it, until the new one is whole
-        (:attr:`pending` meanwhile); otherwise the slices are drawn at once."""
+        (:attr:`pending` meanwhile); otherwise the slices are drawn at once. With ``reveal``
+        the image is drawn in slices even with none on show, and each call copies the part
+        drawn so far."""
         width, height = size
         if self._fbo is None or (self._fbo.width(), self._fbo.height()) != (width, height):
             self._fbo = _framebuffer(width, height)
             self._key = self._pending = None
         full = (key, width, height)
         if full != self._key:
-            if not in_slices or self._key is None:
+            if not reveal and (not in_slices or self._key is None):
                 self._pending = None
                 drawn = self._render(self._fbo, default_fbo, render, at_once=True)
             else:
                 drawn = self._render_slice(full, default_fbo, render)
-                if drawn is None:  # more slices to come: the image before stays on show
-                    return self._copy(self._fbo, default_fbo, width, height)
+                if drawn is None:  # more slices to come: the image before, or the part drawn
+                    shown = self._back if reveal or self._key is None else self._fbo
+                    return self._copy(shown, default_fbo, width, height)
             if drawn is False:
                 self.failed = True
                 return False

@@ -160,7 +160,8 @@ class View3D(gl.GLViewWidget):
         self._recull_timer.setSingleShot(True)
         self._recull_timer.setInterval(120)
         self._recull_timer.timeout.connect(self._upload_overlay)
-        self._last_camera, self._full_frame_asked = None, False
+        # _arriving: a new level's first image is not whole yet (it is shown as it is drawn)
+        self._last_camera, self._full_frame_asked, self._arriving = None, False, False
         self._face_upload = QTimer(self)
         self._face_upload.setSingleShot(True)
         self._face_upload.timeout.connect(self._upload_skipped_faces)
@@ -250,6 +251,8 @@ class View3D(gl.GLViewWidget):
         self.edges.set_lines(arrays.edge_lines, edge_ranges)
         self._split_selection()
         everything = arrays.changed is None
+        if everything and len(arrays.edge_lines) + len(arrays.mesh_vertices) > SLICE_VERTICES:
+            self._arriving = True
         if everything or arrays.entities_changed:
             if len(arrays.entity_lines):
                 self.entities.setData(pos=arrays.entity_lines, color=arrays.entity_colours)
@@ -525,8 +528,9 @@ class View3D(gl.GLViewWidget):
     # ------------------------------------------------------------------ rendering
     def full_frame_due(self) -> bool:
         """Whether the brush faces were left out of the last frame (the camera moved) and the
-        frame drawing them is still to be painted."""
-        return bool(self.faces.skipped) or self._full_frame_asked
+        frame drawing them is still to be painted, or a new level's first image is not whole
+        yet."""
+        return bool(self.faces.skipped) or self._full_frame_asked or self._arriving
 
     def _upload_skipped_faces(self) -> None:
         """Upload the faces a frame left out, in a turn of their own before the frame that
@@ -582,6 +586,7 @@ class View3D(gl.GLViewWidget):
             super().paintGL(*args, **kwargs)
         self._full_frame_asked = self._full_frame_asked and (
             bool(self.faces.skipped) or self.level_layer.pending)
+        self._arriving = self._arriving and self.level_layer.pending
         if self.paint_share is not None:
             # software OpenGL renders after paintGL returns, while Qt composes the window: the
             # share must count that too, or the paint costs several times what it is held to
@@ -643,10 +648,13 @@ class View3D(gl.GLViewWidget):
 
         # the frame bringing the brush faces back (a big level's first, or after an orbit)
         # is drawn a slice per paint while the image before it, without them, stays on show
+        # and so is a new level's first image, shown as it is drawn (the 2D views' brushes
+        # arrive in slices too)
         shown = self.level_layer.shown_key
         in_slices = self._full_frame_asked and shown is not None and shown[0] == base_key
+        reveal = self._arriving and not in_slices
         if not self.level_layer.draw(level_key, size, self.defaultFramebufferObject(),
-                                     render_level, in_slices=in_slices):
+                                     render_level, in_slices=in_slices, reveal=reveal):
             glViewport(*region)
             super().paintGL()
             return
