@@ -57,7 +57,7 @@ CAMERA_REST_MS = 150
 #: vertices of the level image drawn per paint when the brush faces come back: the first full
 #: frame of 50,000 brushes (1.8 million face and 1.2 million edge vertices) took 140 ms of the
 #: window's thread on a quiet llvmpipe, about 300 ms under load, in one paint
-SLICE_VERTICES = 450_000
+SLICE_VERTICES = 300_000
 
 #: GL state of the query layer: blended, without a depth test, so it draws over the tree
 ON_TOP = {GL_DEPTH_TEST: False, GL_BLEND: True, GL_CULL_FACE: False,
@@ -533,14 +533,16 @@ class View3D(gl.GLViewWidget):
         return bool(self.faces.skipped) or self._full_frame_asked or self._arriving
 
     def _upload_skipped_faces(self) -> None:
-        """Upload the faces a frame left out, in a turn of their own before the frame that
-        draws them (for a level just opened, the whole level's faces)."""
+        """Upload the faces a frame left out, in turns of their own before the frame that
+        draws them (for a level just opened, the whole level's faces): one buffer a turn."""
         if self.faces.skipped and self.isValid():
             self.makeCurrent()
             try:
-                self.faces.upload()
+                more = self.faces.upload_next()
             finally:
                 self.doneCurrent()
+            if more:
+                self._face_upload.start()
 
     def _on_camera_rest(self) -> None:
         if self.faces.skipped:
