@@ -33,14 +33,25 @@ def pick_in_view(state, view, point) -> list[int]:
     ceiling must not hide the monster standing under it.
     """
     doc = state.document
-    lo, hi = doc.scene.bounds()
     d = view.depth_axis
-    origin = view.to_world(point, depth=float(hi[d]) + 1.0)
+    origin = view.to_world(point, depth=_top_of_index(doc, d) + 1.0)
     direction = np.zeros(3)
     direction[d] = -1.0
     hits = state.pick(origin, direction)
     scene = doc.scene
     return sorted(hits, key=lambda oid: not (isinstance(scene.get(oid), Entity)))
+
+
+def _top_of_index(doc, axis: int) -> float:
+    """The highest coordinate along ``axis`` of any object in the document's index, where a
+    pick ray through that index may start. Read from the index's object table (one numpy
+    maximum): the scene's bounds walk every object again after each edit, a third of a second
+    on 50,000 brushes at the press of every drag."""
+    table = doc.index.objects
+    slots = table.alive_slots()
+    if not len(slots):
+        return float(doc.scene.bounds()[1][axis])
+    return float(table.hi[slots, axis].max())
 
 
 class SelectTool:
