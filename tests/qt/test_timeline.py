@@ -217,7 +217,8 @@ def test_a_slow_frame_holds_the_window_for_one_frame_per_tick(timeline_window, q
 
     w = timeline_window
     c = w.timeline
-    w.timeline_panel.step_button.click()  # the simulation exists from here
+    w.timeline_panel.step_button.click()  # the simulation is made on a worker, then stepped
+    qtbot.waitUntil(lambda: c.frame == 1, timeout=60_000)
     simulation = c.simulation
     real_step = simulation.step
 
@@ -273,6 +274,53 @@ def test_the_first_play_makes_its_simulation_and_level_probe_off_the_window_thre
     assert ("LevelProbe._build", threading.main_thread().name) not in made
     assert [what for what, _ in made] == ["Simulation.__init__", "LevelProbe._build"], made
     assert c.simulation.level.rays_cast > 0  # the walkers did cast through the probe
+
+
+def _record_simulations_made(monkeypatch) -> list[str]:
+    """The names of the threads that make a :class:`Simulation`, in order."""
+    import threading
+
+    from editor.model.simulation import Simulation
+
+    made: list[str] = []
+    original = Simulation.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(threading.current_thread().name)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(Simulation, "__init__", counted)
+    return made
+
+
+def test_the_first_step_makes_its_simulation_off_the_window_thread(timeline_window, qtbot,
+                                                                   monkeypatch):
+    """Step (F10, the Simulation menu's and the timeline's button) with no simulation yet has
+    a worker make it, as Play does, and steps once it is handed back; Steps pressed meanwhile
+    add up. Then Stop, Step again (a new simulation, off the window's thread too) and a seek
+    on the timeline's slider, which makes none."""
+    import threading
+
+    w = timeline_window
+    c = w.timeline
+    made = _record_simulations_made(monkeypatch)
+    w.act_step.trigger()
+    assert c.simulation is None and c.preparing and c.play_state == "paused"
+    w.timeline_panel.step_button.click()  # pressed again while it is made
+    qtbot.waitUntil(lambda: c.frame == 2, timeout=20_000)
+    assert c.play_state == "paused" and not c.preparing
+    qtbot.wait(100)
+    assert c.frame == 2  # paused: nothing more stepped
+    w.act_stop.trigger()
+    w.act_step.trigger()
+    qtbot.waitUntil(lambda: c.frame == 1, timeout=20_000)
+    for _ in range(3):
+        w.act_step.trigger()  # the simulation exists: each Step steps at once
+    assert c.frame == 4
+    slider = w.timeline_panel.slider
+    slider.setValue(2)  # a drag of the slider seeks
+    assert c.frame == 2 and not c.live
+    assert len(made) == 2, made
+    assert threading.main_thread().name not in made, made
 
 
 def test_an_edit_while_play_prepares_drops_the_stale_simulation(timeline_window, qtbot):

@@ -18,7 +18,10 @@ level's first Play 100-200 ms, which held the window. The playhead says *playing
 dock opens and the first frame steps once the simulation is handed back (opening the dock
 meanwhile made the window's layout and paint share the interpreter with the worker). The worker reads the
 scene while the window goes on: an edit meanwhile makes its result stale, and it is dropped
-(and made again while Play is still on). Step and seek still make it on the window's thread.
+(and made again while Play is still on). The window's Step (:meth:`TimelineController.request_step`)
+makes it the same way and steps once it is handed back; :meth:`TimelineController.step` makes it
+on the calling thread (scripts, screenshot mode's ``--frames``). A seek never makes one: the
+slider moves only over frames a simulation or a loaded recording already holds.
 
 *Animate level entities* (:attr:`TimelineController.animate`, on by default like the command
 line's ``simulate``) lets entities without motion keys move as their class does (monsters
@@ -102,8 +105,10 @@ class TimelineController(QObject):
         self._names: dict[int, str] = {}
         self._owed = 0.0
         self._last_tick = 0.0
-        #: the worker making the simulation for Play, while it runs
+        #: the worker making the simulation for Play or Step, while it runs
         self._preparing: CallWorker | None = None
+        #: frames the window's Step asked for while the simulation was being made
+        self._steps_owed = 0
         #: counts the edits of the document (and new documents): a simulation made from an
         #: older count is stale
         self._generation = 0
@@ -324,6 +329,10 @@ class TimelineController(QObject):
             return
         self._start_timer()
 
+    def _wants_simulation(self) -> bool:
+        """Play or a Step waits for the simulation being made."""
+        return self.play_state == self.PLAYING or self._steps_owed > 0
+
     def _start_timer(self) -> None:
         self._owed = 0.0
         self._last_tick = time.perf_counter()
@@ -358,6 +367,7 @@ class TimelineController(QObject):
         worker.start()
 
     def _cancel_preparing(self) -> None:
+        self._steps_owed = 0
         if self._preparing is not None:
             self._preparing.cancel()
             self._preparing = None
@@ -369,21 +379,25 @@ class TimelineController(QObject):
         if self.simulation is not None or self.loaded is not None:
             return  # Step made one on the window's thread meanwhile
         if generation != self._generation:  # an edit came in while it was made: stale
-            if self.play_state == self.PLAYING:
+            if self._wants_simulation():
                 self._prepare_simulation()
             return
         self._adopt(simulation)
+        owed, self._steps_owed = self._steps_owed, 0
         if self.play_state == self.PLAYING:
             self._start_timer()
+        elif owed:
+            self._advance(owed)
 
     def _on_prepare_failed(self, worker, message: str, generation: int) -> None:
         if worker is not self._preparing:
             return
         self._preparing = None
         if generation != self._generation:  # the scene changed under the read: try again
-            if self.play_state == self.PLAYING:
+            if self._wants_simulation():
                 self._prepare_simulation()
             return
+        self._steps_owed = 0
         self._set_state(self.STOPPED)
         self.error.emit(f"cannot simulate: {message}")
 
@@ -411,8 +425,24 @@ class TimelineController(QObject):
             self.source_changed.emit()
             self._show(None)
 
+    def request_step(self, frames: int = 1) -> None:
+        """The window's Step: advance ``frames`` frames (pauses playback). With no simulation
+        yet it is made on a worker thread first, as for Play, and the frames are stepped once
+        it is handed back (the playhead says *paused* meanwhile; Steps asked for meanwhile
+        add up)."""
+        if self.simulation is not None or self.loaded is not None:
+            self.step(frames)
+            return
+        if self.state.document is None:
+            return
+        self.timer.stop()
+        self._set_state(self.PAUSED)
+        self._steps_owed += max(int(frames), 0)
+        self._prepare_simulation()
+
     def step(self, frames: int = 1) -> FrameStats | None:
-        """Advance ``frames`` frames (pauses playback)."""
+        """Advance ``frames`` frames (pauses playback); with no simulation yet it is made on
+        the calling thread (the window's Step uses :meth:`request_step`)."""
         if not self._ensure_source():
             return None
         if self.play_state != self.PAUSED:
