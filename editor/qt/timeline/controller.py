@@ -14,7 +14,9 @@ JSON frame-lines format) has no live simulation: its playback stops at the end o
 
 Play makes the simulation on a worker thread (:class:`~editor.qt.workers.CallWorker`): its
 index, its record of the level and the level probe its walkers cast through take a real
-level's first Play 100-200 ms, which held the window. The playhead says *playing* at once; the
+level's first Play 100-200 ms, which held the window. The worker steps the first frame too (a
+simulation's first frame costs several times a later one: 60-110 ms on e3m4, later frames
+10-30 ms); the window shows it at the first tick. The playhead says *playing* at once; the
 dock opens and the first frame steps once the simulation is handed back (opening the dock
 meanwhile made the window's layout and paint share the interpreter with the worker). The worker reads the
 scene while the window goes on: an edit meanwhile makes its result stale, and it is dropped
@@ -109,6 +111,8 @@ class TimelineController(QObject):
         self._preparing: CallWorker | None = None
         #: frames the window's Step asked for while the simulation was being made
         self._steps_owed = 0
+        #: the first frame the worker stepped, until the window shows it
+        self._stepped_ahead: FrameStats | None = None
         #: counts the edits of the document (and new documents): a simulation made from an
         #: older count is stale
         self._generation = 0
@@ -276,6 +280,7 @@ class TimelineController(QObject):
         self.history = {}
         self.replay = None
         self.replay_frame = -1
+        self._stepped_ahead = None
         self.source_changed.emit()
 
     def load_recording(self, path: str) -> bool:
@@ -351,16 +356,20 @@ class TimelineController(QObject):
         scene, backend = doc.scene, self._index_like_document()
         config = _default_config(self.record, self.animate)
 
-        def make() -> Simulation:
+        def make() -> tuple[Simulation, FrameStats | WorkBudgetError | None]:
             simulation = Simulation(scene, backend=backend, config=config)
             if simulation.behaviours:  # only moving bodies cast rays through the level
                 simulation.level.prepare()
-            return simulation
+            try:  # the simulation is this thread's until it is handed back
+                first: FrameStats | WorkBudgetError | None = simulation.step()
+            except WorkBudgetError as exc:  # reported on the window's thread, as a step's is
+                first = exc
+            return simulation, first
 
         worker = CallWorker(make)
         generation = self._generation
-        worker.result.connect(lambda simulation, ms: self._on_prepared(worker, simulation,
-                                                                       generation))
+        worker.result.connect(lambda made, ms: self._on_prepared(worker, made[0], made[1],
+                                                                 generation))
         worker.failed.connect(lambda message: self._on_prepare_failed(worker, message,
                                                                       generation))
         self._preparing = worker
@@ -372,7 +381,8 @@ class TimelineController(QObject):
             self._preparing.cancel()
             self._preparing = None
 
-    def _on_prepared(self, worker, simulation: Simulation, generation: int) -> None:
+    def _on_prepared(self, worker, simulation: Simulation,
+                     first: FrameStats | WorkBudgetError | None, generation: int) -> None:
         if worker is not self._preparing:
             return  # cancelled (stopped, another document)
         self._preparing = None
@@ -384,6 +394,11 @@ class TimelineController(QObject):
             return
         self._adopt(simulation)
         owed, self._steps_owed = self._steps_owed, 0
+        if isinstance(first, WorkBudgetError):  # stop, as a step on this thread does
+            self.pause()
+            self.error.emit(str(first.located(self._source_name(), self._next_frame())))
+            return
+        self._stepped_ahead = first
         if self.play_state == self.PLAYING:
             self._start_timer()
         elif owed:
@@ -416,6 +431,7 @@ class TimelineController(QObject):
         self._cancel_preparing()
         was_active = self.active
         self.simulation = None
+        self._stepped_ahead = None
         self.replay = None
         self.replay_frame = -1
         self.history = {}
@@ -544,6 +560,11 @@ class TimelineController(QObject):
         return stats
 
     def _advance_one(self) -> FrameStats | None:
+        ahead, self._stepped_ahead = self._stepped_ahead, None
+        if ahead is not None and self.live and self.simulation is not None and \
+                ahead.frame == self.simulation.frame:  # stepped by the worker that made it
+            self.history[ahead.frame] = ahead
+            return ahead
         rec = self.recording
         if rec is None:
             return None  # nothing runs or was loaded: there is no next frame
