@@ -4,7 +4,7 @@ A process of its own with an empty ``$NUMBA_CACHE_DIR`` starts the editor as a f
 does and drives the real window (``tests/qt/cold_session.py``): the tools wait, disabled, until
 their kernels are ready; as soon as the level is on screen a click selects a brush (picking
 needs no kernel), as soon as editing is ready an arrow key nudges it and a Brush tool drag makes
-a new one; then Play runs the simulation. (The
+a new one; then Play runs the simulation, and Stop, Step and a seek on the timeline follow. (The
 benchmark ``benchmarks/gui_cold.py`` drives the same session on a real level and adds the tuner
 and a switch to each backend.) Every numba kernel compiled or loaded is recorded with its thread: none may be
 compiled on the window's thread (the warm-up process compiles them, a worker thread loads
@@ -48,7 +48,9 @@ def test_a_cold_first_session_compiles_nothing_on_the_window_thread(tmp_path):
     records = session["records"]
     # the loader and the warm-up really ran kernels in this process, off the window's thread
     assert any(not r["gui_thread"] and r["cached_kernel"] for r in records)
-    steps = ("click_at_open", "click", "nudge", "new_brush", "play", "pause")
+    assert session["stepped_to"] >= 1 and session["sought_to"] == 0  # Step and seek ran too
+    steps = ("click_at_open", "click", "nudge", "new_brush", "play", "pause", "stop", "step",
+             "seek")
     on_gui = [r for r in records if r["gui_thread"] and r["phase"] in steps]
     compiled = sorted({r["kernel"] for r in on_gui if r["compiled"]})
     assert not compiled, f"compiled on the window's thread: {compiled}"
