@@ -83,6 +83,18 @@ def _compiled_in_process(session: dict, *phases: str) -> int:
                 if r["phase"] in phases and r["compiled"]})
 
 
+def _open_note(session: dict) -> str:
+    """What the ``cold_open`` row adds: the kernels compiled in the editor's process before
+    the level was on screen, and when each warm-up line came."""
+    note = (f", {_compiled_in_process(session, 'start', 'show', 'open')} in the editor's "
+            "process from its start")
+    lines = session.get("warmup_lines_s", {})
+    if lines:
+        note += "; warm-up lines at " + ", ".join(
+            f"{line} {t:.1f} s" for line, t in sorted(lines.items(), key=lambda kv: kv[1]))
+    return note
+
+
 def measure_cold_session(rows: list, level: str | None, samples, switch: str = "all",
                          tune_s: float = TUNE_BUDGET_S, timeout_s: float | None = None,
                          gl: bool = False) -> None:
@@ -114,8 +126,7 @@ def measure_cold_session(rows: list, level: str | None, samples, switch: str = "
         note = meaning if phase is None else \
             f"{meaning}; {_compiled_on_gui(session, phase)} kernels compiled on the window's thread"
         if row == "cold_open":
-            note += (f", {_compiled_in_process(session, 'start', 'show', 'open')} in the "
-                     "editor's process from its start")
+            note += _open_note(session)
         if row == "cold_tools_ready" and families:
             note += "; families enabled at " + ", ".join(
                 f"{f} {t:.1f} s" for f, t in sorted(families.items(), key=lambda kv: kv[1]))

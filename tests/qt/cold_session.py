@@ -107,6 +107,25 @@ def _since_start() -> float:
     return round(time.perf_counter() - STARTED, 2)
 
 
+def _note_warmup_lines(warmup, heard: dict) -> None:
+    """Note in ``heard`` when each line of the warm-up processes was first seen (polled every
+    20 ms on a thread of its own, which only reads a set)."""
+    def note() -> None:
+        try:
+            said = list(warmup.said)
+        except RuntimeError:  # a reader thread added a line meanwhile: seen at the next poll
+            return
+        for line in said:
+            heard.setdefault(line, _since_start())
+
+    def poll() -> None:
+        while not warmup.finished():
+            note()
+            time.sleep(0.02)
+        note()
+    threading.Thread(target=poll, name="warmup-lines", daemon=True).start()
+
+
 def _session(app, window, out: dict, beat, switch_to: list[str], tune_s: float) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
@@ -273,7 +292,10 @@ def main(argv: list[str]) -> int:
     window.ask_save = lambda: "discard"
     window.kernel_warmup = warmup
     start_kernel_readiness(window, "octree", warmup)
-    out: dict = {"cold": warmup is not None, "family_ready_s": {}, "gl": args.gl}
+    out: dict = {"cold": warmup is not None, "family_ready_s": {}, "gl": args.gl,
+                 "warmup_lines_s": {}}
+    if warmup is not None:
+        _note_warmup_lines(warmup, out["warmup_lines_s"])
     window.kernel_readiness.family_ready.connect(
         lambda family: out["family_ready_s"].setdefault(family, _since_start()))  # the first time
     beat = _Heartbeat()
