@@ -79,10 +79,9 @@ LEVEL_PART = "level"
 #: wait for it ends when that part's process has ended without printing it
 LINE_PART = {LEVEL_READY: LEVEL_PART}
 #: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
-#: editor's own threads, the window's above all, come first. Not the :data:`LEVEL_PART`
-#: process: the level's opening waits for it alone, and its compile ran at the editor's
-#: priority (in the editor) before; niced, on a loaded machine it would get only what the
-#: other work leaves and keep the level off screen longer than before
+#: editor's own threads, the window's above all, come first. The :data:`LEVEL_PART` process
+#: too: at the editor's priority it took the core the ``tools`` process needed for the first
+#: frame, which the level's opening waits for as well
 WARMUP_NICENESS = 10
 #: the repository root, from which ``-m editor.warmup`` is importable
 ROOT = Path(__file__).resolve().parents[1]
@@ -665,8 +664,7 @@ def main(argv: list[str]) -> int:
                         help="warm only this part's kernel families (default: every family)")
     args = parser.parse_args(argv)
     try:
-        if args.part != LEVEL_PART:
-            os.nice(WARMUP_NICENESS)
+        os.nice(WARMUP_NICENESS)
     except (AttributeError, OSError):  # no nice() on this platform: run at normal priority
         pass
     if args.parent_pipe:
