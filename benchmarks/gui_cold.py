@@ -5,9 +5,12 @@ cache (``$NUMBA_CACHE_DIR`` in a new temporary folder): the editor starts as on 
 the tools wait for their kernels; as soon as the level is on screen a click selects a brush
 (picking needs no kernel); as soon as editing is enabled a click selects a brush, an
 arrow key nudges it and a Brush tool drag makes a new one; once every tool is, Play runs five
-frames and pauses, the tuner runs a search and the Partition panel's combo box switches to each other
+frames and pauses, Stop, Step (the simulation made anew) and a seek on the timeline's slider
+follow, the tuner runs a search and the Partition panel's combo box switches to each other
 backend. One row per step (``cold_…``), each with its longest GUI-thread stall (a 10 ms
-heartbeat) and the number of kernels compiled on the window's thread.
+heartbeat) and the number of kernels compiled on the window's thread. ``--gl`` runs the
+session in a real OpenGL window with the 3D view (the ``xcb`` platform: run it under a display,
+``xvfb-run``); without it the window is offscreen and has no 3D view.
 """
 from __future__ import annotations
 
@@ -21,8 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: rows timed from the start of the process: (row, the session's figure, what the time is,
 #: the heartbeat phase whose longest stall the row shows)
-TIMED = (("cold_open", "open_s", "time = start until the level is on screen (the Select tool "
-          "works from here: a click picks without kernels, see cold_click_at_open)", "open"),
+TIMED = (("cold_show", "shown_s", "time = start until the window's first frame (every view "
+          "painted once; the level still loading)", "show"),
+         ("cold_open", "open_s", "time = start until the level is on screen (the Select tool "
+          "works from here: a click picks without kernels, see cold_click_at_open); its stall: "
+          "from the first frame on", "open"),
          ("cold_edit_ready", "edit_ready_s",
           "time = start until editing is enabled (nudge, move, new brush, delete, undo)",
           "edit_wait"),
@@ -38,23 +44,32 @@ STALLS = (("cold_click_at_open", "click_at_open",
           ("cold_new_brush", "new_brush", "a Brush tool drag in the Top view"),
           ("cold_play", "play", "the first Play until frame 5"),
           ("cold_pause", "pause", "Pause after it (the docks refresh)"),
+          ("cold_stop", "stop", "Stop after it (back to the edited level)"),
+          ("cold_step", "step", "Step after Stop (the simulation made anew) and two more Steps"),
+          ("cold_seek", "seek", "the timeline's slider moved back to the first frame"),
           ("cold_tune", "tune", "a tuner search (Tools → Tune parameters…, Run)"))
 #: the tuner's budget in the session, in seconds
 TUNE_BUDGET_S = 8.0
 #: the issue's targets: a usable level within 15 s, no stall over 200 ms
 STALL_BUDGET_MS = 200.0
 USABLE_BUDGET_MS = 15000.0
-HEADER = ("First session with an empty kernel cache, driven through the real window (offscreen, "
-          "no 3D view; `tests/qt/cold_session.py` in a process of its own). Command: "
+HEADER = ("First session with an empty kernel cache, driven through the real window ({window}; "
+          "`tests/qt/cold_session.py` in a process of its own). Command: "
           "`{command}`; {total:.0f} s on {machine}. The `cold_open`, `cold_edit_ready`, "
           "`cold_pick_ready` and `cold_tools_ready` times run from the process's start (their "
           "stall column: the longest GUI-thread stall while waiting); for the other rows the "
           "time is the longest GUI-thread stall (10 ms heartbeat) of that step. A first click "
           "runs as soon as the level is on screen; click, nudge and new brush as soon as "
-          "editing is enabled, Play and Pause once every tool is; then the tuner and a switch to "
+          "editing is enabled, Play, Pause, Stop, Step and a seek once every tool is; then the "
+          "tuner and a switch to "
           "each other backend the Partition panel offers (each first switch compiles that "
           "backend in the warm-up processes). The issue's targets: usable within 15 s, no stall "
           "over 200 ms. The machine is shared with other work.")
+
+
+#: the window of each mode: (Qt platform, what the header says)
+WINDOWS = {False: ("offscreen", "offscreen, no 3D view"),
+           True: ("xcb", "a real OpenGL window under the X display, with the 3D view")}
 
 
 def _compiled_on_gui(session: dict, phase: str) -> int:
@@ -62,17 +77,37 @@ def _compiled_on_gui(session: dict, phase: str) -> int:
                 if r["gui_thread"] and r["phase"] == phase and r["compiled"]})
 
 
+def _compiled_in_process(session: dict, *phases: str) -> int:
+    """Kernels compiled in the editor's process, on any thread, during ``phases``."""
+    return len({r["kernel"] for r in session["records"]
+                if r["phase"] in phases and r["compiled"]})
+
+
+def _open_note(session: dict) -> str:
+    """What the ``cold_open`` row adds: the kernels compiled in the editor's process before
+    the level was on screen, and when each warm-up line came."""
+    note = (f", {_compiled_in_process(session, 'start', 'show', 'open')} in the editor's "
+            "process from its start")
+    lines = session.get("warmup_lines_s", {})
+    if lines:
+        note += "; warm-up lines at " + ", ".join(
+            f"{line} {t:.1f} s" for line, t in sorted(lines.items(), key=lambda kv: kv[1]))
+    return note
+
+
 def measure_cold_session(rows: list, level: str | None, samples, switch: str = "all",
-                         tune_s: float = TUNE_BUDGET_S, timeout_s: float | None = None) -> None:
+                         tune_s: float = TUNE_BUDGET_S, timeout_s: float | None = None,
+                         gl: bool = False) -> None:
     """Append one :class:`Samples` row per step of a cold first session on ``level``; a
-    session still running after ``timeout_s`` is stopped and reports the steps it finished."""
+    session still running after ``timeout_s`` is stopped and reports the steps it finished.
+    With ``gl`` the window is a real OpenGL one with the 3D view (needs a display)."""
     name = os.path.basename(level) if level else "demo"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "session.json")
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
-                   QT_QPA_PLATFORM="offscreen")
+                   QT_QPA_PLATFORM=WINDOWS[gl][0])
         command = [sys.executable, "-m", "tests.qt.cold_session", out] + ([level] if level else []) \
-            + ["--switch", switch, "--tune", str(tune_s)]
+            + ["--switch", switch, "--tune", str(tune_s)] + (["--gl"] if gl else [])
         try:
             done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                                   timeout=timeout_s)
@@ -90,6 +125,8 @@ def measure_cold_session(rows: list, level: str | None, samples, switch: str = "
             continue
         note = meaning if phase is None else \
             f"{meaning}; {_compiled_on_gui(session, phase)} kernels compiled on the window's thread"
+        if row == "cold_open":
+            note += _open_note(session)
         if row == "cold_tools_ready" and families:
             note += "; families enabled at " + ", ".join(
                 f"{f} {t:.1f} s" for f, t in sorted(families.items(), key=lambda kv: kv[1]))
@@ -152,6 +189,8 @@ def main(argv=None) -> int:
     ap.add_argument("--switch", default="all", help="backends to switch to (default: all offered)")
     ap.add_argument("--tune", type=float, default=TUNE_BUDGET_S, help="tuner budget, s (0: none)")
     ap.add_argument("--timeout", type=float, help="stop a session after this many seconds")
+    ap.add_argument("--gl", action="store_true",
+                    help="a real OpenGL window with the 3D view (xcb; run under xvfb-run)")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
     args = ap.parse_args(argv)
@@ -167,14 +206,15 @@ def main(argv=None) -> int:
 
     for _ in range(args.runs):
         measure_cold_session([], args.level if os.path.exists(args.level) else None, samples,
-                             args.switch, args.tune, args.timeout)
+                             args.switch, args.tune, args.timeout, args.gl)
     rows = [s.row() for s in pooled.values()]
     info = describe_machine(ROOT, "default")
     machine = f"{info['cpu']}, {info['usable_cores']} usable cores, load {info['load_average']}, " \
               f"{info['date']}, git {info['git']}"
     command = ("python benchmarks/gui_cold.py " + " ".join(argv or sys.argv[1:])).strip()
     body = render(rows, command, machine, time.perf_counter() - start)
-    body[0] = HEADER.format(command=command, total=time.perf_counter() - start, machine=machine)
+    body[0] = HEADER.format(command=command, total=time.perf_counter() - start, machine=machine,
+                            window=WINDOWS[args.gl][1])
     body[-1] = f"Longest GUI-thread stall during the session: {max(r['stall_ms'] for r in rows):.0f} ms."
     print("\n".join(body))
     if not args.no_write:

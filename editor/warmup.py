@@ -11,7 +11,9 @@ when the cache is cold. That process exercises the backend on a small generated 
 and node table first (then it prints ``ready``), then edits and queries — so numba compiles
 those kernels and writes them to the shared on-disk cache while the editor reads its level.
 Once it says ``ready`` a second process (``--part pairs``) compiles pair finding and the
-simulation on the other core (:data:`PARTS`). The editor waits for ``ready`` before it builds its
+simulation on the other core (:data:`PARTS`); before that, from the start, the other core
+compiles the kernels of reading a level (``--part level``, :func:`warm_level`), which the
+editor's loading thread waits for before it reads the level. The editor waits for ``ready`` before it builds its
 own index (which then loads the kernels from the cache) and holds pair finding until the
 warm-up has finished. With a warm cache nothing is started: :func:`cache_is_cold` is a few small
 file reads.
@@ -47,6 +49,10 @@ PAIRS_READY = "pairs ready"
 QUERIES_READY = "queries ready"
 EDITS_READY = "edits ready"
 SIMULATION_READY = "simulation ready"
+#: the line the ``level`` process prints once the kernels of reading a level are cached (the
+#: ``.map`` reader's pre-pass and the brush solids): the editor's loading thread waits for it
+#: before it reads the level, so it loads them from the cache instead of compiling them
+LEVEL_READY = "level ready"
 #: kernel family -> the line the warm-up process prints once that family is cached, in the
 #: order the process warms them (``editor.qt.kernel_readiness`` enables the tools of each).
 #: Editing first: a click picks without kernels until ``pick`` is loaded
@@ -64,8 +70,20 @@ PROGRESS = {READY: 0.6, PAIRS_READY: 0.8, "loaded": 0.9}
 #: simulation. In one process pair finding came second and held picking and editing back by
 #: its compile (about 16 s of CPU for the octree)
 PARTS = {"tools": ("edit", "pick"), "pairs": ("simulate",)}
+#: the part a first start runs at once beside ``tools``, on the other core: reading a level
+#: (:func:`warm_level`). The editor's loading thread compiled those kernels itself before, and
+#: numba's compiler held the interpreter for up to half a second at a time, which froze the
+#: window while the level opened; this process has no window to freeze
+LEVEL_PART = "level"
+#: the part that prints each line the editor waits for, where one part alone prints it: a
+#: wait for it ends when that part's process has ended without printing it
+LINE_PART = {LEVEL_READY: LEVEL_PART}
 #: the warm-up process runs at this lower CPU priority (``nice``): on a busy machine the
-#: editor's own threads, the window's above all, come first
+#: editor's own threads, the window's above all, come first. Not the :data:`LEVEL_PART`
+#: process: its compile ran at the editor's priority (in the editor) before, and the level's
+#: opening waits for it and for ``tools``' first frame. Niced too, the two shared what the
+#: machine's other work left and the level came later (22.2 s at load 2.8-3.2, the level's
+#: kernels cached at 21.1 s) than at the editor's priority (16.6 s at load 1.5-2.2, 11.2 s)
 WARMUP_NICENESS = 10
 #: the repository root, from which ``-m editor.warmup`` is importable
 ROOT = Path(__file__).resolve().parents[1]
@@ -214,10 +232,14 @@ class KernelWarmup:
     enabled sooner, and pair finding (the Statistics panel's, Play's) follows a few seconds
     later. A first switch keeps :data:`READY`: its new tree waits for pair finding.
 
+    With ``level`` (a first start) a third process, :data:`LEVEL_PART`, starts at once too
+    and caches the kernels of reading a level (:meth:`wait_level_kernels`).
+
     Raises ``OSError`` when the first process cannot be started.
     """
 
-    def __init__(self, backend: str, split: bool = True, second_after: str = READY):
+    def __init__(self, backend: str, split: bool = True, second_after: str = READY,
+                 level: bool = False):
         self.backend = backend
         self.second_after = second_after
         self.ready = False
@@ -225,11 +247,20 @@ class KernelWarmup:
         self._heard = threading.Condition()
         self._open_outputs = 0  # outputs still read; a second process may still start
         self._ended = False  # every output has ended and no process will start any more
+        self._ended_parts: set[str | None] = set()  # the parts whose output has ended
         self._stopped = False
         self.second: subprocess.Popen | None = None  # the ``pairs`` process, once started
+        #: the :data:`LEVEL_PART` process, when one was started
+        self.level_process: subprocess.Popen | None = None
         self._readers: list[threading.Thread] = []
         self.process = self._start("tools" if split else None)
         _RUNNING.add(self)
+        if level:
+            try:
+                self.level_process = self._start(LEVEL_PART)
+            except OSError:  # no line comes: the editor reads its level as without it
+                with self._heard:
+                    self._ended_parts.add(LEVEL_PART)
 
     def _start(self, part: str | None) -> subprocess.Popen:
         """Start one warm-up process and a reader for its lines (any number of threads may
@@ -241,14 +272,15 @@ class KernelWarmup:
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         with self._heard:
             self._open_outputs += 1
-        reader = threading.Thread(target=self._read_lines, args=(process, part == "tools"),
+        reader = threading.Thread(target=self._read_lines, args=(process, part),
                                   name=f"warmup-{self.backend}-{part or 'all'}-output",
                                   daemon=True)
         self._readers.append(reader)
         reader.start()
         return process
 
-    def _read_lines(self, process: subprocess.Popen, starts_second: bool) -> None:
+    def _read_lines(self, process: subprocess.Popen, part: str | None) -> None:
+        starts_second = part == "tools"
         stream = process.stdout
         assert stream is not None  # started with stdout=PIPE
         try:
@@ -264,6 +296,7 @@ class KernelWarmup:
         with self._heard:
             self._open_outputs -= 1
             self._ended = self._open_outputs == 0
+            self._ended_parts.add(part)
             self._heard.notify_all()
 
     def _start_second(self) -> None:
@@ -283,20 +316,31 @@ class KernelWarmup:
     def start_if_cold(cls, backend: str) -> KernelWarmup | None:
         """Start a first start's warm-up for ``backend`` when its kernels are not cached (the
         ``pairs`` process once editing is cached), else ``None``."""
-        return cls(backend, second_after=EDITS_READY) if cache_is_cold(backend) else None
+        return cls(backend, second_after=EDITS_READY, level=True) if cache_is_cold(backend) \
+            else None
 
     def wait_ready(self, timeout: float = 600.0, line: str = READY) -> bool:
         """Block until a process has printed ``line`` — :data:`READY`, the first frame's
         kernels are cached; :data:`PAIRS_READY`, pair finding's; a line of :data:`FAMILIES`,
         that family's — or every process ended, or ``timeout`` seconds went by; returns
         whether it was printed. Later calls return at once."""
+        part = LINE_PART.get(line)
         with self._heard:
-            self._heard.wait_for(lambda: line in self.said or self._ended, timeout)
+            self._heard.wait_for(lambda: line in self.said or self._ended
+                                 or (part is not None and part in self._ended_parts), timeout)
             self.ready = READY in self.said
             return line in self.said
 
+    def wait_level_kernels(self, timeout: float = 600.0) -> bool:
+        """Block (without the interpreter lock) until the :data:`LEVEL_PART` process has
+        cached the kernels of reading a level, or ended, or ``timeout`` seconds went by;
+        returns whether they are cached. At once when no such process was started."""
+        if self.level_process is None:
+            return False
+        return self.wait_ready(timeout, LEVEL_READY)
+
     def _processes(self) -> list[subprocess.Popen]:
-        return [p for p in (self.process, self.second) if p is not None]
+        return [p for p in (self.process, self.second, self.level_process) if p is not None]
 
     def wait_finished(self, timeout: float | None = None) -> bool:
         """Block until the processes have exited; returns whether they cached every kernel
@@ -518,7 +562,12 @@ def warm(backend: str, announce=print, part: str | None = None) -> None:
     :data:`PAIRS_READY` once pair finding's are, then the line of each of :data:`FAMILIES`
     once that family's are. With ``part`` (a key of :data:`PARTS`) only that part's families:
     ``tools`` announces :data:`READY`, then editing's and picking's lines; ``pairs`` (run once
-    the first frame is cached) pair finding's and the simulation's."""
+    the first frame is cached) pair finding's and the simulation's; :data:`LEVEL_PART` reads a
+    level (:func:`warm_level`) and announces :data:`LEVEL_READY`, no backend's kernels."""
+    if part == LEVEL_PART:
+        warm_level()
+        announce(LEVEL_READY)
+        return
     index, ids, lo, hi = warm_first_frame(backend)
     if part != "pairs":
         announce(READY)
@@ -531,6 +580,23 @@ def warm(backend: str, announce=print, part: str | None = None) -> None:
             announce(line)
     # not validate(): the editor never calls it, and compiling it cost 1.3-1.6 s CPU per
     # backend before the warm-up could finish and release pair finding
+
+
+def warm_level() -> None:
+    """Open a level as the editor's loading thread does: the demo level (its brush solids),
+    then the same level written by the editor's own ``.map`` writer and read back (the
+    ``.map`` reader's compiled pre-pass). The kernels and signatures are the ones real levels
+    use (Standard and Valve 220 faces, ASCII text); a file with non-ASCII characters reads its
+    characters as 32-bit codes, a signature of its own that is left to the editor."""
+    import tempfile
+
+    from editor.model.loading import open_level, save_level
+
+    demo = open_level(None).document
+    with tempfile.TemporaryDirectory(prefix="partition-studio-warm-up-") as folder:
+        path = os.path.join(folder, "level.map")
+        save_level(demo, path)
+        open_level(path)
 
 
 def _serialise_cache_writes() -> None:
@@ -596,11 +662,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--plugin-dir", action="append", default=[])
     parser.add_argument("--parent-pipe", action="store_true",
                         help="exit when stdin closes (the editor that started this ended)")
-    parser.add_argument("--part", choices=sorted(PARTS),
+    parser.add_argument("--part", choices=sorted(PARTS) + [LEVEL_PART],
                         help="warm only this part's kernel families (default: every family)")
     args = parser.parse_args(argv)
     try:
-        os.nice(WARMUP_NICENESS)
+        if args.part != LEVEL_PART:
+            os.nice(WARMUP_NICENESS)
     except (AttributeError, OSError):  # no nice() on this platform: run at normal priority
         pass
     if args.parent_pipe:

@@ -210,7 +210,11 @@ class FileController(QObject):
             prepare = _after_warm_up(warmup, prepare)
             text = f"Preparing the {warmup.backend} — first start only (compiling its kernels)…"
             self._progress_prefix = text
-        worker = LoadWorker(path, prepare=prepare)
+        # a first start's warm-up compiles the kernels of reading a level in a process of its
+        # own: compiling them here held the interpreter, and the window, for up to half a
+        # second at a time (a stand-in warm-up may not have that process)
+        wait_for_reading = getattr(warmup, "wait_level_kernels", None)
+        worker = LoadWorker(path, prepare=prepare, before_reading=wait_for_reading)
         worker.progress.connect(self._on_progress)
         worker.loaded.connect(lambda loaded: self._adopt_prepared(loaded, worker.prepared))
         worker.failed.connect(self._on_load_failed)

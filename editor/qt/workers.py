@@ -53,21 +53,29 @@ class LoadWorker(_Cancellable):
     Signals: ``progress(fraction, text)``, ``loaded(LoadResult)``, ``failed(message)``.
     With ``prepare`` given, ``prepare(scene)`` runs on the worker too once the file is read
     (the draw arrays, so the GUI thread only swaps them in); its value is :attr:`prepared`.
+    With ``before_reading`` given, it runs on the worker before the file is read: on a first
+    start it waits (without the interpreter lock) until the warm-up process has cached the
+    kernels of reading a level, so this thread loads them instead of compiling them.
     """
 
     progress = Signal(float, str)
     loaded = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, path: str | None, prepare=None) -> None:
+    def __init__(self, path: str | None, prepare=None, before_reading=None) -> None:
         super().__init__()
         self.path = path
         self._prepare = prepare
+        self._before_reading = before_reading
         self.prepared = None
 
     def run(self) -> None:
         from editor.model.loading import open_level
         from spatial.errors import PartitionStudioError
+        if self._before_reading is not None:
+            self._before_reading()
+        if self._cancelled:
+            return
         try:
             result = open_level(self.path, progress=lambda f, t: self.progress.emit(f, t),
                                 cancel=lambda: self._cancelled)

@@ -12,6 +12,7 @@ import pytest
 from editor.warmup import (
     EDITS_READY,
     FAMILIES,
+    LEVEL_READY,
     PAIRS_READY,
     QUERIES_READY,
     READY,
@@ -222,10 +223,12 @@ class _FakeProcess:
     """A warm-up process that prints its part's lines at once (noting each in ``printed``)
     and exits with status 0."""
 
-    LINES = {"tools": [READY, EDITS_READY, QUERIES_READY], "pairs": [PAIRS_READY, SIMULATION_READY]}
+    LINES = {"tools": [READY, EDITS_READY, QUERIES_READY], "pairs": [PAIRS_READY, SIMULATION_READY],
+             "level": [LEVEL_READY]}
 
-    def __init__(self, command, printed: list[str]) -> None:
+    def __init__(self, command, printed: list[str], lines=None) -> None:
         self.part = command[command.index("--part") + 1]
+        self.LINES = dict(self.LINES, **(lines or {}))
         self.stdout = self._lines(printed)
         self.stdin = None
         self.returncode = 0
@@ -267,3 +270,58 @@ def test_the_pairs_process_starts_once_editing_is_cached_on_a_first_start(monkey
     assert warmup.wait_finished(timeout=30)
     expected = [READY, EDITS_READY] if first_start else [READY]
     assert printed_when_second_started == [expected]
+
+
+def test_a_first_start_reads_levels_with_kernels_a_third_process_cached(monkeypatch):
+    """A first start runs the ``level`` part at once, beside ``tools``: the loading thread's
+    wait for it ends when it says so; a first switch starts no such process."""
+    import editor.warmup as warmup_module
+
+    started: list[str] = []
+
+    def popen(command, **kwargs):
+        process = _FakeProcess(command, [])
+        started.append(process.part)
+        return process
+
+    monkeypatch.setattr(warmup_module.subprocess, "Popen", popen)
+    monkeypatch.setattr(warmup_module, "cache_is_cold", lambda backend: True)
+    warmup = KernelWarmup.start_if_cold("octree")
+    # the fake says its lines at once, so ``pairs`` may start between the two
+    assert warmup is not None and started[0] == "tools" and "level" in started
+    assert warmup.wait_level_kernels(timeout=30)
+    assert warmup.wait_finished(timeout=30)
+    switch = KernelWarmup("octree")
+    assert not switch.wait_level_kernels(timeout=30)  # at once: there is no such process
+    assert switch.wait_finished(timeout=30)
+    assert started.count("level") == 1
+
+
+def test_the_wait_for_level_kernels_ends_when_that_process_dies(monkeypatch):
+    """A ``level`` process that ends without its line (a crash) ends the loading thread's
+    wait at once, however long the other processes still compile: the editor then reads the
+    level compiling those kernels itself, as before the process existed."""
+    import threading
+
+    import editor.warmup as warmup_module
+
+    release = threading.Event()
+
+    class Compiling(_FakeProcess):
+        def _lines(self, printed):
+            for line in self.LINES[self.part]:
+                if self.part == "tools":
+                    release.wait(30)  # still compiling the first frame
+                yield line + "\n"
+
+    monkeypatch.setattr(warmup_module.subprocess, "Popen", lambda command, **kwargs: Compiling(
+        command, [], lines={"level": []}))
+    monkeypatch.setattr(warmup_module, "cache_is_cold", lambda backend: True)
+    warmup = KernelWarmup.start_if_cold("octree")
+    assert warmup is not None
+    try:
+        assert not warmup.wait_level_kernels(timeout=20)
+        assert READY not in warmup.said, "it did not wait for the other processes"
+    finally:
+        release.set()
+    assert warmup.wait_finished(timeout=30)

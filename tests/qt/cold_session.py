@@ -3,14 +3,17 @@ every numba kernel compiled or loaded and on which thread.
 
 Run by ``test_cold_session.py`` in a process of its own (the kernel cache is per process and
 per ``$NUMBA_CACHE_DIR``): ``python -m tests.qt.cold_session OUT.json [LEVEL] [--switch
-BACKEND,...|all] [--tune SECONDS]``. It starts the editor as ``python app.py`` does on a first
+BACKEND,...|all] [--tune SECONDS] [--gl] [--until open]``. It starts the editor as ``python app.py`` does on a first
 start (the warm-up processes, the level loading in the background,
 :class:`editor.qt.kernel_readiness.KernelReadiness`), clicks a brush in the Top view as soon as
 the level is on screen (the Select tool picks without kernels), waits until editing is enabled,
 then clicks a brush, nudges it with an arrow key and drags a new brush with the Brush tool
 (picking's query tools and the simulation may still be compiling meanwhile); once every tool
-is enabled it plays the simulation for a moment, pauses, optionally runs the tuner (Tools → Tune
-parameters…) and switches to other backends through the Partition panel's combo box.
+is enabled it plays the simulation for a moment, pauses, stops, steps one frame (Step makes the
+simulation anew), drags the timeline's slider back to the first frame (a seek), optionally runs
+the tuner (Tools → Tune parameters…) and switches to other backends through the Partition
+panel's combo box. ``--gl`` shows the 3D view (a real OpenGL window: run it with the ``xcb``
+platform under a display); ``--until open`` ends the session once the level is on screen.
 ``OUT.json`` gets the compile records, when each family of tools was enabled and what each step
 did.
 """
@@ -104,6 +107,25 @@ def _since_start() -> float:
     return round(time.perf_counter() - STARTED, 2)
 
 
+def _note_warmup_lines(warmup, heard: dict) -> None:
+    """Note in ``heard`` when each line of the warm-up processes was first seen (polled every
+    20 ms on a thread of its own, which only reads a set)."""
+    def note() -> None:
+        try:
+            said = list(warmup.said)
+        except RuntimeError:  # a reader thread added a line meanwhile: seen at the next poll
+            return
+        for line in said:
+            heard.setdefault(line, _since_start())
+
+    def poll() -> None:
+        while not warmup.finished():
+            note()
+            time.sleep(0.02)
+        note()
+    threading.Thread(target=poll, name="warmup-lines", daemon=True).start()
+
+
 def _session(app, window, out: dict, beat, switch_to: list[str], tune_s: float) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
@@ -159,11 +181,36 @@ def _session(app, window, out: dict, beat, switch_to: list[str], tune_s: float) 
     window.act_play.trigger()
     QTest.qWait(300)
     out["frames"] = window.timeline.frame
+    _step_and_seek(app, window, out, beat)
     if tune_s > 0:
         _tune(app, window, out, beat, tune_s)
     for backend in switch_to:
         _switch(app, window, out, beat, backend)
     beat.enter("end")
+
+
+def _step_and_seek(app, window, out: dict, beat) -> None:
+    """Stop (back to the edited level), Step one frame (the simulation is made anew), step
+    two more, then drag the timeline's slider back to the first frame."""
+    from PySide6.QtTest import QTest
+    timeline = window.timeline
+    beat.enter("stop")
+    window.act_stop.trigger()
+    QTest.qWait(300)
+    beat.enter("step")
+    window.act_step.trigger()
+    _wait(app, lambda: timeline.frame >= 1, 120)
+    QTest.qWait(300)
+    for _ in range(2):
+        window.act_step.trigger()
+        QTest.qWait(100)
+    out["stepped_to"] = timeline.frame
+    beat.enter("seek")
+    slider = window.timeline_panel.slider
+    slider.setValue(slider.minimum())  # what dragging it to the left end does
+    _wait(app, lambda: timeline.frame == slider.minimum(), 120)
+    QTest.qWait(300)
+    out["sought_to"] = timeline.frame
 
 
 def _tune(app, window, out: dict, beat, budget_s: float) -> None:
@@ -233,23 +280,34 @@ def main(argv: list[str]) -> int:
     parser.add_argument("level", nargs="?")
     parser.add_argument("--switch", default="", help="backends to switch to, or 'all'")
     parser.add_argument("--tune", type=float, default=0.0, help="tuner budget in seconds (0: none)")
+    parser.add_argument("--gl", action="store_true", help="show the 3D view (OpenGL)")
+    parser.add_argument("--until", choices=["open", "end"], default="end",
+                        help="end the session once the level is on screen, or after every step")
     args = parser.parse_args(argv)
     out_path, level = args.out, args.level
     app = make_application()
     warmup = KernelWarmup.start_if_cold("octree")
     settings = QSettings(tempfile.mktemp(suffix=".ini"), QSettings.IniFormat)
-    window = MainWindow(settings=settings, use_gl=False)
+    window = MainWindow(settings=settings, use_gl=args.gl)
     window.ask_save = lambda: "discard"
     window.kernel_warmup = warmup
     start_kernel_readiness(window, "octree", warmup)
-    out: dict = {"cold": warmup is not None, "family_ready_s": {}}
+    out: dict = {"cold": warmup is not None, "family_ready_s": {}, "gl": args.gl,
+                 "warmup_lines_s": {}}
+    if warmup is not None:
+        _note_warmup_lines(warmup, out["warmup_lines_s"])
     window.kernel_readiness.family_ready.connect(
         lambda family: out["family_ready_s"].setdefault(family, _since_start()))  # the first time
     beat = _Heartbeat()
-    beat.enter("open")
+    # the window's first frame (every view painted once) is a phase of its own: with the 3D
+    # view it is the OpenGL set-up, whatever the level does meanwhile
+    beat.enter("show")
     window.resize(1400, 900)
     window.open_file(level, background=True)
     window.show()
+    _wait(app, lambda: window.first_paint.done, 1800)
+    out["shown_s"] = _since_start()
+    beat.enter("open")
     _wait(app, lambda: window.document is not None, 1800)
     out["open_s"] = _since_start()
     switch_to = [b for b in offered_backends(window) if b != window.document.index.name] \
@@ -263,7 +321,10 @@ def main(argv: list[str]) -> int:
             json.dump(out, f, indent=1)
         os.replace(out_path + ".part", out_path)
     SAVE.append(save)
-    _session(app, window, out, beat, switch_to, args.tune)
+    if args.until == "open":
+        beat.enter("end")
+    else:
+        _session(app, window, out, beat, switch_to, args.tune)
     save()
     window.close()
     return 0

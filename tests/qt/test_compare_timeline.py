@@ -81,6 +81,8 @@ def test_sides_follow_the_simulation_on_the_timeline_and_scrub_back(window, qtbo
     for _ in range(40):  # Simulation → Step one frame
         window.act_step.trigger()
     controller = window.timeline
+    # the first Step makes the simulation on a worker thread; the Steps add up meanwhile
+    qtbot.waitUntil(lambda: controller.frame == 40, timeout=60_000)
     recording = controller.recording
     compare = open_compare(window, qtbot)
     wait_for_frame(compare, qtbot, 40)  # opened on a running simulation: its frame at once

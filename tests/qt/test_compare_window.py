@@ -154,6 +154,7 @@ def test_first_use_of_a_side_backend_is_prepared_off_the_window(window, qtbot, m
 def test_simulated_frames_are_the_compared_motion(window, qtbot):
     for _ in range(5):  # Simulation → Step one frame, five times: a recording of the run
         window.act_step.trigger()
+    qtbot.waitUntil(lambda: window.timeline.frame == 5, timeout=60_000)
     recording = window.timeline.recording
     assert recording is not None and len(recording) > 1
     compare = open_compare(window, qtbot)

@@ -253,7 +253,8 @@ def test_a_slow_frame_holds_the_window_for_one_frame_per_tick(timeline_window, q
 
     w = timeline_window
     c = w.timeline
-    w.timeline_panel.step_button.click()  # the simulation exists from here
+    w.timeline_panel.step_button.click()  # the simulation is made on a worker, then stepped
+    qtbot.waitUntil(lambda: c.frame == 1, timeout=60_000)
     simulation = c.simulation
     real_step = simulation.step
 
@@ -309,6 +310,93 @@ def test_the_first_play_makes_its_simulation_and_level_probe_off_the_window_thre
     assert ("LevelProbe._build", threading.main_thread().name) not in made
     assert [what for what, _ in made] == ["Simulation.__init__", "LevelProbe._build"], made
     assert c.simulation.level.rays_cast > 0  # the walkers did cast through the probe
+
+
+def _record_simulations_made(monkeypatch) -> list[str]:
+    """The names of the threads that make a :class:`Simulation`, in order."""
+    import threading
+
+    from editor.model.simulation import Simulation
+
+    made: list[str] = []
+    original = Simulation.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(threading.current_thread().name)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(Simulation, "__init__", counted)
+    return made
+
+
+def test_the_first_step_makes_its_simulation_off_the_window_thread(timeline_window, qtbot,
+                                                                   monkeypatch):
+    """Step (F10, the Simulation menu's and the timeline's button) with no simulation yet has
+    a worker make it, as Play does, and steps once it is handed back; Steps pressed meanwhile
+    add up. Then Stop, Step again (a new simulation, off the window's thread too) and a seek
+    on the timeline's slider, which makes none."""
+    import threading
+
+    w = timeline_window
+    c = w.timeline
+    made = _record_simulations_made(monkeypatch)
+    w.act_step.trigger()
+    assert c.simulation is None and c.preparing and c.play_state == "paused"
+    w.timeline_panel.step_button.click()  # pressed again while it is made
+    qtbot.waitUntil(lambda: c.frame == 2, timeout=20_000)
+    assert c.play_state == "paused" and not c.preparing
+    qtbot.wait(100)
+    assert c.frame == 2  # paused: nothing more stepped
+    w.act_stop.trigger()
+    w.act_step.trigger()
+    qtbot.waitUntil(lambda: c.frame == 1, timeout=20_000)
+    for _ in range(3):
+        w.act_step.trigger()  # the simulation exists: each Step steps at once
+    assert c.frame == 4
+    slider = w.timeline_panel.slider
+    slider.setValue(2)  # a drag of the slider seeks
+    assert c.frame == 2 and not c.live
+    assert len(made) == 2, made
+    assert threading.main_thread().name not in made, made
+
+
+@pytest.mark.parametrize("action", ["act_play", "act_step"])
+def test_the_worker_that_makes_the_simulation_steps_its_first_frame(timeline_window, qtbot,
+                                                                    monkeypatch, action):
+    """A simulation's first frame costs several times a later one (60-110 ms on e3m4): the
+    worker that makes it steps it too, and the window shows it; later frames step on the
+    window's thread."""
+    import threading
+
+    from editor.model.simulation import Simulation
+
+    w = timeline_window
+    c = w.timeline
+    stepped: list[tuple[int, str]] = []
+    original = Simulation.step
+
+    def counted(self, *args, **kwargs):
+        stats = original(self, *args, **kwargs)
+        stepped.append((stats.frame, threading.current_thread().name))
+        return stats
+    monkeypatch.setattr(Simulation, "step", counted)
+    shown: list[int] = []
+    c.frame_changed.connect(lambda stats: shown.append(stats.frame))
+    getattr(w, action).trigger()
+    qtbot.waitUntil(lambda: c.frame >= 1 and not c.preparing, timeout=20_000)
+    if action == "act_play":
+        qtbot.waitUntil(lambda: c.frame >= 3, timeout=20_000)
+        w.act_play.trigger()
+    else:
+        w.act_step.trigger()
+        w.act_step.trigger()
+    main = threading.main_thread().name
+    assert stepped[0][0] == 1 and stepped[0][1] != main, stepped
+    assert all(name == main for _, name in stepped[1:]), stepped
+    # the first frame is counted (plotted) like any other; Step shows each of its frames (a
+    # tick of Play shows the last of the frames it owes)
+    assert 1 in c.history
+    if action == "act_step":
+        assert shown == [1, 2, 3], shown
 
 
 def test_an_edit_while_play_prepares_drops_the_stale_simulation(timeline_window, qtbot):

@@ -110,7 +110,7 @@ def _add_menu(window, controller, docks) -> None:
         bar.insertMenu(help_action, menu)
     window.act_play = _action(window, "▶ &Play / pause", lambda: controller.toggle(), "F9",
                               "Run the moving entities (the level itself is not edited)")
-    window.act_step = _action(window, "&Step one frame", lambda: controller.step(), "F10")
+    window.act_step = _action(window, "&Step one frame", lambda: controller.request_step(), "F10")
     window.act_stop = _action(window, "S&top (back to the edited level)", lambda: controller.stop(),
                               "Shift+F9")
     for act in (window.act_play, window.act_step, window.act_stop):

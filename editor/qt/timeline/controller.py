@@ -14,11 +14,16 @@ JSON frame-lines format) has no live simulation: its playback stops at the end o
 
 Play makes the simulation on a worker thread (:class:`~editor.qt.workers.CallWorker`): its
 index, its record of the level and the level probe its walkers cast through take a real
-level's first Play 100-200 ms, which held the window. The playhead says *playing* at once; the
+level's first Play 100-200 ms, which held the window. The worker steps the first frame too (a
+simulation's first frame costs several times a later one: 60-110 ms on e3m4, later frames
+10-30 ms); the window shows it at the first tick. The playhead says *playing* at once; the
 dock opens and the first frame steps once the simulation is handed back (opening the dock
 meanwhile made the window's layout and paint share the interpreter with the worker). The worker reads the
 scene while the window goes on: an edit meanwhile makes its result stale, and it is dropped
-(and made again while Play is still on). Step and seek still make it on the window's thread.
+(and made again while Play is still on). The window's Step (:meth:`TimelineController.request_step`)
+makes it the same way and steps once it is handed back; :meth:`TimelineController.step` makes it
+on the calling thread (scripts, screenshot mode's ``--frames``). A seek never makes one: the
+slider moves only over frames a simulation or a loaded recording already holds.
 
 *Animate level entities* (:attr:`TimelineController.animate`, on by default like the command
 line's ``simulate``) lets entities without motion keys move as their class does (monsters
@@ -102,8 +107,12 @@ class TimelineController(QObject):
         self._names: dict[int, str] = {}
         self._owed = 0.0
         self._last_tick = 0.0
-        #: the worker making the simulation for Play, while it runs
+        #: the worker making the simulation for Play or Step, while it runs
         self._preparing: CallWorker | None = None
+        #: frames the window's Step asked for while the simulation was being made
+        self._steps_owed = 0
+        #: the first frame the worker stepped, until the window shows it
+        self._stepped_ahead: FrameStats | None = None
         #: counts the edits of the document (and new documents): a simulation made from an
         #: older count is stale
         self._generation = 0
@@ -271,6 +280,7 @@ class TimelineController(QObject):
         self.history = {}
         self.replay = None
         self.replay_frame = -1
+        self._stepped_ahead = None
         self.source_changed.emit()
 
     def load_recording(self, path: str) -> bool:
@@ -324,6 +334,10 @@ class TimelineController(QObject):
             return
         self._start_timer()
 
+    def _wants_simulation(self) -> bool:
+        """Play or a Step waits for the simulation being made."""
+        return self.play_state == self.PLAYING or self._steps_owed > 0
+
     def _start_timer(self) -> None:
         self._owed = 0.0
         self._last_tick = time.perf_counter()
@@ -342,48 +356,63 @@ class TimelineController(QObject):
         scene, backend = doc.scene, self._index_like_document()
         config = _default_config(self.record, self.animate)
 
-        def make() -> Simulation:
+        def make() -> tuple[Simulation, FrameStats | WorkBudgetError | None]:
             simulation = Simulation(scene, backend=backend, config=config)
             if simulation.behaviours:  # only moving bodies cast rays through the level
                 simulation.level.prepare()
-            return simulation
+            try:  # the simulation is this thread's until it is handed back
+                first: FrameStats | WorkBudgetError | None = simulation.step()
+            except WorkBudgetError as exc:  # reported on the window's thread, as a step's is
+                first = exc
+            return simulation, first
 
         worker = CallWorker(make)
         generation = self._generation
-        worker.result.connect(lambda simulation, ms: self._on_prepared(worker, simulation,
-                                                                       generation))
+        worker.result.connect(lambda made, ms: self._on_prepared(worker, made[0], made[1],
+                                                                 generation))
         worker.failed.connect(lambda message: self._on_prepare_failed(worker, message,
                                                                       generation))
         self._preparing = worker
         worker.start()
 
     def _cancel_preparing(self) -> None:
+        self._steps_owed = 0
         if self._preparing is not None:
             self._preparing.cancel()
             self._preparing = None
 
-    def _on_prepared(self, worker, simulation: Simulation, generation: int) -> None:
+    def _on_prepared(self, worker, simulation: Simulation,
+                     first: FrameStats | WorkBudgetError | None, generation: int) -> None:
         if worker is not self._preparing:
             return  # cancelled (stopped, another document)
         self._preparing = None
         if self.simulation is not None or self.loaded is not None:
             return  # Step made one on the window's thread meanwhile
         if generation != self._generation:  # an edit came in while it was made: stale
-            if self.play_state == self.PLAYING:
+            if self._wants_simulation():
                 self._prepare_simulation()
             return
         self._adopt(simulation)
+        owed, self._steps_owed = self._steps_owed, 0
+        if isinstance(first, WorkBudgetError):  # stop, as a step on this thread does
+            self.pause()
+            self.error.emit(str(first.located(self._source_name(), self._next_frame())))
+            return
+        self._stepped_ahead = first
         if self.play_state == self.PLAYING:
             self._start_timer()
+        elif owed:
+            self._advance(owed)
 
     def _on_prepare_failed(self, worker, message: str, generation: int) -> None:
         if worker is not self._preparing:
             return
         self._preparing = None
         if generation != self._generation:  # the scene changed under the read: try again
-            if self.play_state == self.PLAYING:
+            if self._wants_simulation():
                 self._prepare_simulation()
             return
+        self._steps_owed = 0
         self._set_state(self.STOPPED)
         self.error.emit(f"cannot simulate: {message}")
 
@@ -402,6 +431,7 @@ class TimelineController(QObject):
         self._cancel_preparing()
         was_active = self.active
         self.simulation = None
+        self._stepped_ahead = None
         self.replay = None
         self.replay_frame = -1
         self.history = {}
@@ -411,8 +441,24 @@ class TimelineController(QObject):
             self.source_changed.emit()
             self._show(None)
 
+    def request_step(self, frames: int = 1) -> None:
+        """The window's Step: advance ``frames`` frames (pauses playback). With no simulation
+        yet it is made on a worker thread first, as for Play, and the frames are stepped once
+        it is handed back (the playhead says *paused* meanwhile; Steps asked for meanwhile
+        add up)."""
+        if self.simulation is not None or self.loaded is not None:
+            self.step(frames)
+            return
+        if self.state.document is None:
+            return
+        self.timer.stop()
+        self._set_state(self.PAUSED)
+        self._steps_owed += max(int(frames), 0)
+        self._prepare_simulation()
+
     def step(self, frames: int = 1) -> FrameStats | None:
-        """Advance ``frames`` frames (pauses playback)."""
+        """Advance ``frames`` frames (pauses playback); with no simulation yet it is made on
+        the calling thread (the window's Step uses :meth:`request_step`)."""
         if not self._ensure_source():
             return None
         if self.play_state != self.PAUSED:
@@ -514,6 +560,11 @@ class TimelineController(QObject):
         return stats
 
     def _advance_one(self) -> FrameStats | None:
+        ahead, self._stepped_ahead = self._stepped_ahead, None
+        if ahead is not None and self.live and self.simulation is not None and \
+                ahead.frame == self.simulation.frame:  # stepped by the worker that made it
+            self.history[ahead.frame] = ahead
+            return ahead
         rec = self.recording
         if rec is None:
             return None  # nothing runs or was loaded: there is no next frame

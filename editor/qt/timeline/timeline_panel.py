@@ -31,7 +31,8 @@ class TimelinePanel(Panel):
         bar = QHBoxLayout()
         self.play_button = push_button("▶ Play", controller.toggle,
                                        "Play or pause the simulation (Space)", "timeline_play")
-        self.step_button = push_button("Step ▸|", lambda: controller.step(), "Advance one frame")
+        self.step_button = push_button("Step ▸|", lambda: controller.request_step(),
+                                       "Advance one frame")
         self.stop_button = push_button("■ Stop", controller.stop, "Stop and return to the edited level")
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("timeline_speed")
