@@ -35,3 +35,20 @@ def _garbage_collected_between_tests():
     collector = sys.modules.get("editor.qt.gui_collector")
     if collector is not None:
         collector.collect_if_due()
+
+
+@pytest.fixture
+def earlier_objects_frozen():
+    """Objects made before the test are left out of every garbage collection during it
+    (``gc.freeze``), and handed back to the collector after it.
+
+    The benchmark harness collects garbage before each timed run (``benchmarks/timing.py``,
+    ``benchmarks/run.py``); late in a session the test process holds millions of objects of
+    earlier tests (the GUI tests' windows and levels), and each such full collection walked
+    them all again: about 3 s each, over two minutes for the benchmark tests. Frozen, a
+    collection walks only what the test itself made, which is what the harness means to clear.
+    """
+    import gc
+    gc.freeze()
+    yield
+    gc.unfreeze()

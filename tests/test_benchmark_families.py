@@ -20,6 +20,9 @@ from spatial.registry import default_registry
 
 from .conftest import shared_file
 
+#: the harness collects garbage before each timed run: see ``earlier_objects_frozen``
+pytestmark = pytest.mark.usefixtures("earlier_objects_frozen")
+
 
 def test_sparse_family_keeps_its_world_at_every_n_and_most_boxes_touch_nothing():
     small = make_workload(2_000, "sparse", queries=1, rays=1)

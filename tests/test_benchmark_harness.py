@@ -25,6 +25,9 @@ from benchmarks.workload import (
 from spatial.errors import ParamError
 from spatial.registry import default_registry
 
+#: the harness collects garbage before each timed run: see ``earlier_objects_frozen``
+pytestmark = pytest.mark.usefixtures("earlier_objects_frozen")
+
 
 def _import_runner():
     """``benchmarks/run.py`` pins thread variables at import; keep them out of this process."""
