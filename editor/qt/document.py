@@ -12,6 +12,8 @@ freezes the window.
 """
 from __future__ import annotations
 
+import warnings
+
 from PySide6.QtCore import QObject, Signal
 
 from editor.model import ChangeKind, IndexSync, SetSettings, UndoStack
@@ -113,13 +115,21 @@ class Document(QObject):
         return self.stack.push(command)
 
     def close(self) -> None:
-        """Detach from the model (the document is being replaced)."""
+        """Detach from the model and from the window (the document is being replaced)."""
         self.cancel_rebuild()
         self.sync.close()
         try:
             self.scene.did_change.disconnect(self._on_scene_did_change)
         except ValueError:
             pass
+        # the window's slots on this document's signals are often closures holding it; Qt
+        # keeps them where Python's collector cannot see, so a replaced level (its scene,
+        # index and undo history) stayed in memory until the editor quit
+        for name in _SIGNALS:
+            signal = getattr(self, name)
+            with warnings.catch_warnings():  # PySide warns when a signal had no slot
+                warnings.simplefilter("ignore", RuntimeWarning)
+                signal.disconnect()
 
     # ------------------------------------------------------------------ relays
     def _on_scene_did_change(self, ids, kind) -> None:
@@ -168,3 +178,7 @@ class _StatusRelay(QObject):
 
     text = Signal(str)
     fraction = Signal(float)
+
+
+#: the names of :class:`Document`'s signals (disconnected by :meth:`Document.close`)
+_SIGNALS = tuple(name for name, value in vars(Document).items() if isinstance(value, Signal))
