@@ -12,7 +12,7 @@ from collections import deque
 
 import numpy as np
 
-from editor.model.hotspots import Hotspot
+from editor.model.hotspots import Hotspot, pair_keys  # pair keys are not what changed
 from spatial.contract import NodeTable
 
 
@@ -37,14 +37,6 @@ def _hashes(cells: np.ndarray) -> np.ndarray:
         mixed ^= mixed >> np.uint64(29)
         return np.bitwise_xor.reduce(mixed * _MIX[::-1], axis=1) if len(words) else \
             np.empty(0, dtype=np.uint64)
-
-
-def pair_keys(pairs: np.ndarray | None) -> np.ndarray:
-    """One int64 per pair of ids (``min * 2^31 + max``; ids are below 2^31), order-free."""
-    if pairs is None or not len(pairs):
-        return np.empty(0, dtype=np.int64)
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    return np.minimum(pairs[:, 0], pairs[:, 1]) * (1 << 31) + np.maximum(pairs[:, 0], pairs[:, 1])
 
 
 class ReferenceHotspotWindow:
