@@ -57,8 +57,8 @@ def test_animate_level_entities_from_the_menu_keeps_the_level_busy(window, qtbot
     assert not controller.animate
     step = menu_action(window, "Simulation", "Step one frame")
     for _ in range(40):
-        step.trigger()
-    assert controller.frame == 40
+        step.trigger()  # the first makes the simulation on a worker; the Steps add up
+    qtbot.waitUntil(lambda: controller.frame == 40, timeout=60_000)
     assert controller.last_stats.awake == 0 and controller.last_stats.candidates == 0
 
     animate.trigger()  # on again: the quiet run is dropped, the next one animates

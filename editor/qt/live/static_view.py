@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import shiboken6
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
@@ -98,8 +99,8 @@ class StaticBoxes:
         return {name: view.axes for name, view in self.window.views2d.items()}
 
     def _on_prepared(self, worker, geometry: StaticGeometry | None, message: str = "") -> None:
-        if worker is not self._worker:
-            return  # superseded
+        if worker is not self._worker or not shiboken6.isValid(self.window):
+            return  # superseded, or the window closed while the worker made the outlines
         self._worker = None
         if geometry is None:
             self.window.report_error(f"Live link: the game's static boxes: {message}")

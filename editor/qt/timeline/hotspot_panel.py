@@ -12,6 +12,7 @@ are listed, by the name a game sent when it sent one, but cannot be selected.
 from __future__ import annotations
 
 import numpy as np
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
 
@@ -120,6 +121,8 @@ class HotspotPanel(PlaybackRefresh, Panel):
         return isinstance(c.simulation, LiveSource) and c.play_state == c.PLAYING and c.live
 
     def _on_found(self, worker, frame: int, span: int, cells, ms: float) -> None:
+        if not shiboken6.isValid(self.tree):
+            return  # the window closed while the worker searched
         if worker is not self._finding:
             return  # superseded (a step, a seek, a stop filled the list since)
         self._finding = None
