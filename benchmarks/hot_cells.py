@@ -3,9 +3,9 @@
 
 Feeds the live-link benchmark's stream (``benchmarks/live_link.py``: ``--static`` boxes, then
 ``--movers`` boxes moving every frame) to a live session per backend, then times
-:func:`editor.model.hotspot_pairs.cell_objects` for the ten hottest cells of the window (what
-the Hotspots list computes at each refresh, on a worker while a live game plays): median of
-``--repeats``.
+:func:`editor.model.hotspot_pairs.hot_cells` for the ten hottest cells of the window (what
+the Hotspots list computes at each refresh, on a worker while a live game plays: the ranking,
+each cell's row and its objects): median of ``--repeats``.
 Prints the node count and the objects held in the hottest cell beside it. This measures; it
 asserts nothing.
 """
@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     from benchmarks.import_level import machine_line
     from benchmarks.live_link import make_stream
     from benchmarks.stream_args import add_stream_arguments
-    from editor.model.hotspot_pairs import cell_objects, find_cell
+    from editor.model.hotspot_pairs import hot_cells
     from editor.model.live.session import LiveSession
     from spatial.registry import default_registry
 
@@ -44,11 +44,11 @@ def main(argv=None) -> int:
         for chunk in chunks:
             session.feed(chunk)
         nodes, pairs = session.index.nodes(), session.last_pairs.pairs
-        rows = [r for r in (find_cell(nodes, s.lo, s.hi) for s in session.hotspots.ranking(10)) if r >= 0]
         times, held = [], 0
         for _ in range(args.repeats):
             start = time.perf_counter()
-            cells = [cell_objects(session.index, nodes, row, pairs) for row in rows]
+            cells = [cell for _, cell in hot_cells(session.hotspots, 10, session.index, nodes, pairs)
+                     if cell is not None]
             times.append((time.perf_counter() - start) * 1e3)
             held = len(cells[0].held) if cells else 0
         print(f"| {name} | {len(nodes):,} | {held:,} | {statistics.median(times):.1f} |")

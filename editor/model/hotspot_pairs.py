@@ -1,6 +1,7 @@
 """Who makes a hot cell cost: the objects stored in it, the tests each causes, the pairs found.
 
-A hotspot (:mod:`.hotspots`) is a cell; a designer fixes objects. For one cell of a frame's
+A hotspot (:mod:`.hotspots`) is a cell; a designer fixes objects. :func:`hot_cells` gives the
+Hotspots list its cells. For one cell of a frame's
 tree, :func:`cell_objects` lists the objects the cell itself holds (``index.node_objects``: for
 an octree's root, the objects that straddle its splits; for a leaf, the objects in it) and, for
 each, the candidate tests it causes in that frame: a tree compares an object held in a cell
@@ -15,10 +16,14 @@ what the level holds under that id (brush, entity class, wall, triangle).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from spatial.contract import NodeTable, SpatialIndex
+
+if TYPE_CHECKING:
+    from .hotspots import Hotspot, HotspotWindow
 
 
 @dataclass
@@ -45,6 +50,29 @@ def find_cell(nodes: NodeTable, lo, hi) -> int:
     cells = np.hstack([nodes.core_lo, nodes.core_hi])
     rows = np.flatnonzero(np.all(cells == key, axis=1))
     return int(rows[0]) if len(rows) else -1
+
+
+def hot_cells(window: HotspotWindow, count: int, index: SpatialIndex, nodes: NodeTable | None,
+              pairs: np.ndarray | None) -> list[tuple[Hotspot, CellObjects | None]]:
+    """The ``count`` hottest cells of hotspot ``window`` and, for each still in the tree
+    ``nodes`` of ``index``, the objects stored there and the pairs found there (None for a
+    cell gone from it): what the Hotspots list shows. Reads only what it is given, so any
+    thread may run it on a frame's own copies."""
+    return [(spot, cell_objects(index, nodes, row, pairs) if nodes is not None and row >= 0 else None)
+            for spot, row in ((spot, _row_of(spot, nodes)) for spot in window.ranking(count))]
+
+
+def _row_of(spot: Hotspot, nodes: NodeTable | None) -> int:
+    """Row of ``spot``'s cell in ``nodes``: the row the ranking found in the window's latest
+    table when ``nodes`` has that cell there (a live frame's own table), else a search."""
+    if nodes is None:
+        return -1
+    lo, hi = np.array(spot.lo), np.array(spot.hi)
+    row = spot.row
+    if 0 <= row < len(nodes) and np.array_equal(nodes.core_lo[row], lo) and \
+            np.array_equal(nodes.core_hi[row], hi):
+        return row
+    return find_cell(nodes, lo, hi)
 
 
 def cell_objects(index: SpatialIndex, nodes: NodeTable, row: int, pairs: np.ndarray | None) -> CellObjects:

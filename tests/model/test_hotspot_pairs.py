@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from editor.model.hotspot_pairs import cell_objects, describe_cell, find_cell, object_label
+from editor.model.hotspot_pairs import cell_objects, describe_cell, find_cell, hot_cells, object_label
 from spatial.registry import default_registry
 
 E1M1 = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "quake" / "quake_id1_e1m1.map"
@@ -87,6 +87,36 @@ def test_e1m1s_hottest_cell_names_the_brushes_straddling_the_root_not_the_whole_
     if nodes.depth[row] == 0:
         assert "straddles the root: up to" in lines[0]
     assert lines[0].split()[0] in ("brush", "wall") or "_" in lines[0].split()[0]
+
+
+def test_the_hot_cells_are_the_rankings_cells_found_in_the_table_given():
+    """hot_cells takes each cell's row from the ranking when the table given has the cell
+    there, and searches it otherwise: the same cells either way, None for one gone."""
+    from editor.model.hotspots import HotspotWindow
+
+    index = default_registry().backend("octree")()
+    rng = np.random.default_rng(6)
+    lo = rng.uniform(0, 200, (400, 3))
+    index.build(np.arange(400), lo, lo + 6)
+    result = index.pairs("all")
+    nodes = index.nodes()
+    window = HotspotWindow(4)
+    window.push(1, nodes, result.node_tests, result.pairs)
+    cells = hot_cells(window, 5, index, nodes, result.pairs)
+    assert [spot for spot, _ in cells] == window.ranking(5)
+    for spot, cell in cells:
+        assert cell is not None and cell.row == spot.row == find_cell(nodes, spot.lo, spot.hi)
+    # the same tree's table in another row order: each cell is searched, the same cells found
+    order = rng.permutation(len(nodes))
+    shuffled = type(nodes)(**{name: getattr(nodes, name)[order] if isinstance(getattr(nodes, name), np.ndarray)
+                              and len(getattr(nodes, name)) == len(nodes) else getattr(nodes, name)
+                              for name in nodes.__dataclass_fields__})
+    for (_, cell), (_, moved) in zip(cells, hot_cells(window, 5, index, shuffled, None)):
+        assert moved is not None and order[moved.row] == cell.row
+    # a table without those cells
+    other = default_registry().backend("octree")()
+    other.build(np.arange(3), lo[:3] + 1e4, lo[:3] + 1e4 + 1)
+    assert all(cell is None for _, cell in hot_cells(window, 5, other, other.nodes(), None))
 
 
 def test_labels_prefer_a_games_names_then_the_levels_kinds():

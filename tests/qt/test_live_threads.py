@@ -35,12 +35,12 @@ def _threads_calling(monkeypatch, owner, name: str) -> list[str]:
 
 def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_stay_cached(
         window, qtbot, monkeypatch):
+    import editor.model.hotspot_pairs as hotspot_pairs
     import editor.qt.live.static_view as static_view
-    import editor.qt.timeline.hotspot_panel as hotspot_panel
 
     stepped_on = _threads_calling(monkeypatch, LiveSession, "step")
     prepared_on = _threads_calling(monkeypatch, static_view, "prepare_static")
-    cells_found_on = _threads_calling(monkeypatch, hotspot_panel, "cell_objects")
+    cells_found_on = _threads_calling(monkeypatch, hotspot_pairs, "cell_objects")
     window.live_link_ask = lambda parent, default: "127.0.0.1:0"
     window.act_connect_game.trigger()
     link, controller = window.live_link, window.timeline

@@ -16,7 +16,7 @@ import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem
 
-from editor.model.hotspot_pairs import CellObjects, cell_objects, describe_cell, find_cell, object_label
+from editor.model.hotspot_pairs import describe_cell, hot_cells, object_label
 from editor.model.hotspots import Hotspot
 from editor.model.live.source import LiveSource
 
@@ -36,18 +36,6 @@ REFRESH_MS = 250
 
 _IDS = Qt.ItemDataRole.UserRole
 _BOX = Qt.ItemDataRole.UserRole + 1
-
-
-def hot_cells(window, count: int, index, nodes, pairs) -> list[tuple[Hotspot, CellObjects | None]]:
-    """The ``count`` hottest cells of hotspot ``window`` and, for each still in the tree
-    ``nodes`` of ``index``, the objects stored there and the pairs found there (None for a
-    cell gone from it). Reads only what it is given: any thread may run it on a frame's own
-    copies."""
-    cells: list[tuple[Hotspot, CellObjects | None]] = []
-    for spot in window.ranking(count):
-        row = find_cell(nodes, np.array(spot.lo), np.array(spot.hi)) if nodes is not None else -1
-        cells.append((spot, cell_objects(index, nodes, row, pairs) if row >= 0 else None))
-    return cells
 
 
 class HotspotPanel(PlaybackRefresh, Panel):
