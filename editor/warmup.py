@@ -591,7 +591,9 @@ def warm_level() -> None:
     import tempfile
 
     from editor.model.loading import open_level, save_level
+    from spatial import outline_raster
 
+    outline_raster.load_kernels()  # the loading thread loads them too (the bodies' outlines)
     demo = open_level(None).document
     with tempfile.TemporaryDirectory(prefix="partition-studio-warm-up-") as folder:
         path = os.path.join(folder, "level.map")

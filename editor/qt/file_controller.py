@@ -65,9 +65,13 @@ def _prepare_level(choice):
     window's thread builds neither (:func:`editor.model.index_sync.build_for_settings`)."""
     def run(scene) -> PreparedLevel:
         from editor.model.index_sync import build_for_settings
+        from spatial import outline_raster
 
         give_backend_choice(scene, choice)
         geometry = prepare_geometry(scene)
+        # the moving bodies' outlines (Play, Step, a live game): their kernels are loaded
+        # here, not at the window's first paint of a frame
+        outline_raster.load_kernels()
         # every view frames the level by its bounds, which the scene keeps until an edit:
         # walking 50,000 brushes for them took a quarter of a second on the window's thread
         scene.bounds()

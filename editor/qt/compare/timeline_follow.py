@@ -20,8 +20,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from editor.model.compare.frames import FrameFigures, FrameHistory
 from spatial.errors import PartitionStudioError
 
-from ..timeline.live_view import body_layers
-from ..views.items2d import PathsItem
+from ..timeline.live_view import ASLEEP_RGB, AWAKE_RGB
+from ..views.line_layers import add_box_outlines
 
 #: milliseconds between side updates at most: one displayed frame at 60 Hz
 TICK_MS = 16
@@ -44,11 +44,7 @@ class TimelineFollower(QObject):
         self.views = list(views)
         self.history = FrameHistory()
         self.figures: FrameFigures | None = None
-        self.bodies = []
-        for view in self.views:
-            item = PathsItem(z=7)
-            view.vb.addItem(item, ignoreBounds=True)
-            self.bodies.append(item)
+        self.bodies = [add_box_outlines(view, AWAKE_RGB, ASLEEP_RGB, z=7) for view in self.views]
         self.bodies_drawn = 0
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -130,5 +126,5 @@ class TimelineFollower(QObject):
         else:
             lo, hi, awake = record.lo, record.hi, record.awake
         self.bodies_drawn = len(lo)
-        for view, item in zip(self.views, self.bodies):
-            item.set_layers(body_layers(lo, hi, awake, view.axes))
+        for item in self.bodies:
+            item.set_boxes(lo, hi, awake)

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QRectF
 
-from ..overlay import box_lines, rect_segments
-from ..views.items2d import cosmetic_pen, segments_path
-from ..views.line_layers import add_line_layers
+from ..overlay import box_lines
+from ..views.line_layers import add_body_layers
 
 AWAKE_RGB = (1.0, 0.55, 0.15)
 ASLEEP_RGB = (0.45, 0.55, 0.75)
@@ -35,7 +34,7 @@ class LiveView:
         self.state = window.state
         self.controller = controller
         self.bodies_drawn = 0
-        self.items2d, self.item3d = add_line_layers(window, z=7, width=2.0)
+        self.items2d, self.item3d = add_body_layers(window, AWAKE_RGB, ASLEEP_RGB, z=7, width=2.0)
         self._install_overlay_source()
         controller.frame_changed.connect(self._on_frame_changed)
 
@@ -51,29 +50,27 @@ class LiveView:
 
     # ------------------------------------------------------------------ bodies
     def prepare_bodies(self):
-        """A ``prepare(record)`` hook making :func:`body_geometry` for this window's views on
-        another thread (a live game's processing thread): the display then only swaps it in."""
-        axes = {name: view.axes for name, view in self.window.views2d.items()}
+        """A ``prepare(record)`` hook making :func:`body_geometry` for this window's 3D view on
+        another thread (a live game's processing thread): the display then only swaps it in.
+        The 2D views need nothing made: they draw the record's boxes at their paint."""
         with_3d = self.item3d is not None
-        return lambda record: body_geometry(record.lo, record.hi, record.awake, axes, with_3d)
+        return lambda record: body_geometry(record.lo, record.hi, record.awake, with_3d)
 
     def _draw_bodies(self) -> None:
-        geometry = self._prepared()
-        if geometry is None:
-            bodies = self.controller.shown_bodies()
-            if bodies is None:
-                lo, hi, awake = np.empty((0, 3)), np.empty((0, 3)), np.empty(0, dtype=bool)
-            else:
-                lo, hi, awake = bodies[1:]
-            axes = {name: view.axes for name, view in self.window.views2d.items()}
-            geometry = body_geometry(lo, hi, awake, axes, self.item3d is not None)
-        self.bodies_drawn = geometry.count
-        for name, item in self.items2d.items():
-            item.set_layers(geometry.layers[name])
-        if self.item3d is not None:
-            if geometry.count:
-                self.item3d.setData(pos=geometry.lines, color=geometry.colours)
-            self.item3d.setVisible(bool(geometry.count))
+        bodies = self.controller.shown_bodies()
+        if bodies is None:
+            lo, hi, awake = np.empty((0, 3)), np.empty((0, 3)), np.empty(0, dtype=bool)
+        else:
+            lo, hi, awake = bodies[1:]
+        for item in self.items2d.values():
+            item.set_boxes(lo, hi, awake)
+        self.bodies_drawn = len(lo)
+        if self.item3d is None:
+            return
+        geometry = self._prepared() or body_geometry(lo, hi, awake, True)
+        if geometry.count:
+            self.item3d.setData(pos=geometry.lines, color=geometry.colours)
+        self.item3d.setVisible(bool(geometry.count))
 
     def _prepared(self) -> BodyGeometry | None:
         """The geometry made beside the frame on display, when it is a live game's newest."""
@@ -86,39 +83,25 @@ class LiveView:
 
 @dataclass(frozen=True)
 class BodyGeometry:
-    """A frame's moving bodies as the views draw them: the 2D layers of each view (by name),
-    the 3D line vertices and their colours (``None`` without a 3D view)."""
+    """A frame's moving bodies as the 3D view draws them: line vertices and their colours
+    (``None`` without a 3D view or without bodies)."""
 
     count: int
-    layers: dict[str, list]
     lines: np.ndarray | None
     colours: np.ndarray | None
 
 
-def body_geometry(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray, axes: dict,
+def body_geometry(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray,
                   with_3d: bool) -> BodyGeometry:
-    """The outlines of bodies ``lo``..``hi`` for the views of ``axes`` (name: ``(u, v)``) and,
-    with ``with_3d``, the 3D view; Qt value types only, so any thread may make them."""
-    layers = {name: body_layers(lo, hi, awake, uv) for name, uv in axes.items()}
+    """The 3D view's outlines of bodies ``lo``..``hi`` (with ``with_3d``); numpy only, so any
+    thread may make them."""
     lines = colours = None
     if with_3d and len(lo):
         lines = box_lines(lo, hi)
         rgba = np.where(awake[:, None], np.array(AWAKE_RGB + (1.0,)),
                         np.array(ASLEEP_RGB + (1.0,))).astype(np.float32)
         colours = np.repeat(rgba, 24, axis=0)
-    return BodyGeometry(len(lo), layers, lines, colours)
-
-
-def body_layers(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray, axes) -> list:
-    """The outlines of a frame's moving bodies seen along ``axes``, as
-    :class:`~..views.items2d.PathsItem` layers: awake ones bright, sleeping ones dim."""
-    u, v = axes
-    layers = []
-    for flags, rgb in ((~awake, ASLEEP_RGB), (awake, AWAKE_RGB)):
-        if flags.any():
-            rects = np.column_stack([lo[flags, u], lo[flags, v], hi[flags, u], hi[flags, v]])
-            layers.append((segments_path(rect_segments(rects)), cosmetic_pen(rgb, 1.0, 1.5), None))
-    return layers
+    return BodyGeometry(len(lo), lines, colours)
 
 
 def frame_box(window, lo, hi) -> None:
