@@ -14,6 +14,8 @@ count:
 * **window fps** — paints of the Top view a second while the game streams;
 * **3D view paints/s** — paints of the 3D view a second over the same time (it is held to a
   share of the window's time while a game is linked);
+* **composites/s** — times a second the window painted and composited its whole surface
+  (each one costs the window's thread the software OpenGL's composite of 1600×1000 pixels);
 * **processed** — game frames the editor had processed when the game's last frame was sent,
   then after it caught up (waited for, up to 60 s: how long is *caught up after*), and frames
   the game dropped because the editor was behind.
@@ -111,6 +113,7 @@ def measure(window, app, spec: str, movers: int, args) -> dict:
     log = _PaintLog(window.views2d["Top"].viewport(), window.timeline)
     view3d = window.view3d
     paints3d = view3d.paints if view3d is not None else 0
+    composites = window.frame_sync.frames
     began = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         times_file = os.path.join(tmp, "sent.json")
@@ -128,6 +131,7 @@ def measure(window, app, spec: str, movers: int, args) -> dict:
         ended = time.monotonic()
         at_end = link.counts()["processed"]
         rate3d = (view3d.paints - paints3d) / (ended - began) if view3d is not None else 0.0
+        composite_rate = (window.frame_sync.frames - composites) / (ended - began)
         sent = json.loads(Path(times_file).read_text()) if finished and os.path.exists(times_file) else []
         # the editor catches up with what it received (bounded), then the last frames' paints
         while link.counts()["processed"] < len(sent) and time.monotonic() < ended + 60:
@@ -149,7 +153,8 @@ def measure(window, app, spec: str, movers: int, args) -> dict:
     return {"backend": spec, "movers": movers, "static": args.static, "frames": len(sent),
             "shown": len(latency), "latency_ms": float(np.median(latency)) if latency else None,
             "latency_p95_ms": float(np.percentile(latency, 95)) if latency else None,
-            "window_fps": fps, "view3d_fps": rate3d, "processed": counts["processed"],
+            "window_fps": fps, "view3d_fps": rate3d, "composites_per_s": composite_rate,
+            "processed": counts["processed"],
             "processed_at_end": at_end,
             "catch_up_s": caught_up, "display_skipped": counts["display_skipped"],
             "dropped_by_game": counts["dropped_by_game"], "finished": finished}
@@ -161,14 +166,15 @@ def render(rows: list[dict], args, machine: str) -> list[str]:
              "streams from a second process on the same 2 cores; latency runs from the game "
              "starting to send a frame to the first paint of the Top view showing it.", "",
              "| backend | movers | static | frames sent | frames shown | latency ms (median) | "
-             "p95 ms | window fps | 3D view paints/s | processed when the game ended | processed | "
-             "caught up after s | dropped by the game |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "p95 ms | window fps | 3D view paints/s | composites/s | processed when the game ended | "
+             "processed | caught up after s | dropped by the game |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lat = "—" if r["latency_ms"] is None else f"{r['latency_ms']:.0f}"
         p95 = "—" if r["latency_p95_ms"] is None else f"{r['latency_p95_ms']:.0f}"
         lines.append(f"| {r['backend']} | {r['movers']:,} | {r['static']:,} | {r['frames']} | "
                      f"{r['shown']} | {lat} | {p95} | {r['window_fps']:.0f} | {r['view3d_fps']:.1f} | "
+                     f"{r['composites_per_s']:.1f} | "
                      f"{r['processed_at_end']} | "
                      f"{r['processed']} | {r['catch_up_s']:.1f} | {r['dropped_by_game']} |")
     return lines

@@ -39,6 +39,16 @@ VIEW3D_BEHIND_SHARE = 0.1
 #: display frames a second while the processing thread is behind the game (the target rate of
 #: a window following a game; every paint above it would be time taken from the game's frames)
 BEHIND_DISPLAY_FPS = 20
+#: composites of the window a second at most while a game streams in and plays, and the same
+#: while the processing thread is behind (``FrameSync.min_interval``): every update asked for
+#: between two composites joins the next one instead of paying for one of its own
+LIVE_COMPOSITES_PER_S = 30
+BEHIND_COMPOSITES_PER_S = BEHIND_DISPLAY_FPS
+#: the status line's figures are rewritten at most this often while frames arrive, and then in
+#: the same event-loop turn as a frame shown: a change of that line alone costs the window a
+#: composite of its whole surface (tens of milliseconds under a software OpenGL), which the
+#: 16 ms tick paid up to 60 times a second. A change of connection state is shown at once
+STATUS_INTERVAL_S = 0.25
 
 
 class LiveLink(QObject):
@@ -56,11 +66,14 @@ class LiveLink(QObject):
         self.processor: LiveProcessor | None = None
         self.source: LiveSource | None = None
         self.connection = "not listening"
+        self.connected = False  # a game is connected now
         self.peer = ""
         self.refused = 0  # games refused while another was connected
         self.static_view = StaticBoxes(window)
         self._held: deque[tuple] = deque()  # frames newer than the newest handed over
         self._taken_at = 0.0  # when the display last took a frame (perf_counter)
+        self._status_at = 0.0  # when the status line was last written (perf_counter)
+        self._status_connection = ""  # the connection state it showed then
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
@@ -110,6 +123,8 @@ class LiveLink(QObject):
         self.timer.stop()
         if self.window.view3d is not None:
             self.window.view3d.paint_share = None
+        self.connected = False
+        self._pace_composites(False)
         self.connection = "not listening"
         self._emit_status()
 
@@ -130,7 +145,7 @@ class LiveLink(QObject):
         if self.processor is not None:  # a game connecting next gets the backend shown then
             self.processor.make_index = self._index_factory()
         self._collect()
-        self._emit_status()
+        self._emit_status(with_frame=False)
 
     def _notify_offered(self) -> None:
         """Called on the processing thread: queue :meth:`_take_offered` on the window's."""
@@ -145,6 +160,7 @@ class LiveLink(QObject):
             source, controller = self.source, self.controller
             if source is not None and controller.simulation is source:
                 controller.show_arrived()
+            self._emit_status(with_frame=True)
 
     def _collect(self) -> bool:
         """Take what the processing thread handed over: events in order, and the newest frame
@@ -164,6 +180,7 @@ class LiveLink(QObject):
         view3d = self.window.view3d
         if view3d is not None and self.receiver is not None:
             view3d.paint_share = VIEW3D_BEHIND_SHARE if behind else VIEW3D_PAINT_SHARE
+        self._pace_composites(behind)
         if not waiting and (not behind or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
             newest = processor.take_newest()
             if newest is not None:
@@ -191,6 +208,18 @@ class LiveLink(QObject):
             controller.seek(controller.last_stats.frame)
         return True
 
+    def _pace_composites(self, behind: bool) -> None:
+        """Pace the window's composites while the game streams in and plays (see
+        :data:`LIVE_COMPOSITES_PER_S`); a paused or ended game leaves them unpaced."""
+        sync = getattr(self.window, "frame_sync", None)
+        if sync is None:
+            return
+        controller = self.controller
+        playing = self.connected and controller.simulation is self.source and \
+            controller.play_state == controller.PLAYING
+        rate = (BEHIND_COMPOSITES_PER_S if behind else LIVE_COMPOSITES_PER_S) if playing else None
+        sync.min_interval = 1.0 / rate if rate else None
+
     def behind(self) -> bool:
         """More than two frames' bytes wait to be processed: the display then takes a frame
         at most :data:`BEHIND_DISPLAY_FPS` times a second, leaving the processor the time."""
@@ -206,6 +235,7 @@ class LiveLink(QObject):
             self.source = LiveSource(f"tcp://{event[1]}")
             self.peer = event[1]
             self.connection = f"connected to {event[1]}"
+            self.connected = True
         elif kind == "header":
             header: LiveHeader = event[1]
             if self.source is not None:
@@ -215,6 +245,7 @@ class LiveLink(QObject):
             self._on_frame(event[2], event[3])
         elif kind == "fault":
             self.connection = f"disconnected: {event[1].detail}"
+            self.connected = False
             if self.receiver is not None:
                 self.receiver.drop_connection()
             self.window.report_error(str(event[1]))
@@ -245,6 +276,7 @@ class LiveLink(QObject):
             reason = f"stream broken at frame {session.parser.last_frame + 1}"
         where = f"listening on {self.address}" if self.receiver is not None else "not listening"
         self.connection = f"disconnected ({reason}); last state kept, {where}"
+        self.connected = False
 
     # ------------------------------------------------------------------ status
     def counts(self) -> dict:
@@ -277,7 +309,17 @@ class LiveLink(QObject):
                 f"{c['lag_bytes'] / 1024:,.0f} kB · {c['dropped_by_game']:,} dropped by the game · "
                 f"{c['display_skipped']:,} display frames skipped")
 
-    def _emit_status(self) -> None:
+    def _emit_status(self, with_frame: bool | None = None) -> None:
+        """Write the status line: at once when the connection state changed or (``None``)
+        always; else at most every :data:`STATUS_INTERVAL_S`, with a frame being shown
+        (``with_frame``) or, when none was shown for that long, from the tick."""
+        now = time.perf_counter()
+        if with_frame is not None and self.connection == self._status_connection:
+            if now - self._status_at < STATUS_INTERVAL_S:
+                return
+            if not with_frame and now - self._taken_at < STATUS_INTERVAL_S:
+                return  # a frame comes soon: the line changes with it, in its composite
+        self._status_at, self._status_connection = now, self.connection
         self.status_changed.emit(self.status_text())
 
 
