@@ -131,3 +131,22 @@ def test_query_layer_draws_over_the_heatmap_and_toggles(gl_window, qtbot):
     window.act_queries.trigger()  # View → Query results: off
     hidden = _render(window)
     assert (np.abs(hidden.astype(int) - colour).sum(axis=2) <= 30).sum() < visited_px / 10
+
+
+def test_the_window_stays_a_raster_window_and_shows_the_3d_frame(gl_window, qtbot):
+    """The 3D view renders offscreen and paints its frame as an image: the window is never
+    switched to OpenGL composition (which costs every update of any widget a composite of the
+    whole window), and a grab of the window shows the 3D view's frame."""
+    from PySide6.QtGui import QSurface
+
+    window = gl_window
+    view = window.view3d
+    frame = _render(window)
+    assert window.windowHandle().surfaceType() == QSurface.SurfaceType.RasterSurface
+    shot = _pixels(window.grab().toImage())
+    corner = view.mapTo(window, view.rect().topLeft())
+    h, w = frame.shape[:2]
+    seen = shot[corner.y():corner.y() + h, corner.x():corner.x() + w]
+    assert seen.shape == frame.shape
+    assert np.abs(seen.astype(int) - frame.astype(int)).max() <= 2, "the window shows the frame"
+    assert frame.std(axis=(0, 1)).max() > 5

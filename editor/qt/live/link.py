@@ -36,14 +36,16 @@ VIEW3D_PAINT_SHARE = 0.25
 #: the same while the processing thread is behind the game (software OpenGL's threads take the
 #: cores the game's frames need)
 VIEW3D_BEHIND_SHARE = 0.1
-#: display frames a second while the processing thread is behind the game (the target rate of
-#: a window following a game; every paint above it would be time taken from the game's frames)
-BEHIND_DISPLAY_FPS = 20
-#: composites of the window a second at most while a game streams in and plays, and the same
-#: while the processing thread is behind (``FrameSync.min_interval``): every update asked for
-#: between two composites joins the next one instead of paying for one of its own
+#: display frames a second at most while the processing thread is behind the game: every
+#: paint above it would be time taken from the game's frames. Above the 20 a second a window
+#: following a game should show, as a frame is taken at the processing thread's next frame
+#: boundary after this interval, not at it (at 20, 14-16 were shown)
+BEHIND_DISPLAY_FPS = 25
+#: composites of the window a second at most while a game streams in and plays
+#: (``FrameSync.min_interval``): every update asked for between two composites joins the next
+#: one instead of paying for one of its own. Above :data:`BEHIND_DISPLAY_FPS`, so the pacing
+#: never holds a new frame back by more than a composite
 LIVE_COMPOSITES_PER_S = 30
-BEHIND_COMPOSITES_PER_S = BEHIND_DISPLAY_FPS
 #: the status line's figures are rewritten at most this often while frames arrive, and then in
 #: the same event-loop turn as a frame shown: a change of that line alone costs the window a
 #: composite of its whole surface (tens of milliseconds under a software OpenGL), which the
@@ -124,7 +126,7 @@ class LiveLink(QObject):
         if self.window.view3d is not None:
             self.window.view3d.paint_share = None
         self.connected = False
-        self._pace_composites(False)
+        self._pace_composites()
         self.connection = "not listening"
         self._emit_status()
 
@@ -180,7 +182,7 @@ class LiveLink(QObject):
         view3d = self.window.view3d
         if view3d is not None and self.receiver is not None:
             view3d.paint_share = VIEW3D_BEHIND_SHARE if behind else VIEW3D_PAINT_SHARE
-        self._pace_composites(behind)
+        self._pace_composites()
         if not waiting and (not behind or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
             newest = processor.take_newest()
             if newest is not None:
@@ -208,7 +210,7 @@ class LiveLink(QObject):
             controller.seek(controller.last_stats.frame)
         return True
 
-    def _pace_composites(self, behind: bool) -> None:
+    def _pace_composites(self) -> None:
         """Pace the window's composites while the game streams in and plays (see
         :data:`LIVE_COMPOSITES_PER_S`); a paused or ended game leaves them unpaced."""
         sync = getattr(self.window, "frame_sync", None)
@@ -217,8 +219,7 @@ class LiveLink(QObject):
         controller = self.controller
         playing = self.connected and controller.simulation is self.source and \
             controller.play_state == controller.PLAYING
-        rate = (BEHIND_COMPOSITES_PER_S if behind else LIVE_COMPOSITES_PER_S) if playing else None
-        sync.min_interval = 1.0 / rate if rate else None
+        sync.min_interval = 1.0 / LIVE_COMPOSITES_PER_S if playing else None
 
     def behind(self) -> bool:
         """More than two frames' bytes wait to be processed: the display then takes a frame

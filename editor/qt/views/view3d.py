@@ -40,6 +40,7 @@ from ..scene_geometry import expand_selection, selection_lines
 from .camera import CameraShot, pixel_ray
 from .follow_state import follow_state
 from .gl_ranges import RangeLinesItem, RangeTrianglesItem
+from .raster_gl_widget import RasterGLView
 from .still_layer import StillLayer
 
 _EMPTY = np.zeros((0, 3), dtype=np.float32)
@@ -121,7 +122,7 @@ def brush_row_ranges(old, new) -> tuple[list | None, list | None]:
     return None, None
 
 
-class View3D(gl.GLViewWidget):
+class View3D(RasterGLView):
     """The perspective view. ``pick_requested(origin, direction, modifiers)`` on a click."""
 
     pick_requested = Signal(object, object, object)
@@ -565,7 +566,7 @@ class View3D(gl.GLViewWidget):
     def update(self, *args) -> None:  # noqa: D401 (Qt's name)
         """Ask for a paint; with :attr:`paint_share` set, not before the last paint's time
         over that share has passed (later requests fold into the one deferred paint)."""
-        share = getattr(self, "paint_share", None)  # GLViewWidget's constructor asks for a paint
+        share = getattr(self, "paint_share", None)  # the view's constructor asks for a paint
         if share is None or args:
             super().update(*args)
             return
