@@ -15,6 +15,7 @@ import numpy as np
 
 from editor.model import heatmap_metrics as heatmaps
 from editor.model.compare.readable import dim_outside_focus
+from spatial.outline_raster import box_edges
 
 from .colors import SPLIT_LINE, colormap
 
@@ -115,11 +116,9 @@ def select_rows(table, settings: OverlaySettings) -> tuple[np.ndarray, int]:
 
 
 def box_lines(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``(24 N, 3)`` float32 line-list vertices of the 12 edges of each box."""
-    lo = np.asarray(lo, dtype=np.float32).reshape(-1, 3)
-    hi = np.asarray(hi, dtype=np.float32).reshape(-1, 3)
-    corners = np.where(_CORNER_BITS[None, :, :], hi[:, None, :], lo[:, None, :])  # (N, 8, 3)
-    return np.ascontiguousarray(corners[:, _BOX_EDGES.ravel(), :].reshape(-1, 3))
+    """``(24 N, 3)`` float32 line-list vertices of the 12 edges of each box
+    (:func:`spatial.outline_raster.box_edges`)."""
+    return box_edges(lo, hi)
 
 
 def colour_values(values: np.ndarray, vmin: float, vmax: float, log_scale: bool,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatial.outline_raster import argb, finite_bounds, outline_image
+from spatial.outline_raster import argb, box_edges, finite_bounds, outline_image
 
 SLEEPING, AWAKE = 0x11111111, 0x22222222
 
@@ -107,3 +107,23 @@ def test_finite_bounds_skip_boxes_with_a_non_finite_corner():
     ((1.0, 0.5, 0.0), 1.0, 0xFFFF8000), ((1.0, 1.0, 1.0), 0.5, 0x80808080), ((0, 0, 0), 0.0, 0)])
 def test_argb_is_premultiplied(rgb, alpha, value):
     assert int(argb(rgb, alpha)) == value
+
+
+def test_box_edges_are_the_twelve_edges_of_each_box():
+    rng = np.random.default_rng(3)
+    lo = rng.uniform(-100, 100, (50, 3))
+    hi = lo + rng.uniform(0, 30, (50, 3))
+    lines = box_edges(lo, hi)
+    assert lines.shape == (50 * 24, 3) and lines.dtype == np.float32
+    for row in (0, 17, 49):
+        segments = lines[row * 24:(row + 1) * 24].reshape(12, 2, 3).astype(np.float64)
+        corners = {tuple(np.where([(k >> a) & 1 for a in range(3)], hi[row], lo[row]).astype(np.float32))
+                   for k in range(8)}
+        seen = set()
+        for a, b in segments:
+            assert tuple(a.astype(np.float32)) in corners and tuple(b.astype(np.float32)) in corners
+            differs = np.flatnonzero(a != b)
+            assert len(differs) == 1  # an edge runs along one axis
+            seen.add((tuple(np.minimum(a, b)), int(differs[0])))
+        assert len(seen) == 12  # every edge once
+    assert box_edges(np.empty((0, 3)), np.empty((0, 3))).shape == (0, 3)
