@@ -141,6 +141,25 @@ def box_edges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _repeat_rows(rows, times, out):
+    width = rows.shape[1]
+    for row in range(rows.shape[0]):
+        for k in range(times):
+            for column in range(width):
+                out[row * times + k, column] = rows[row, column]
+
+
+def box_edge_colours(colours: np.ndarray) -> np.ndarray:
+    """Each box's ``(N, 4)`` colour once per vertex of :func:`box_edges` (``(24 N, 4)``
+    float32), by a kernel that leaves the interpreter lock (``np.repeat`` held it for a tenth of
+    a live game's processing of 10,000 movers)."""
+    colours = np.ascontiguousarray(colours, dtype=np.float32).reshape(-1, 4)
+    out = np.empty((len(colours) * len(EDGE_CORNERS), 4), dtype=np.float32)
+    _repeat_rows(colours, len(EDGE_CORNERS), out)
+    return out
+
+
 def argb(rgb, alpha: float = 1.0) -> np.uint32:
     """A premultiplied ARGB32 pixel value of ``rgb`` (components 0..1) at ``alpha``."""
     a = min(max(float(alpha), 0.0), 1.0)
@@ -183,3 +202,4 @@ def load_kernels() -> None:
                   (1, 2), 1)
     finite_bounds(lo, hi, 0, 1)
     box_edges(lo, hi)
+    box_edge_colours(np.ones((1, 4)))

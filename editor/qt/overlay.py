@@ -15,7 +15,7 @@ import numpy as np
 
 from editor.model import heatmap_metrics as heatmaps
 from editor.model.compare.readable import dim_outside_focus
-from spatial.outline_raster import box_edges
+from spatial.outline_raster import box_edge_colours, box_edges
 
 from .colors import SPLIT_LINE, colormap
 
@@ -154,14 +154,14 @@ def build_overlay(table, settings: OverlaySettings, visits: np.ndarray | None = 
     focused = dim_outside_focus(table, rows, settings.focus, colours, bins)
     lo, hi = table.lo[rows], table.hi[rows]
     lines = box_lines(lo, hi)
-    colours3d = np.repeat(colours, 24, axis=0)
+    colours3d = box_edge_colours(colours)
     has_loose = bool(len(table)) and not (np.array_equal(table.lo, table.core_lo)
                                          and np.array_equal(table.hi, table.core_hi))
     if has_loose and settings.show_loose:
         core_lines = box_lines(table.core_lo[rows], table.core_hi[rows])
         dim = colours.copy()
         dim[:, :3] *= 0.45
-        core_colours = np.repeat(dim, 24, axis=0)
+        core_colours = box_edge_colours(dim)
     else:
         core_lines = np.empty((0, 3), dtype=np.float32)
         core_colours = np.empty((0, 4), dtype=np.float32)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from editor.model import Brush, Entity
+from spatial.outline_raster import box_edge_colours
 
 from .colors import BRUSH_ENTITY_FACE, BRUSH_FACE, class_colour
 from .level_arrays import LevelArrays, LevelGeometryCache
@@ -570,7 +571,7 @@ def _entity_columns(scene) -> dict:
         rgb = np.empty((0, 3))
     ent_cols = np.ones((len(ent_ids), 4), dtype=np.float32)
     ent_cols[:, :3] = rgb
-    return dict(entity_lines=box_lines(lo, hi), entity_colours=np.repeat(ent_cols, 24, axis=0),
+    return dict(entity_lines=box_lines(lo, hi), entity_colours=box_edge_colours(ent_cols),
                 entity_ids=np.asarray(ent_ids, dtype=np.int64), entity_lo=lo, entity_hi=hi,
                 entity_rgb=rgb)
 

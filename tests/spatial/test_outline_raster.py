@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatial.outline_raster import argb, box_edges, finite_bounds, outline_image
+from spatial.outline_raster import argb, box_edge_colours, box_edges, finite_bounds, outline_image
 
 SLEEPING, AWAKE = 0x11111111, 0x22222222
 
@@ -127,3 +127,11 @@ def test_box_edges_are_the_twelve_edges_of_each_box():
             seen.add((tuple(np.minimum(a, b)), int(differs[0])))
         assert len(seen) == 12  # every edge once
     assert box_edges(np.empty((0, 3)), np.empty((0, 3))).shape == (0, 3)
+
+
+def test_box_edge_colours_give_each_vertex_its_box_colour():
+    colours = np.random.default_rng(4).random((30, 4))
+    per_vertex = box_edge_colours(colours)
+    assert per_vertex.shape == (30 * 24, 4) and per_vertex.dtype == np.float32
+    np.testing.assert_array_equal(per_vertex, np.repeat(colours.astype(np.float32), 24, axis=0))
+    assert box_edge_colours(np.empty((0, 4))).shape == (0, 4)

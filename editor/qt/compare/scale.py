@@ -10,9 +10,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-import numpy as np
-
 from editor.model import heatmap_metrics as heatmaps
+from spatial.outline_raster import box_edge_colours
 
 from ..overlay import OverlayGeometry, colour_values
 
@@ -32,5 +31,5 @@ def rescaled(geom: OverlayGeometry, vmin: float, vmax: float) -> OverlayGeometry
     alpha = geom.colours[:, 3] if len(geom.colours) else 1.0
     colours, bins = colour_values(geom.values, vmin, vmax, log_scale, alpha)
     return dataclasses.replace(geom, vmin=float(vmin), vmax=float(vmax), colours=colours,
-                               colours3d=np.repeat(colours, 24, axis=0), bins=bins,
+                               colours3d=box_edge_colours(colours), bins=bins,
                                log_scale=log_scale)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QRectF
 
+from spatial.outline_raster import box_edge_colours
+
 from ..overlay import box_lines
 from ..views.line_layers import add_body_layers
 
@@ -100,7 +102,7 @@ def body_geometry(lo: np.ndarray, hi: np.ndarray, awake: np.ndarray,
         lines = box_lines(lo, hi)
         rgba = np.where(awake[:, None], np.array(AWAKE_RGB + (1.0,)),
                         np.array(ASLEEP_RGB + (1.0,))).astype(np.float32)
-        colours = np.repeat(rgba, 24, axis=0)
+        colours = box_edge_colours(rgba)
     return BodyGeometry(len(lo), lines, colours)
 
 
