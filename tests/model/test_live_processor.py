@@ -97,3 +97,44 @@ def test_each_frame_handed_over_is_announced_on_the_processing_thread():
     assert processor.stop(timeout=5)
     assert taken == list(range(1, 11))
     assert len(announced) == len(taken) and set(announced) == {"live-processor"}
+
+
+def test_a_frame_left_untaken_is_replaced_by_a_fresher_one_while_processing_goes_on():
+    """A busy processing thread (a burst of frames, never idle) whose display has not taken the
+    frame handed over replaces it with the newest one once it is stale: the display, when free,
+    finds a recent frame instead of waiting for the next one processed after it takes."""
+    rng = np.random.default_rng(3)
+    chunks = [(json.dumps({"static": [[100_000, 0, 0, 0, 10, 10, 10]]}) + "\n").encode()]
+    movers = 5000
+    ids = np.arange(movers)
+    for frame in range(1, 81):
+        lo = rng.uniform(0, 2000, (movers, 3))
+        chunks.append(encode_binary_frame(frame, ids, lo, lo + 8, np.ones(movers, dtype=bool)))
+    queued = [("connected", "game:1"), ("data", b"".join(chunks))]
+
+    class MoreBytesWaiting(threading.Event):
+        """The socket thread's flag as a game faster than the processing sees it: set."""
+
+        def is_set(self) -> bool:
+            return True
+
+    wake = MoreBytesWaiting()
+    offers: list[int] = []  # frames processed when each frame was handed over
+
+    def take():
+        out = list(queued)
+        queued.clear()
+        return out
+
+    processor = LiveProcessor(take, wake, lambda: backend_class("grid")(),
+                              offered=lambda: offers.append(processor.session.frames))
+    wake.set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (processor.session is None or processor.session.frames < 80):
+        time.sleep(0.01)
+    assert processor.stop(timeout=5)
+    assert processor.session.frames == 80
+    # handed over again while untaken and busy (the first frame, then fresher ones), not only
+    # once and then when idle after the last
+    busy = [frames for frames in offers if frames < 80]
+    assert len(busy) >= 2 and busy == sorted(set(busy)), offers

@@ -41,6 +41,10 @@ PIECE_BYTES = 256 * 1024
 #: the newest frame is handed over (copied) at most this often: a window paints 20-30 times a
 #: second, and every copy is work taken from the game's frames
 OFFER_INTERVAL_S = 1 / 30
+#: a frame handed over but not taken for this long is replaced by the newest one: the display
+#: then finds a fresh frame whenever it is free, where it waited for the next frame processed
+#: after taking one (the window showed 14-18 frames a second of a game of 10,000 movers)
+STALE_OFFER_S = 2 * OFFER_INTERVAL_S
 
 
 @dataclass(frozen=True)
@@ -228,12 +232,13 @@ class LiveProcessor:
 
     def _offer_newest(self, idle: bool, due: bool = False) -> None:
         """Hand the newest frame over, at most every :data:`OFFER_INTERVAL_S` (``due``: now),
-        when the display took the last one or (``idle``) the thread is about to wait for
-        bytes, so this frame may stay the newest a while."""
+        when the display took the last one, left it untaken for :data:`STALE_OFFER_S`, or
+        (``idle``) the thread is about to wait for bytes, so this frame may stay the newest a
+        while."""
         session = self.session
         if session is None or session.last_record is None or self._offered:
             return
-        if not (idle or self._newest_taken):
+        if not (idle or self._newest_taken or time.perf_counter() - self._offered_at >= STALE_OFFER_S):
             return
         if not due and time.perf_counter() - self._offered_at < OFFER_INTERVAL_S:
             return
