@@ -49,8 +49,8 @@ BEHIND_DISPLAY_FPS = 25
 LIVE_COMPOSITES_PER_S = 30
 #: the status line's figures are rewritten at most this often while frames arrive, and then in
 #: the same event-loop turn as a frame shown: a change of that line alone costs the window a
-#: composite of its whole surface (tens of milliseconds under a software OpenGL), which the
-#: 16 ms tick paid up to 60 times a second. A change of connection state is shown at once
+#: paint pass of its own (with an OpenGL-composited window, 15-40 ms of software OpenGL), which
+#: the 16 ms tick paid up to 60 times a second. A change of connection state is shown at once
 STATUS_INTERVAL_S = 0.25
 
 
