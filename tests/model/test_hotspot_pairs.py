@@ -12,13 +12,17 @@ from spatial.registry import default_registry
 E1M1 = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "quake" / "quake_id1_e1m1.map"
 
 
-def test_a_leaf_lists_its_objects_and_each_tests_the_others_there():
+def _random_octree(rng, count: int, extent: float, size: float):
+    """``(index, pairs result, node table, lo)``: an octree over ``count`` cubes of side
+    ``size`` placed by ``rng`` in ``[0, extent)``."""
     index = default_registry().backend("octree")()
-    rng = np.random.default_rng(4)
-    lo = rng.uniform(0, 100, (300, 3))
-    index.build(np.arange(300), lo, lo + 3)
-    result = index.pairs("all")
-    nodes = index.nodes()
+    lo = rng.uniform(0, extent, (count, 3))
+    index.build(np.arange(count), lo, lo + size)
+    return index, index.pairs("all"), index.nodes(), lo
+
+
+def test_a_leaf_lists_its_objects_and_each_tests_the_others_there():
+    index, result, nodes, _ = _random_octree(np.random.default_rng(4), 300, extent=100, size=3)
     leaf = int(np.flatnonzero(nodes.is_leaf & (nodes.own_count > 1))[0])
     cell = cell_objects(index, nodes, leaf, result.pairs)
     assert sorted(cell.held.tolist()) == index.node_objects(leaf).tolist() and not cell.straddling
@@ -94,12 +98,8 @@ def test_the_hot_cells_are_the_rankings_cells_found_in_the_table_given():
     there, and searches it otherwise: the same cells either way, None for one gone."""
     from editor.model.hotspots import HotspotWindow
 
-    index = default_registry().backend("octree")()
     rng = np.random.default_rng(6)
-    lo = rng.uniform(0, 200, (400, 3))
-    index.build(np.arange(400), lo, lo + 6)
-    result = index.pairs("all")
-    nodes = index.nodes()
+    index, result, nodes, lo = _random_octree(rng, 400, extent=200, size=6)
     window = HotspotWindow(4)
     window.push(1, nodes, result.node_tests, result.pairs)
     cells = hot_cells(window, 5, index, nodes, result.pairs)
