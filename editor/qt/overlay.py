@@ -15,7 +15,7 @@ import numpy as np
 
 from editor.model import heatmap_metrics as heatmaps
 from editor.model.compare.readable import dim_outside_focus
-from spatial.outline_raster import box_edge_colours, box_edges
+from spatial.outline_raster import EDGE_CORNERS, box_edge_colours, box_edges
 
 from .colors import SPLIT_LINE, colormap
 
@@ -23,8 +23,7 @@ from .colors import SPLIT_LINE, colormap
 COLOUR_BINS = 16
 
 # The 12 edges of a box as corner index pairs; corner k has bit 0 = x, bit 1 = y, bit 2 = z.
-_BOX_EDGES = np.array([[0, 1], [2, 3], [4, 5], [6, 7], [0, 2], [1, 3], [4, 6], [5, 7],
-                       [0, 4], [1, 5], [2, 6], [3, 7]], dtype=np.int64)
+_BOX_EDGES = EDGE_CORNERS.reshape(12, 2)  # in the order the 3D lines draw them
 _CORNER_BITS = np.array([[(k >> a) & 1 for a in range(3)] for k in range(8)], dtype=bool)
 
 
