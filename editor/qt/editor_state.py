@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -114,7 +115,10 @@ class EditorState(QObject):
         self.overlay_visible = True
         self.overlay: OverlayGeometry | None = None
         self.node_table: NodeTable | None = None
-        self.node_table_index: SpatialIndex | None = None  # the index ``node_table`` was read from
+        # reads the index ``node_table`` was read from (see :attr:`node_table_index`)
+        self._node_table_index_reader: Callable[[], SpatialIndex | None] | None = None
+        #: names the tree ``node_table`` was read from (an index's id, a live frame's reader's)
+        self.node_table_origin = 0
         #: what is displayed instead of the edited document (a simulated or replayed frame):
         #: an object with ``shown_index()`` and ``shown_nodes()``, each None for "the document"
         self.frame_source: FrameSource | None = None
@@ -308,6 +312,27 @@ class EditorState(QObject):
         assert self.document is not None, "no document is open yet"
         return self.document
 
+    @property
+    def node_table_index(self) -> SpatialIndex | None:
+        """The index :attr:`node_table` was read from. A live game's frame brings its index
+        over from the processing process only when this is read (the overlay needs only the
+        frame's node table)."""
+        reader = self._node_table_index_reader
+        return reader() if reader is not None else None
+
+    @node_table_index.setter
+    def node_table_index(self, index: SpatialIndex | None) -> None:
+        self._node_table_index_reader = None if index is None else (lambda: index)
+        self.node_table_origin = id(index)
+
+    def _shows_frame(self) -> bool:
+        """A frame is displayed instead of the document (told without reading its index)."""
+        source = self.frame_source
+        if source is None:
+            return False
+        shows = getattr(source, "shows_frame_index", None)
+        return shows() if shows is not None else source.shown_index() is not None
+
     def shown_index(self):
         """The index on screen: the displayed frame's (simulation, replay) or the document's."""
         source = self.frame_source.shown_index() if self.frame_source is not None else None
@@ -319,9 +344,8 @@ class EditorState(QObject):
         change of the overlay's settings alone then draws it again without reading the tree
         again (on a 2,000,000-triangle mesh a read costs about a second)."""
         doc = self.document
-        source = self.frame_source
         return (self.node_table is not None and doc is not None
-                and (source is None or source.shown_index() is None)
+                and not self._shows_frame()
                 and self.metric.prepare is None
                 and self._table_read == (id(doc.index), doc.index_version))
 
@@ -329,7 +353,12 @@ class EditorState(QObject):
         self._table_read = None
         nodes = self.frame_source.shown_nodes() if self.frame_source is not None else None
         if nodes is not None:
-            self.node_table_index = self.shown_index()
+            reader = getattr(self.frame_source, "shown_index_reader", None)
+            if reader is not None and self._shows_frame():
+                self._node_table_index_reader = reader()
+                self.node_table_origin = id(self._node_table_index_reader)
+            else:
+                self.node_table_index = self.shown_index()
             return nodes
         index = self.node_table_index = self._open_document().index
         self._table_read = (id(index), self._open_document().index_version)
@@ -357,8 +386,8 @@ class EditorState(QObject):
         """The overlay arrays of ``table`` with this state's settings, query visits and (for a
         BSP with split planes on) the split planes of :attr:`node_table_index`."""
         planes = None
-        index = self.node_table_index
-        if self.overlay_settings.show_planes and index is not None and hasattr(index, "node_planes"):
+        index = self.node_table_index if self.overlay_settings.show_planes else None
+        if index is not None and hasattr(index, "node_planes"):
             planes = index.node_planes()
         return build_overlay(table, self.overlay_settings, self.query_visits(), planes=planes)
 

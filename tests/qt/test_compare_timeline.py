@@ -192,7 +192,7 @@ def test_sides_follow_a_live_game(window, qtbot):
         qtbot.waitUntil(lambda: follower.figures.frame > first + 10, timeout=60_000)
         frame = follower.figures.frame
         compare.flush()
-        recording = link.session.recording
+        recording = link.source.recording  # the display's own copy of every frame
         assert_sides_show_frame(compare, recording, frame)
         assert len(recording.static_ids) == 100  # the game's static boxes are in both trees
         assert follower.bodies_drawn == 150

@@ -1,13 +1,14 @@
-"""A game streaming into the window: its frames are processed off the window's thread, every
+"""A game streaming into the window: its frames are processed in a process of their own, every
 one of them, and the static boxes are not drawn again for each frame shown."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from editor.model.live.session import LiveSession
+from editor.model.live.processor_process import ProcessLiveProcessor
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,12 +34,11 @@ def _threads_calling(monkeypatch, owner, name: str) -> list[str]:
     return threads
 
 
-def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_stay_cached(
+def test_every_game_frame_is_processed_in_a_process_of_its_own_and_the_static_tiles_stay_cached(
         window, qtbot, monkeypatch):
     import editor.model.hotspot_pairs as hotspot_pairs
     import editor.qt.live.static_view as static_view
 
-    stepped_on = _threads_calling(monkeypatch, LiveSession, "step")
     prepared_on = _threads_calling(monkeypatch, static_view, "prepare_static")
     cells_found_on = _threads_calling(monkeypatch, hotspot_pairs, "cell_objects")
     window.live_link_ask = lambda parent, default: "127.0.0.1:0"
@@ -69,10 +69,12 @@ def test_every_game_frame_is_stepped_off_the_window_thread_and_the_static_tiles_
     finally:
         game.kill()
         link.stop()
-    # every game frame was processed, none of them on the window's thread
+    # every game frame was processed, in a process of its own, on its processing thread
     assert link.source is not None and link.source.frames_added == frames
-    assert len(stepped_on) == frames and threading.main_thread().name not in stepped_on
-    assert set(stepped_on) == {"live-processor"}
+    processor = link.processor
+    assert isinstance(processor, ProcessLiveProcessor)
+    assert processor.pid is not None and processor.pid != os.getpid()
+    assert processor.step_threads == {"live-processor"}
     status = link.status_text()
     assert f"{frames} frames received, {frames} processed" in status and "shown" in status
 

@@ -55,6 +55,11 @@ class StreamError(PartitionStudioError):
         where = f"byte {offset}, line {line}" + (f", frame {frame}" if frame is not None else "")
         super().__init__(f"{source}: {where}: {message}")
 
+    def __reduce__(self):
+        # sent from a processing process to the window's: rebuilt from its fields (the frames
+        # completed before the fault travel on their own, as events)
+        return (type(self), (self.source, self.offset, self.line, self.detail, self.frame))
+
 
 @dataclass
 class StreamHeader:

@@ -41,10 +41,43 @@ PIECE_BYTES = 256 * 1024
 #: the newest frame is handed over (copied) at most this often: a window paints 20-30 times a
 #: second, and every copy is work taken from the game's frames
 OFFER_INTERVAL_S = 1 / 30
-#: a frame handed over but not taken for this long is replaced by the newest one: the display
-#: then finds a fresh frame whenever it is free, where it waited for the next frame processed
-#: after taking one (the window showed 14-18 frames a second of a game of 10,000 movers)
-STALE_OFFER_S = 2 * OFFER_INTERVAL_S
+#: a frame handed over but not taken for this many offer intervals is replaced by the newest
+#: one: the display then finds a fresh frame whenever it is free, where it waited for the next
+#: frame processed after taking one (the window showed 14-18 frames a second of a game of
+#: 10,000 movers)
+STALE_OFFERS = 2
+
+
+class FrameCopies:
+    """A frame's copies of the index and of the hotspot window: held, or brought over once, on
+    first use, by ``fetch()`` (a frame processed in another process: each pair is 10-30 MB at
+    30,000 objects, which most frames shown never need). Safe to read from any thread."""
+
+    def __init__(self, index: SpatialIndex | None = None, hotspots: HotspotWindow | None = None,
+                 fetch: Callable[[], tuple[SpatialIndex, HotspotWindow]] | None = None) -> None:
+        self._pair = (index, hotspots) if fetch is None else None
+        self._fetch = fetch
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> bool:
+        """The copies are here (no fetch needed)."""
+        return self._pair is not None
+
+    def hold(self, index: SpatialIndex, hotspots: HotspotWindow) -> None:
+        """Keep the copies brought over beforehand (the fetch is then never made)."""
+        with self._lock:
+            if self._pair is None:
+                self._pair, self._fetch = (index, hotspots), None
+
+    def get(self) -> tuple[SpatialIndex, HotspotWindow]:
+        with self._lock:
+            if self._pair is None:
+                assert self._fetch is not None
+                self._pair, self._fetch = self._fetch(), None
+            index, hotspots = self._pair
+            assert index is not None and hotspots is not None
+            return index, hotspots
 
 
 @dataclass(frozen=True)
@@ -55,11 +88,20 @@ class LiveFrame:
     stats: FrameStats
     pairs: PairResult | None
     nodes: NodeTable | None
-    index: SpatialIndex          # a copy of the session's index after this frame
-    hotspots: HotspotWindow      # a copy of the session's hotspot window after this frame
+    copies: FrameCopies          # the index and hotspot window after this frame (copies)
     processed: int               # frames the session had processed with this one
     serial: int                  # the game's connection, counted from 1
     display: object = None       # what the display's ``prepare`` hook made of the frame
+
+    @property
+    def index(self) -> SpatialIndex:
+        """A copy of the session's index after this frame."""
+        return self.copies.get()[0]
+
+    @property
+    def hotspots(self) -> HotspotWindow:
+        """A copy of the session's hotspot window after this frame."""
+        return self.copies.get()[1]
 
 
 @dataclass(frozen=True)
@@ -71,6 +113,30 @@ class LiveHeader:
     static_hi: np.ndarray
     meta: dict
     names: dict[int, str]
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """The counts of a game's session the display shows (read by the display, written by
+    no one: a new one each time)."""
+
+    source: str           # the game's address, ``tcp://HOST:PORT``
+    frames: int           # frames processed
+    received: int         # frames parsed (processed or not yet)
+    last_frame: int       # the game's number of the last frame parsed (-1: none yet)
+    first_frame: int      # the first frame the session's recording still holds (0: none)
+    received_bytes: int   # bytes of the stream parsed
+    broken: bool          # the stream broke (a fault was posted); nothing after it is parsed
+
+
+def summarize(session: LiveSession | None) -> SessionSummary | None:
+    """``session``'s counts now (``None``: no game connected yet)."""
+    if session is None:
+        return None
+    rec, parser = session.recording, session.parser
+    return SessionSummary(session.source, session.frames, parser.frames, parser.last_frame,
+                          rec.first_frame if len(rec) else 0, session.received_bytes,
+                          session.error is not None)
 
 
 class LiveProcessor:
@@ -91,13 +157,17 @@ class LiveProcessor:
     offered : callable, optional
         ``offered()``, called on this thread each time a new frame is handed over, so a
         display waiting for one can take it at once instead of at its next poll.
+    offer_interval : float
+        Seconds at least between two frames handed over (see :data:`OFFER_INTERVAL_S`).
     """
 
     def __init__(self, take: Callable[[], list], wake: threading.Event,
                  make_index: Callable[[], SpatialIndex],
                  prepare: Callable[[FrameRecord], object] | None = None,
-                 offered: Callable[[], None] | None = None) -> None:
+                 offered: Callable[[], None] | None = None,
+                 offer_interval: float = OFFER_INTERVAL_S) -> None:
         self._take = take
+        self.offer_interval = offer_interval
         self.prepare = prepare
         self.offered = offered
         self._wake = wake
@@ -137,6 +207,10 @@ class LiveProcessor:
             self._newest_taken = True
         return frame
 
+    def summary(self) -> SessionSummary | None:
+        """The counts of the current game's session (``None``: no game connected yet)."""
+        return summarize(self.session)
+
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
@@ -158,7 +232,7 @@ class LiveProcessor:
     def _run(self) -> None:
         while not self._stop.is_set():
             # a frame not handed over yet (too soon after the last) is offered once due
-            self._wake.wait(0.05 if self._offered else OFFER_INTERVAL_S / 2)
+            self._wake.wait(0.05 if self._offered else self.offer_interval / 2)
             self._wake.clear()
             events = self._take()
             for event in events:
@@ -231,22 +305,24 @@ class LiveProcessor:
         self._offer_newest(idle=False)
 
     def _offer_newest(self, idle: bool, due: bool = False) -> None:
-        """Hand the newest frame over, at most every :data:`OFFER_INTERVAL_S` (``due``: now),
-        when the display took the last one, left it untaken for :data:`STALE_OFFER_S`, or
+        """Hand the newest frame over, at most every ``offer_interval`` (``due``: now), when
+        the display took the last one, left it untaken for two intervals, or
         (``idle``) the thread is about to wait for bytes, so this frame may stay the newest a
         while."""
         session = self.session
         if session is None or session.last_record is None or self._offered:
             return
-        if not (idle or self._newest_taken or time.perf_counter() - self._offered_at >= STALE_OFFER_S):
+        if not (idle or self._newest_taken or
+                time.perf_counter() - self._offered_at >= STALE_OFFERS * self.offer_interval):
             return
-        if not due and time.perf_counter() - self._offered_at < OFFER_INTERVAL_S:
+        if not due and time.perf_counter() - self._offered_at < self.offer_interval:
             return
         record = session.last_record
         assert record.stats is not None  # set by the session's step
-        frame = LiveFrame(record, record.stats, session.last_pairs, session.last_nodes,
-                          copy.deepcopy(session.index), session.hotspots.copy(), session.frames,
-                          self.serial, self.prepare(record) if self.prepare is not None else None)
+        copies = FrameCopies(copy.deepcopy(session.index), session.hotspots.copy())
+        frame = LiveFrame(record, record.stats, session.last_pairs, session.last_nodes, copies,
+                          session.frames, self.serial,
+                          self.prepare(record) if self.prepare is not None else None)
         with self._lock:
             self._newest, self._newest_taken = frame, False
         self._offered, self._offered_at = True, time.perf_counter()

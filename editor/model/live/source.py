@@ -71,7 +71,19 @@ class LiveSource:
     # ------------------------------------------------------------------ the reading side
     @property
     def index(self):
+        """The newest frame's copy of the index (brought over on first read when the frame
+        was processed in another process: see :class:`~.processor.FrameCopies`)."""
         return self.newest.index if self.newest is not None else None
+
+    @property
+    def has_index(self) -> bool:
+        """:attr:`index` is not None, told without reading it."""
+        return self.newest is not None
+
+    def index_reader(self):
+        """A callable giving the index of the newest frame now, read only when called."""
+        frame = self.newest
+        return lambda: frame.index if frame is not None else None
 
     @property
     def hotspots(self):

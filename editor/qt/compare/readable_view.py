@@ -64,7 +64,7 @@ class ReadableTrees(QObject):
         if table is None:
             return False
         settings = self.state.overlay_settings
-        key = (id(self.state.node_table_index), len(table))
+        key = (self.state.node_table_origin, len(table))
         if key == self._tree_key:
             return False
         self._tree_key = key  # another tree (a level, a backend, a rebuild that grew it)

@@ -19,11 +19,12 @@ from __future__ import annotations
 import functools
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from editor.model.live.processor import LiveHeader, LiveProcessor
+from editor.model.live.processor import LiveHeader, LiveProcessor, SessionSummary
+from editor.model.live.processor_process import ProcessLiveProcessor, runs_in_child
 from editor.model.live.source import LiveSource
 from spatial.contract import SpatialIndex
 
@@ -66,7 +67,7 @@ class LiveLink(QObject):
         self.window = window
         self.controller = window.timeline
         self.receiver: Receiver | None = None
-        self.processor: LiveProcessor | None = None
+        self.processor: LiveProcessor | ProcessLiveProcessor | None = None
         self.source: LiveSource | None = None
         self.connection = "not listening"
         self.connected = False  # a game is connected now
@@ -83,10 +84,10 @@ class LiveLink(QObject):
         self._frame_offered.connect(self._take_offered)
 
     @property
-    def session(self):
-        """The processing thread's session of the current game (its counts only are read
-        here: the display reads :attr:`source`)."""
-        return self.processor.session if self.processor is not None else None
+    def session(self) -> SessionSummary | None:
+        """The counts of the current game's session, as the processing last reported them
+        (the display reads the frames from :attr:`source`)."""
+        return self.processor.summary() if self.processor is not None else None
 
     # ------------------------------------------------------------------ listening
     def listen(self, host: str, port: int) -> bool:
@@ -98,10 +99,11 @@ class LiveLink(QObject):
             self.window.report_error(f"{host}:{port}: cannot listen: {exc.strerror or exc}")
             return False
         live_view = getattr(self.window, "live_view", None)
-        self.processor = LiveProcessor(self.receiver.take, self.receiver.arrived,
-                                       self._index_factory(),
-                                       live_view.prepare_bodies() if live_view is not None else None,
-                                       offered=self._notify_offered)
+        factory = self._index_factory()
+        processor_class = ProcessLiveProcessor if runs_in_child(factory) else LiveProcessor
+        self.processor = processor_class(self.receiver.take, self.receiver.arrived, factory,
+                                         live_view.prepare_bodies() if live_view is not None else None,
+                                         offered=self._notify_offered)
         if self.window.view3d is not None:  # a big static set must not paint at the game's rate
             self.window.view3d.paint_share = VIEW3D_PAINT_SHARE
         self.connection = f"listening on {self.receiver.address}"
@@ -226,9 +228,9 @@ class LiveLink(QObject):
         """More than two frames' bytes wait to be processed: the display then takes a frame
         at most :data:`BEHIND_DISPLAY_FPS` times a second, leaving the processor the time."""
         session = self.session
-        if session is None or not session.parser.frames:
+        if session is None or not session.received:
             return False
-        frame_bytes = session.received_bytes / session.parser.frames
+        frame_bytes = session.received_bytes / session.received
         return self.counts()["lag_bytes"] > 2 * frame_bytes
 
     def _handle(self, event: tuple) -> None:
@@ -274,8 +276,8 @@ class LiveLink(QObject):
 
     def _finish(self, reason: str) -> None:
         session = self.session
-        if session is not None and session.error is not None:
-            reason = f"stream broken at frame {session.parser.last_frame + 1}"
+        if session is not None and session.broken:
+            reason = f"stream broken at frame {session.last_frame + 1}"
         where = f"listening on {self.address}" if self.receiver is not None else "not listening"
         self.connection = f"disconnected ({reason}); last state kept, {where}"
         self.connected = False
@@ -284,11 +286,10 @@ class LiveLink(QObject):
     def counts(self) -> dict:
         """The figures of the status line (see ``docs/live-link.md``)."""
         session, processor, source = self.session, self.processor, self.source
-        parser = session.parser if session is not None else None
-        received = parser.frames if parser is not None else 0
+        received = session.received if session is not None else 0
         processed = session.frames if session is not None else 0
-        first = session.recording.first_frame if session is not None and len(session.recording) else 0
-        last = parser.last_frame if parser is not None else -1
+        first = session.first_frame if session is not None else 0
+        last = session.last_frame if session is not None else -1
         return {"received": received, "processed": processed,
                 "shown": source.frames_shown if source is not None else 0,
                 # frames processed after the one on display (it waits for the next paint)
@@ -325,7 +326,7 @@ class LiveLink(QObject):
         self.status_changed.emit(self.status_text())
 
 
-def _rate(times: deque[float]) -> float:
+def _rate(times: Sequence[float]) -> float:
     """Events a second over the recent window (0 with fewer than two, or none for 2 s)."""
     if len(times) < 2 or time.perf_counter() - times[-1] > 2.0:
         return 0.0

@@ -189,6 +189,23 @@ class TimelineController(QObject):
             return self.replay.index
         return None
 
+    def shows_frame_index(self) -> bool:
+        """Whether :meth:`shown_index` gives a frame's index, told without reading it (a live
+        game's frame brings its index over from the processing process when first read)."""
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0:
+            return sim.has_index if hasattr(sim, "has_index") else sim.index is not None
+        return self.replay is not None and self.replay_frame >= 0
+
+    def shown_index_reader(self):
+        """A callable giving :meth:`shown_index` of the frame displayed now, read only when
+        called (see :meth:`shows_frame_index`)."""
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0 and hasattr(sim, "index_reader"):
+            return sim.index_reader()
+        index = self.shown_index()
+        return lambda: index
+
     def shown_nodes(self):
         """Node table of the displayed frame (the live one is read once per frame already)."""
         sim = self.simulation

@@ -79,10 +79,13 @@ class HotspotPanel(PlaybackRefresh, Panel):
         index the window's thread steps) the list is filled at once.
         """
         self._timer.stop()
+        if self._live_and_playing():
+            self._find_live()
+            return
+        self._finding = None
         window = self.controller.hotspots
         index = self.controller.shown_index()
         if window is None or index is None:
-            self._finding = None
             self.tree.clear()
             self.hotspots = []
             self.summary.setText("Play the simulation to rank the cells where pair tests pile up.")
@@ -91,22 +94,29 @@ class HotspotPanel(PlaybackRefresh, Panel):
         nodes = self.controller.shown_nodes()
         shown = self.controller.shown_pairs()
         pairs = shown.pairs if shown is not None else None
-        if not self._live_and_playing():
-            self._finding = None
-            self._fill(frame, window.window, hot_cells(window, TOP, index, nodes, pairs))
+        self._fill(frame, window.window, hot_cells(window, TOP, index, nodes, pairs))
+
+    def _find_live(self) -> None:
+        """The newest live frame's hot cells, found on a worker, which also reads the frame's
+        index and hotspot window (brought over from the processing process on first read)."""
+        shown = self.controller.simulation.newest
+        if shown is None:
             return
         if self._finding is not None:
             self._find_again = True  # one search at a time: the newest frame's comes next
             return
-        def find() -> tuple[list, float]:
+        frame = shown.record.frame
+        pairs = shown.pairs.pairs if shown.pairs is not None else None
+
+        def find() -> tuple[list, int, float]:
             began = time.thread_time()
-            cells = hot_cells(window, TOP, index, nodes, pairs)
-            return cells, (time.thread_time() - began) * 1e3
+            window = shown.hotspots
+            cells = hot_cells(window, TOP, shown.index, shown.nodes, pairs)
+            return cells, window.window, (time.thread_time() - began) * 1e3
 
         worker = CallWorker(find)
-        span = window.window
-        worker.result.connect(lambda found, ms: self._on_found(worker, frame, span, *found))
-        worker.failed.connect(lambda message: self._on_found(worker, frame, span, None, 0.0))
+        worker.result.connect(lambda found, ms: self._on_found(worker, frame, found[1], found[0], found[2]))
+        worker.failed.connect(lambda message: self._on_found(worker, frame, 0, None, 0.0))
         self._finding = worker
         self._find_again = False
         worker.start()

@@ -88,15 +88,16 @@ class PairPanel(PlaybackRefresh, Panel):
     def refresh(self) -> None:
         """Make the chosen list for the displayed frame (waits while the timeline plays)."""
         self._timer.stop()
-        index = self.controller.shown_index()
+        # the index is read last: a live game's frame brings it over when first read
         nodes = self.controller.shown_nodes()
-        if index is None or nodes is None:
+        if not self.controller.shows_frame_index() or nodes is None:
             self._show(PairList([], 0), None, "Play or load a recording, then pause on a frame to "
                                         "browse its pairs.")
             return
         if self.controller.play_state == self.controller.PLAYING:
             self.summary.setText(f"Frame {self.controller.frame}: pause to browse its pairs.")
             return
+        index = self.controller.shown_index()
         window = self.controller.hotspots
         if self.mode.currentData() == CELL:
             self._refresh_cell(index, nodes, window)
