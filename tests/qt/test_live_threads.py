@@ -89,7 +89,7 @@ def test_a_frame_is_shown_as_it_is_handed_over_not_at_a_timer_tick(window, qtbot
     far = 10 ** 7  # ms: neither timer fires during the test
     link.timer.start(far)
     controller.timer.setInterval(far)  # Play starts it with this interval
-    frames = 60
+    frames = 240  # 4 s: the window shows frames for a while after its start-up work
     game = _example_game(port, frames, movers=50, static=200)
     try:
         qtbot.waitUntil(lambda: controller.frame >= 10, timeout=60_000)

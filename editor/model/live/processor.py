@@ -159,15 +159,21 @@ class LiveProcessor:
         display waiting for one can take it at once instead of at its next poll.
     offer_interval : float
         Seconds at least between two frames handed over (see :data:`OFFER_INTERVAL_S`).
+    on_request : bool
+        Hand a frame over only when asked (:meth:`request`; the first is asked for): the
+        newest frame processed, at once if the thread waits for bytes, else at the end of the
+        frame in hand. No copy is made that the display did not ask for.
     """
 
     def __init__(self, take: Callable[[], list], wake: threading.Event,
                  make_index: Callable[[], SpatialIndex],
                  prepare: Callable[[FrameRecord], object] | None = None,
                  offered: Callable[[], None] | None = None,
-                 offer_interval: float = OFFER_INTERVAL_S) -> None:
+                 offer_interval: float = OFFER_INTERVAL_S, on_request: bool = False) -> None:
         self._take = take
         self.offer_interval = offer_interval
+        self.on_request = on_request
+        self._requested = True
         self.prepare = prepare
         self.offered = offered
         self._wake = wake
@@ -210,6 +216,11 @@ class LiveProcessor:
     def summary(self) -> SessionSummary | None:
         """The counts of the current game's session (``None``: no game connected yet)."""
         return summarize(self.session)
+
+    def request(self) -> None:
+        """Ask for the next frame to be handed over (with ``on_request``)."""
+        self._requested = True
+        self._wake.set()
 
     @property
     def running(self) -> bool:
@@ -312,11 +323,15 @@ class LiveProcessor:
         session = self.session
         if session is None or session.last_record is None or self._offered:
             return
-        if not (idle or self._newest_taken or
-                time.perf_counter() - self._offered_at >= STALE_OFFERS * self.offer_interval):
+        if self.on_request:
+            if not self._requested:
+                return
+        elif not (idle or self._newest_taken or
+                  time.perf_counter() - self._offered_at >= STALE_OFFERS * self.offer_interval):
             return
-        if not due and time.perf_counter() - self._offered_at < self.offer_interval:
+        elif not due and time.perf_counter() - self._offered_at < self.offer_interval:
             return
+        self._requested = False
         record = session.last_record
         assert record.stats is not None  # set by the session's step
         copies = FrameCopies(copy.deepcopy(session.index), session.hotspots.copy())

@@ -22,11 +22,13 @@ Hotspots list (every few seconds), the inspector and the pair browser fetch them
 frame. The child keeps the copies of the frames the editor still holds (it says when it lets
 one go), and sends them all before it ends, so the frames left on display keep theirs.
 
-The child sends the newest frame as its processor hands one over (at most
-:data:`CHILD_OFFER_INTERVAL_S` apart); a frame sent is light (record, stats, pairs, node
-table: 3-4 MB at 30,000 objects, most arrays of which the editor already holds:
-:mod:`.shipment`). The child imports only Qt-free modules; it ends when told, or when the
-editor's end of the pipe closes.
+The child's processor hands a frame over when the window asks for one (``on_request``): the
+window asks for the next as it takes one, so a frame is on its way while the window paints,
+and no copy is made that the window would not show (handed over at a fixed 30 a second, a
+game of 10,000 movers kept the processing behind and the window at 15-17 frames a second). A
+frame sent is light (record, stats, pairs, node table: 3-4 MB at 30,000 objects, many of whose
+arrays the editor already holds: :mod:`.shipment`). The child imports only Qt-free modules;
+it ends when told, or when the editor's end of the pipe closes.
 """
 from __future__ import annotations
 
@@ -50,10 +52,6 @@ from .processor import FrameCopies, LiveFrame, LiveHeader, LiveProcessor, Sessio
 
 #: how often the child sends what its processor posted when no frame was handed over
 SHIP_INTERVAL_S = 0.02
-#: the child's processor hands a frame over at most this often: sending one costs the child
-#: little (its copies stay there), and the window takes the newest when it is free to paint
-#: (at 1/30, 10,000 movers arrived 18-21 times a second, the processing behind the game)
-CHILD_OFFER_INTERVAL_S = 1 / 50
 #: frames whose copies the child keeps at most: those the editor still holds (the frame on
 #: display, the newest handed over, one a worker reads), which it names as it lets them go
 MAX_KEPT_FRAMES = 32
@@ -120,6 +118,7 @@ class ProcessLiveProcessor:
         self._copies = threading.Condition()
         self._arrived: dict[int, tuple] = {}   # frame copies sent by the child, by key
         self._forgotten: deque[int] = deque()  # keys of frames no one here holds any more
+        self._want = False  # the display took a frame: ask the child for the next
         self.pid: int | None = None
         self.forwarded_bytes = 0  # game bytes written to the child
         self.consumed_bytes = 0   # of those, parsed by the child's session
@@ -148,6 +147,9 @@ class ProcessLiveProcessor:
         """The newest frame handed over since the last call (``None``: none since)."""
         with self._lock:
             frame, self._newest = self._newest, None
+        if frame is not None:  # the forwarding thread asks the child for the next one
+            self._want = True
+            self._wake.set()
         return frame
 
     def summary(self) -> SessionSummary | None:
@@ -229,6 +231,9 @@ class ProcessLiveProcessor:
                 if event[0] == "data":
                     self.forwarded_bytes += len(event[1])
                 self._send(event)
+            if self._want:
+                self._want = False
+                self._send(("want",))
             forgotten = [self._forgotten.popleft() for _ in range(len(self._forgotten))]
             if forgotten:
                 self._send(("forget", forgotten))
@@ -371,7 +376,7 @@ class _ChildServer:
         self._taken_bytes = 0  # game bytes taken by the processor
         self._sent_frames = 0  # frames sent (their keys)
         self.processor = LiveProcessor(self._take, self._wake, make_index,
-                                       offered=self._offered.set, offer_interval=CHILD_OFFER_INTERVAL_S)
+                                       offered=self._offered.set, on_request=True)
 
     def run(self) -> None:
         shipper = threading.Thread(target=self._ship_run, name="live-ship", daemon=True)
@@ -400,7 +405,9 @@ class _ChildServer:
             except (EOFError, OSError):
                 os._exit(0)  # the editor ended: nothing to hand over to
             kind = message[0]
-            if kind == "forget":
+            if kind == "want":
+                processor.request()
+            elif kind == "forget":
                 with self._send_lock:
                     for key in message[1]:
                         self._kept.pop(key, None)

@@ -81,6 +81,11 @@ class LiveLink(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
+        # a frame handed over while the display may not take one yet is taken once it may:
+        # a processing process hands the next frame over only after this one is taken
+        self._retry = QTimer(self)
+        self._retry.setSingleShot(True)
+        self._retry.timeout.connect(self._take_offered)
         self._frame_offered.connect(self._take_offered)
 
     @property
@@ -186,10 +191,13 @@ class LiveLink(QObject):
         if view3d is not None and self.receiver is not None:
             view3d.paint_share = VIEW3D_BEHIND_SHARE if behind else VIEW3D_PAINT_SHARE
         self._pace_composites()
-        if not waiting and (not behind or now - self._taken_at >= 1.0 / BEHIND_DISPLAY_FPS):
+        too_soon = 1.0 / BEHIND_DISPLAY_FPS - (now - self._taken_at) if behind else 0.0
+        if not waiting and too_soon <= 0:
             newest = processor.take_newest()
             if newest is not None:
                 self._taken_at = now
+        elif too_soon > 0 and not self._retry.isActive():
+            self._retry.start(max(1, round(too_soon * 1000)))
         self._held.extend(processor.take_events())
         upto = (newest.serial, newest.record.frame) if newest is not None else None
         while self._held:
