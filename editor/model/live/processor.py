@@ -129,6 +129,41 @@ class SessionSummary:
     broken: bool          # the stream broke (a fault was posted); nothing after it is parsed
 
 
+class Handover:
+    """What processing hands the display, taken on the display's thread: events in order and
+    the newest frame (only the last one put stays). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: deque[tuple] = deque()
+        self._newest: LiveFrame | None = None
+        self.summary: SessionSummary | None = None
+        #: the newest frame put was taken (or none was put)
+        self.taken = True
+
+    def post(self, *events: tuple, newest: LiveFrame | None = None,
+             summary: SessionSummary | None = None) -> None:
+        """Add ``events``; make ``newest`` the newest frame and ``summary`` the counts, if given."""
+        with self._lock:
+            self._events.extend(events)
+            if newest is not None:
+                self._newest, self.taken = newest, False
+            if summary is not None:
+                self.summary = summary
+
+    def take_events(self) -> list[tuple]:
+        with self._lock:
+            events = list(self._events)
+            self._events.clear()
+        return events
+
+    def take_newest(self) -> LiveFrame | None:
+        with self._lock:
+            frame, self._newest = self._newest, None
+            self.taken = True
+        return frame
+
+
 def summarize(session: LiveSession | None) -> SessionSummary | None:
     """``session``'s counts now (``None``: no game connected yet)."""
     if session is None:
@@ -185,12 +220,9 @@ class LiveProcessor:
         self.received_at: deque[float] = deque(maxlen=120)
         #: thread names of every frame step (a test proves the display thread steps none)
         self.step_threads: set[str] = set()
-        self._events: deque[tuple] = deque()
-        self._newest: LiveFrame | None = None
-        self._newest_taken = True
+        self._handover = Handover()
         self._offered = True  # the session's newest frame was handed over (or there is none)
         self._offered_at = 0.0  # when (perf_counter)
-        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._draining = threading.Event()
         self._thread = threading.Thread(target=self._run, name="live-processor", daemon=True)
@@ -201,17 +233,11 @@ class LiveProcessor:
         """Every event since the last call, in order: ``("connected", peer)``,
         ``("header", LiveHeader)``, ``("frame", serial, record, stats)``, ``("fault", StreamError)``,
         ``("refused", peer)``, ``("closed", reason)``."""
-        with self._lock:
-            events = list(self._events)
-            self._events.clear()
-        return events
+        return self._handover.take_events()
 
     def take_newest(self) -> LiveFrame | None:
         """The newest frame handed over since the last call (``None``: none since)."""
-        with self._lock:
-            frame, self._newest = self._newest, None
-            self._newest_taken = True
-        return frame
+        return self._handover.take_newest()
 
     def summary(self) -> SessionSummary | None:
         """The counts of the current game's session (``None``: no game connected yet)."""
@@ -326,7 +352,7 @@ class LiveProcessor:
         if self.on_request:
             if not self._requested:
                 return
-        elif not (idle or self._newest_taken or
+        elif not (idle or self._handover.taken or
                   time.perf_counter() - self._offered_at >= STALE_OFFERS * self.offer_interval):
             return
         elif not due and time.perf_counter() - self._offered_at < self.offer_interval:
@@ -338,12 +364,10 @@ class LiveProcessor:
         frame = LiveFrame(record, record.stats, session.last_pairs, session.last_nodes, copies,
                           session.frames, self.serial,
                           self.prepare(record) if self.prepare is not None else None)
-        with self._lock:
-            self._newest, self._newest_taken = frame, False
+        self._handover.post(newest=frame)
         self._offered, self._offered_at = True, time.perf_counter()
         if self.offered is not None:  # the display takes it now, not at its next poll
             self.offered()
 
     def _post(self, event: tuple) -> None:
-        with self._lock:
-            self._events.append(event)
+        self._handover.post(event)

@@ -48,7 +48,7 @@ from spatial.contract import SpatialIndex
 from ..hotspots import HotspotWindow
 from ..recording import FrameRecord, Recording
 from . import shipment
-from .processor import FrameCopies, LiveFrame, LiveHeader, LiveProcessor, SessionSummary
+from .processor import FrameCopies, Handover, LiveFrame, LiveHeader, LiveProcessor, SessionSummary
 
 #: how often the child sends what its processor posted when no frame was handed over
 SHIP_INTERVAL_S = 0.02
@@ -110,10 +110,7 @@ class ProcessLiveProcessor:
         self._process = context.Process(target=serve_child, args=(self._child_conn, make_index),
                                         name="live-processor", daemon=True)
         self._send_lock = threading.Lock()
-        self._lock = threading.Lock()
-        self._events: deque[tuple] = deque()
-        self._newest: LiveFrame | None = None
-        self._summary: SessionSummary | None = None
+        self._handover = Handover()
         self._header: LiveHeader | None = None
         self._copies = threading.Condition()
         self._arrived: dict[int, tuple] = {}   # frame copies sent by the child, by key
@@ -138,15 +135,11 @@ class ProcessLiveProcessor:
     # ------------------------------------------------------------------ the display's side
     def take_events(self) -> list[tuple]:
         """Every event since the last call, in order (see :meth:`LiveProcessor.take_events`)."""
-        with self._lock:
-            events = list(self._events)
-            self._events.clear()
-        return events
+        return self._handover.take_events()
 
     def take_newest(self) -> LiveFrame | None:
         """The newest frame handed over since the last call (``None``: none since)."""
-        with self._lock:
-            frame, self._newest = self._newest, None
+        frame = self._handover.take_newest()
         if frame is not None:  # the forwarding thread asks the child for the next one
             self._want = True
             self._wake.set()
@@ -154,7 +147,7 @@ class ProcessLiveProcessor:
 
     def summary(self) -> SessionSummary | None:
         """The counts of the current game's session, as the child last sent them."""
-        return self._summary
+        return self._handover.summary
 
     @property
     def pending_bytes(self) -> int:
@@ -273,12 +266,7 @@ class ProcessLiveProcessor:
             weakref.finalize(copies, self._forget, key)
             newest = LiveFrame(record, stats, pairs, nodes, copies, processed, serial,
                                self.prepare(record) if self.prepare is not None else None)
-        with self._lock:
-            self._events.extend(events)
-            if newest is not None:
-                self._newest = newest
-            if summary is not None:
-                self._summary = summary
+        self._handover.post(*events, newest=newest, summary=summary)
         self.consumed_bytes, self.received_at, self.processed_at, threads = counts
         self.step_threads.update(threads)
         if newest is not None and self.offered is not None:
@@ -330,8 +318,7 @@ class ProcessLiveProcessor:
         return index, HotspotWindow()
 
     def _post(self, event: tuple) -> None:
-        with self._lock:
-            self._events.append(event)
+        self._handover.post(event)
 
 
 def _defined_under(module, top) -> bool:

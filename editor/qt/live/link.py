@@ -1,12 +1,14 @@
 """The editor's live link: a game's frames shown as they arrive (Qt glue).
 
-:class:`LiveLink` owns a :class:`~.receiver.Receiver` (the socket thread) and a
-:class:`~editor.model.live.processor.LiveProcessor` (the processing thread), which steps a
-:class:`~editor.model.live.session.LiveSession` per connected game through every frame. The
-GUI thread never processes a frame nor reads the session's index: each tick it takes what the
-processing thread handed over — every frame's record and stats into a
+:class:`LiveLink` owns a :class:`~.receiver.Receiver` (the socket thread) and a processor,
+which steps a :class:`~editor.model.live.session.LiveSession` per connected game through every
+frame: a :class:`~editor.model.live.processor_process.ProcessLiveProcessor` (a process of its
+own), or a :class:`~editor.model.live.processor.LiveProcessor` (a thread) for a backend a
+child process cannot import. The GUI thread never processes a frame nor reads the session's
+index: it takes what the processing handed over — every frame's record and stats into a
 :class:`~editor.model.live.source.LiveSource` (the display's own recording and the timeline's
-plots), and the newest frame's copies (index, node table, pairs, hotspots) for display. On a
+plots), and the newest frame (node table, pairs; its index and hotspot window read when
+needed) for display. On a
 game's first frame the source goes to the timeline, which then shows the newest frame whenever
 it plays: overlay, heatmaps, plots, statistics and hotspots follow it, and pause, scrubbing
 back and saving the recording work as for a simulation. Frames keep arriving and being
@@ -59,7 +61,7 @@ class LiveLink(QObject):
     """See the module docstring. ``status_changed(str)`` carries the status line."""
 
     status_changed = Signal(str)
-    #: emitted on the processing thread when it hands a frame over (delivered queued)
+    #: emitted on the processing (or collecting) thread when a frame is handed over (queued)
     _frame_offered = Signal()
 
     def __init__(self, window) -> None:
@@ -158,7 +160,8 @@ class LiveLink(QObject):
         self._emit_status(with_frame=False)
 
     def _notify_offered(self) -> None:
-        """Called on the processing thread: queue :meth:`_take_offered` on the window's."""
+        """Called on the processing (or collecting) thread: queue :meth:`_take_offered` on the
+        window's."""
         try:
             self._frame_offered.emit()
         except RuntimeError:  # the window is gone; the thread ends with it
@@ -173,7 +176,7 @@ class LiveLink(QObject):
             self._emit_status(with_frame=True)
 
     def _collect(self) -> bool:
-        """Take what the processing thread handed over: events in order, and the newest frame
+        """Take what the processing handed over: events in order, and the newest frame
         (frames after it wait for a newer one, so the source's recording never runs ahead of
         the frame it shows). True if a new frame was taken."""
         processor = self.processor
