@@ -181,3 +181,38 @@ def test_only_a_backend_a_child_can_import_is_processed_there(tmp_path):
         assert not runs_in_child(functools.partial(module.Loose))  # no child could import it
     finally:
         del sys.modules[spec.name]
+
+
+def test_bytes_the_child_has_not_parsed_stay_bounded_and_the_rest_wait_in_the_queue(monkeypatch):
+    """A game faster than the processing: what the child has not parsed stays under the bound,
+    the rest waits in the socket thread's queue (which lets TCP push back), and every frame is
+    still processed, in order."""
+    import editor.model.live.processor_process as processor_process
+
+    limit = 512 * 1024
+    monkeypatch.setattr(processor_process, "FORWARD_AHEAD_BYTES", limit)
+    chunks = _stream(80, movers=6000)  # about 170 kB a frame
+    feed = _Feed()
+    processor = ProcessLiveProcessor(feed.take, feed.wake, _grid())
+    feed.put(("connected", "game:1"), ("data", chunks[0]))
+
+    def game():
+        for chunk in chunks[1:]:
+            feed.put(("data", chunk))
+            time.sleep(0.002)  # faster than the processing
+
+    threading.Thread(target=game, daemon=True).start()
+    most_ahead, queued_meanwhile, events = 0, 0, []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _frames(events)[-1:] != [80]:
+        most_ahead = max(most_ahead, processor.ahead_bytes)
+        with feed.lock:
+            queued_meanwhile = max(queued_meanwhile, sum(len(e[1]) for e in feed.queued))
+        events.extend(processor.take_events())
+        processor.take_newest()
+        time.sleep(0.005)
+    assert _frames(events) == list(range(1, 81))
+    assert queued_meanwhile > 2 * limit  # held back in the queue, not sent on
+    # at most the bound and one frame's bytes (sent while under it)
+    assert most_ahead <= limit + len(chunks[1])
+    assert processor.stop(timeout=10)

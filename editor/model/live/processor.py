@@ -216,6 +216,7 @@ class LiveProcessor:
         self.session: LiveSession | None = None
         self.serial = 0                 # connections served (a frame's LiveFrame.serial)
         self.pending_bytes = 0          # taken from the socket thread, not parsed yet
+        self.parsed_bytes = 0           # bytes fed to a session (or dropped), all games
         self.processed_at: deque[float] = deque(maxlen=120)
         self.received_at: deque[float] = deque(maxlen=120)
         #: thread names of every frame step (a test proves the display thread steps none)
@@ -295,6 +296,7 @@ class LiveProcessor:
                 piece = data[start:start + PIECE_BYTES]
                 self._feed(piece)
                 self.pending_bytes -= len(piece)
+                self.parsed_bytes += len(piece)
         elif kind == "closed":
             self._finish()
             self._post(("closed", event[1]))

@@ -55,6 +55,8 @@ SHIP_INTERVAL_S = 0.02
 #: frames whose copies the child keeps at most: those the editor still holds (the frame on
 #: display, the newest handed over, one a worker reads), which it names as it lets them go
 MAX_KEPT_FRAMES = 32
+#: game bytes sent to the child and not parsed yet, at most (then the socket thread queues them)
+FORWARD_AHEAD_BYTES = 64 * 1024 * 1024
 #: a fetch of a frame's copies waits this long for the child at most
 FETCH_TIMEOUT_S = 30.0
 #: modules the children's parent process imports once, so a child starts with them loaded
@@ -118,6 +120,7 @@ class ProcessLiveProcessor:
         self._want = False  # the display took a frame: ask the child for the next
         self.pid: int | None = None
         self.forwarded_bytes = 0  # game bytes written to the child
+        self.backlog_bytes = 0    # game bytes taken from the socket thread, not written yet
         self.consumed_bytes = 0   # of those, parsed by the child's session
         self.received_at: tuple[float, ...] = ()
         self.processed_at: tuple[float, ...] = ()
@@ -152,6 +155,12 @@ class ProcessLiveProcessor:
     @property
     def pending_bytes(self) -> int:
         """Game bytes taken from the socket thread and not parsed yet."""
+        return self.backlog_bytes + self.ahead_bytes
+
+    @property
+    def ahead_bytes(self) -> int:
+        """Game bytes sent to the child and not parsed yet (at most about
+        :data:`FORWARD_AHEAD_BYTES`)."""
         return max(0, self.forwarded_bytes - self.consumed_bytes)
 
     @property
@@ -203,7 +212,8 @@ class ProcessLiveProcessor:
         try:
             self._process.start()
         except Exception as exc:  # noqa: BLE001 (no process: one line, the link stays up)
-            self._end(f"the processing process could not start: {exc}")
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+            self._end(f"the processing process could not start: {type(exc).__name__}: {first}")
             return
         finally:
             self._child_conn.close()
@@ -216,12 +226,22 @@ class ProcessLiveProcessor:
         if self._stop.is_set():
             self._send(("abort",))
             return
+        backlog: deque[tuple] = deque()  # taken from the socket thread, not sent yet
         while not self._stop.is_set() and not self._ended.is_set():
             self._wake.wait(0.05)
             self._wake.clear()
-            events = self._take()
+            # the child reads everything it is sent: what it has not parsed stays under the
+            # bound, the rest waits here (one take's worth) and then in the socket thread's
+            # queue, which lets TCP push back
+            took = self.ahead_bytes + self.backlog_bytes < FORWARD_AHEAD_BYTES
+            events = self._take() if took else []
             for event in events:
+                backlog.append(event)
+                self.backlog_bytes += len(event[1]) if event[0] == "data" else 0
+            while backlog and self.ahead_bytes < FORWARD_AHEAD_BYTES:
+                event = backlog.popleft()
                 if event[0] == "data":
+                    self.backlog_bytes -= len(event[1])
                     self.forwarded_bytes += len(event[1])
                 self._send(event)
             if self._want:
@@ -230,7 +250,7 @@ class ProcessLiveProcessor:
             forgotten = [self._forgotten.popleft() for _ in range(len(self._forgotten))]
             if forgotten:
                 self._send(("forget", forgotten))
-            if not events and self._draining.is_set():
+            if took and not events and not backlog and self._draining.is_set():
                 self._send(("stop",))
                 return
 
@@ -360,7 +380,6 @@ class _ChildServer:
         self._send_lock = threading.Lock()
         self._writer = shipment.ShipmentWriter()
         self._kept: OrderedDict[int, FrameCopies] = OrderedDict()
-        self._taken_bytes = 0  # game bytes taken by the processor
         self._sent_frames = 0  # frames sent (their keys)
         self.processor = LiveProcessor(self._take, self._wake, make_index,
                                        offered=self._offered.set, on_request=True)
@@ -417,7 +436,6 @@ class _ChildServer:
         with self._inbox_lock:
             items = list(self._inbox)
             self._inbox.clear()
-        self._taken_bytes += sum(len(item[1]) for item in items if item[0] == "data")
         return items
 
     def _ship_run(self) -> None:
@@ -444,7 +462,7 @@ class _ChildServer:
                     self._kept.popitem(last=False)
         light = None if newest is None else (newest.record, newest.stats, newest.pairs, newest.nodes,
                                              newest.processed, newest.serial)
-        counts = (self._taken_bytes - processor.pending_bytes, tuple(processor.received_at),
+        counts = (processor.parsed_bytes, tuple(processor.received_at),
                   tuple(processor.processed_at), tuple(processor.step_threads))
         shipment.send(self.conn, self._send_lock, self._writer,
                       ("frames", processor.take_events(), light, key, processor.summary(), counts))
