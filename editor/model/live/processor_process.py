@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 import weakref
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 
 from spatial.contract import SpatialIndex
@@ -48,19 +48,15 @@ from spatial.contract import SpatialIndex
 from ..hotspots import HotspotWindow
 from ..recording import FrameRecord, Recording
 from . import shipment
-from .processor import FrameCopies, Handover, LiveFrame, LiveHeader, LiveProcessor, SessionSummary
+from .processor import FrameCopies, Handover, LiveFrame, LiveHeader, SessionSummary
+from .processor_child import serve_child
 
-#: how often the child sends what its processor posted when no frame was handed over
-SHIP_INTERVAL_S = 0.02
-#: frames whose copies the child keeps at most: those the editor still holds (the frame on
-#: display, the newest handed over, one a worker reads), which it names as it lets them go
-MAX_KEPT_FRAMES = 32
 #: game bytes sent to the child and not parsed yet, at most (then the socket thread queues them)
 FORWARD_AHEAD_BYTES = 64 * 1024 * 1024
 #: a fetch of a frame's copies waits this long for the child at most
 FETCH_TIMEOUT_S = 30.0
 #: modules the children's parent process imports once, so a child starts with them loaded
-PRELOAD = [__name__, "spatial.registry", "plugins"]
+PRELOAD = [__name__, "editor.model.live.processor_child", "spatial.registry", "plugins"]
 
 
 def process_context():
@@ -357,118 +353,3 @@ def _same_factory(a, b) -> bool:
         return True
     return hasattr(a, "func") and (a.func, a.args, a.keywords) == \
         (getattr(b, "func", None), getattr(b, "args", None), getattr(b, "keywords", None))
-
-
-# ---------------------------------------------------------------------- the child process
-def serve_child(conn, make_index: Callable[[], SpatialIndex]) -> None:
-    """The child's main: run a :class:`LiveProcessor` on what ``conn`` brings and send back
-    what it hands over (see the module docstring). Ends on ``("stop",)`` once everything
-    received was processed, on ``("abort",)`` at once, or when the editor's end closes."""
-    _ChildServer(conn, make_index).run()
-
-
-class _ChildServer:
-    """The child's side: its main thread reads ``conn``; a *live-ship* thread sends."""
-
-    def __init__(self, conn, make_index: Callable[[], SpatialIndex]) -> None:
-        self.conn = conn
-        self._inbox: deque[tuple] = deque()
-        self._inbox_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._offered = threading.Event()
-        self._finished = threading.Event()
-        self._send_lock = threading.Lock()
-        self._writer = shipment.ShipmentWriter()
-        self._kept: OrderedDict[int, FrameCopies] = OrderedDict()
-        self._sent_frames = 0  # frames sent (their keys)
-        self.processor = LiveProcessor(self._take, self._wake, make_index,
-                                       offered=self._offered.set, on_request=True)
-
-    def run(self) -> None:
-        shipper = threading.Thread(target=self._ship_run, name="live-ship", daemon=True)
-        shipper.start()
-        try:
-            stopping = self._serve()
-            self._finished.set()
-            shipper.join()
-            self._ship()
-            if stopping:  # the frames left on display keep their copies
-                for key in list(self._kept):
-                    self._send_copies(key)
-            with self._send_lock:
-                self.conn.send(("ended",))
-        except (OSError, ValueError):
-            pass
-        finally:
-            self.conn.close()
-
-    def _serve(self) -> bool:
-        """Read the editor's messages until told to end; True if told to stop (not abort)."""
-        processor = self.processor
-        while True:
-            try:
-                message = self.conn.recv()
-            except (EOFError, OSError):
-                os._exit(0)  # the editor ended: nothing to hand over to
-            kind = message[0]
-            if kind == "want":
-                processor.request()
-            elif kind == "forget":
-                with self._send_lock:
-                    for key in message[1]:
-                        self._kept.pop(key, None)
-            elif kind == "copies":
-                self._send_copies(message[1])
-            elif kind == "make_index":
-                processor.make_index = message[1]
-            elif kind == "abort":
-                processor.abort()
-                return False
-            elif kind == "stop":
-                processor.stop(timeout=60.0)
-                return True
-            else:
-                with self._inbox_lock:
-                    self._inbox.append(message)
-                self._wake.set()
-
-    def _take(self) -> list:
-        with self._inbox_lock:
-            items = list(self._inbox)
-            self._inbox.clear()
-        return items
-
-    def _ship_run(self) -> None:
-        try:
-            while not self._finished.is_set():
-                self._offered.wait(SHIP_INTERVAL_S)
-                self._offered.clear()
-                self._ship()
-        except (OSError, ValueError):  # the editor is gone
-            os._exit(0)
-
-    def _ship(self) -> None:
-        """Send the events posted since the last call, the newest frame handed over (its
-        copies kept here) and the counts."""
-        processor = self.processor
-        newest = processor.take_newest()
-        key = None
-        if newest is not None:
-            self._sent_frames += 1
-            key = self._sent_frames
-            with self._send_lock:
-                self._kept[key] = newest.copies
-                while len(self._kept) > MAX_KEPT_FRAMES:  # the editor holds frames it never let go
-                    self._kept.popitem(last=False)
-        light = None if newest is None else (newest.record, newest.stats, newest.pairs, newest.nodes,
-                                             newest.processed, newest.serial)
-        counts = (processor.parsed_bytes, tuple(processor.received_at),
-                  tuple(processor.processed_at), tuple(processor.step_threads))
-        shipment.send(self.conn, self._send_lock, self._writer,
-                      ("frames", processor.take_events(), light, key, processor.summary(), counts))
-
-    def _send_copies(self, key: int) -> None:
-        with self._send_lock:
-            copies = self._kept.get(key)
-        pair = copies.get() if copies is not None else None
-        shipment.send(self.conn, self._send_lock, self._writer, ("copies", key, pair))
