@@ -84,7 +84,8 @@ class FrameSync(CompositeCounter):
         #: seconds at least between two composites (None: no pacing; see the module docstring)
         self.min_interval: float | None = None
         self.held = 0  # update requests held back to join a later composite
-        self._last = 0.0  # when the last composite started (perf_counter)
+        #: when the last composite started (perf_counter; composites are paced from it)
+        self.last_composite_at = 0.0
         self._due = QTimer(self)
         self._due.setSingleShot(True)
         self._due.timeout.connect(self._post_update_request)
@@ -93,7 +94,7 @@ class FrameSync(CompositeCounter):
 
     def hold_composite(self) -> bool:
         now = time.perf_counter()
-        wait = (self._last + self.min_interval - now) if self.min_interval else 0.0
+        wait = (self.last_composite_at + self.min_interval - now) if self.min_interval else 0.0
         if wait > 0.001:
             # Qt posts one update request at a time and waits for it: held here, it is posted
             # again when due, and every update asked for meanwhile joins that composite
@@ -101,7 +102,7 @@ class FrameSync(CompositeCounter):
                 self.held += 1
                 self._due.start(max(1, round(wait * 1000)))
             return True
-        self._last = now
+        self.last_composite_at = now
         return False
 
     def _post_update_request(self) -> None:

@@ -12,19 +12,22 @@ from tests.qt.test_live_link_gui import start_game
 
 
 class _PaintTimes(QObject):
-    """When ``widget`` painted (perf_counter), and the text it showed then."""
+    """When ``widget`` painted (perf_counter), the text it showed then, and when the window's
+    composite that painted it started (``sync.last_composite_at``, None without a sync)."""
 
-    def __init__(self, widget) -> None:
+    def __init__(self, widget, sync=None) -> None:
         super().__init__()
-        self.widget = widget
+        self.widget, self.sync = widget, sync
         self.times: list[float] = []
         self.texts: list[str] = []
+        self.composites: list[float | None] = []
         widget.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         if watched is self.widget and event.type() == QEvent.Type.Paint:
             self.times.append(time.perf_counter())
             self.texts.append(self.widget.text())
+            self.composites.append(self.sync.last_composite_at if self.sync else None)
         return False
 
 
@@ -32,8 +35,8 @@ def test_paced_composites_keep_apart_and_lose_no_update(window, qtbot):
     label = QLabel("0")
     window.statusBar().addPermanentWidget(label)
     qtbot.waitUntil(label.isVisible)
-    painted = _PaintTimes(label)
     sync = window.frame_sync
+    painted = _PaintTimes(label, sync)
     sync.min_interval = 0.1
     try:
         held = sync.held
@@ -43,10 +46,14 @@ def test_paced_composites_keep_apart_and_lose_no_update(window, qtbot):
         qtbot.wait(300)
     finally:
         sync.min_interval = None
-    gaps = [b - a for a, b in zip(painted.times, painted.times[1:])]
     assert painted.texts and painted.texts[-1] == "20", "the last figure was painted"
     assert len(painted.times) <= 5, painted.texts  # about 0.3 s / 0.1 s, not 20 paints
-    assert all(gap >= 0.09 for gap in gaps), gaps
+    # composites start 0.1 s apart; where the label falls inside each one's paint pass varies
+    # with what else the window paints, so its own paint times are not the measure
+    starts = sorted(set(painted.composites))
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert len(starts) == len(painted.times), "one paint of the label per composite"
+    assert all(gap >= 0.0985 for gap in gaps), gaps
     assert sync.held > held
     # unpaced again: every change is painted at the next turn
     before = len(painted.times)
@@ -71,7 +78,10 @@ def test_a_streaming_game_paces_the_window_and_the_status_line(window, qtbot):
         span = time.perf_counter() - began
         # the 16 ms tick wrote it up to 60 times a second before
         assert len(lines) - written <= span / 0.25 + 2, (len(lines) - written, span)
-        assert len(lines) > written, "the figures still change while the game plays"
+        # the figures still change while the game plays (a loaded machine may show frame 120
+        # sooner than one status interval after frame 30, so wait for the next line)
+        qtbot.waitUntil(lambda: len(lines) > written, timeout=5_000)
+        assert "disconnected" not in lines[written][1], lines[written][1]
         window.act_play.trigger()  # pause: the user looks around at full speed
         qtbot.waitUntil(lambda: sync.min_interval is None, timeout=5_000)
         window.act_go_live.trigger()
