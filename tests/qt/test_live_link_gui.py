@@ -66,7 +66,11 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
 
         status = w.findChild(QLabel, "live_link_status")
         assert status is not None and status.isVisible()
-        assert "frames" in status.text() and "dropped by the game" in status.text()
+        # the longest form that fits the status bar is shown, the full sentence in the tooltip
+        assert "frames" in status.toolTip() and "dropped by the game" in status.toolTip()
+        assert status.text() in status.forms and "game dropped" in status.text()
+        assert status.fontMetrics().horizontalAdvance(status.text()) <= status.contentsRect().width()
+        assert status.geometry().right() <= w.statusBar().width()
         game.wait(timeout=60)
         qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=30_000)
         assert link.session.frames == 400 and c.simulation is link.source  # the last state stays

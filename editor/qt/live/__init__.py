@@ -9,7 +9,9 @@ File ▸ Save game's boxes as level… (:mod:`.level_save`).
 from __future__ import annotations
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QLabel
+from PySide6.QtWidgets import QInputDialog
+
+from ..fitting_label import FittingLabel
 
 from .level_save import save_live_level
 from .link import LiveLink
@@ -24,13 +26,13 @@ def install_live_link(window) -> LiveLink:
     """Create the live link of ``window``: the File menu actions and the status line."""
     link = LiveLink(window)
     window.live_link = link
-    label = QLabel("")
+    label = FittingLabel()
     label.setObjectName("live_link_status")
     label.hide()
     window.statusBar().addPermanentWidget(label)
 
     def show_status(text: str) -> None:
-        label.setText(text)
+        label.set_forms(link.shown_status)
         label.setVisible(link.receiver is not None or link.session is not None)
         save_boxes.setEnabled(link.source is not None and link.source.last_record is not None)
 

@@ -80,6 +80,8 @@ class LiveLink(QObject):
         self._taken_at = 0.0  # when the display last took a frame (perf_counter)
         self._status_at = 0.0  # when the status line was last written (perf_counter)
         self._status_connection = ""  # the connection state it showed then
+        #: the forms of the status line last written (:meth:`status_forms`)
+        self.shown_status: list[str] = [f"Live link: {self.connection}"]
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
@@ -314,14 +316,30 @@ class LiveLink(QObject):
                 "shown_fps": _rate(source.shown_at) if source is not None else 0.0}
 
     def status_text(self) -> str:
+        """The status line in full (its first form: :meth:`status_forms`)."""
+        return self.status_forms()[0]
+
+    def status_forms(self) -> list[str]:
+        """The status line, longest first: the full sentence, then shorter forms with the same
+        figures for a narrow window (the status bar shows the longest that fits)."""
         if self.session is None:
-            return f"Live link: {self.connection}"
+            return [f"Live link: {self.connection}", f"Live: {self.connection}"]
         c = self.counts()
-        return (f"Live link: {self.connection} · {c['received']:,} frames received, "
-                f"{c['processed']:,} processed ({c['processed_fps']:.0f}/s), {c['shown']:,} shown "
-                f"({c['shown_fps']:.0f}/s) · lag {c['lag_frames']:,} frames, "
-                f"{c['lag_bytes'] / 1024:,.0f} kB · {c['dropped_by_game']:,} dropped by the game · "
-                f"{c['display_skipped']:,} display frames skipped")
+        kb = c["lag_bytes"] / 1024
+        return [
+            (f"Live link: {self.connection} · {c['received']:,} frames received "
+             f"({c['received_fps']:.0f}/s), {c['processed']:,} processed ({c['processed_fps']:.0f}/s), "
+             f"{c['shown']:,} shown ({c['shown_fps']:.0f}/s) · lag {c['lag_frames']:,} frames, "
+             f"{kb:,.0f} kB · {c['dropped_by_game']:,} dropped by the game · "
+             f"{c['display_skipped']:,} display frames skipped"),
+            (f"Live: {self.connection} · {c['received']:,} in ({c['received_fps']:.0f}/s) · "
+             f"{c['processed']:,} processed ({c['processed_fps']:.0f}/s) · {c['shown']:,} shown "
+             f"({c['shown_fps']:.0f}/s) · lag {c['lag_frames']:,}, {kb:,.0f} kB · "
+             f"game dropped {c['dropped_by_game']:,} · display skipped {c['display_skipped']:,}"),
+            (f"Live: {self.connection} · in {c['received_fps']:.0f}/s · processed "
+             f"{c['processed_fps']:.0f}/s · shown {c['shown_fps']:.0f}/s · lag {c['lag_frames']:,} · "
+             f"game dropped {c['dropped_by_game']:,}"),
+        ]
 
     def _emit_status(self, with_frame: bool | None = None) -> None:
         """Write the status line: at once when the connection state changed or (``None``)
@@ -334,7 +352,8 @@ class LiveLink(QObject):
             if not with_frame and now - self._taken_at < STATUS_INTERVAL_S:
                 return  # a frame comes soon: the line changes with it, in its composite
         self._status_at, self._status_connection = now, self.connection
-        self.status_changed.emit(self.status_text())
+        self.shown_status = self.status_forms()
+        self.status_changed.emit(self.shown_status[0])
 
 
 def _rate(times: Sequence[float]) -> float:
