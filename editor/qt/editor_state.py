@@ -25,6 +25,7 @@ from editor.model.heatmap_metrics import QUERIES, HeatmapMetric
 from editor.model.heatmap_metrics import metric as heatmap_metric
 from editor.model.picking import box_touching, pick_ray
 from editor.model.placement import floor_below
+from editor.model.query_answers import QueryAnswers, QueryAsk, answer
 from spatial.contract import NodeTable, SpatialIndex
 
 from .document import Document
@@ -61,6 +62,7 @@ class RayQuery:
     max_t: float = math.inf
     result: object = None            # spatial.contract.RayResult (trace=True)
     brute_tested: int = 0            # objects a brute-force search tests: all of them
+    index_name: str = ""             # the name of the index that answered
 
 
 @dataclass
@@ -70,6 +72,7 @@ class FrustumQuery:
     shot: CameraShot
     result: object = None            # spatial.contract.QueryResult (trace=True)
     brute_tested: int = 0
+    index_name: str = ""
 
 
 class EditorState(QObject):
@@ -281,6 +284,14 @@ class EditorState(QObject):
         self._dirty.add("overlay")
         self._schedule()
 
+    def frame_shown(self) -> None:
+        """Another frame of the timeline is on display: its tree is drawn, and the ray and
+        frustum placed are answered by it (their traced rows are rows of its node table)."""
+        self._dirty.add("overlay")
+        if self.ray is not None or self.frustum is not None:
+            self._dirty.add("queries")
+        self._schedule()
+
     def set_overlay_visible(self, visible: bool) -> None:
         changed = bool(visible) != self.overlay_visible
         self.overlay_visible = bool(visible)
@@ -332,6 +343,14 @@ class EditorState(QObject):
             return False
         shows = getattr(source, "shows_frame_index", None)
         return shows() if shows is not None else source.shown_index() is not None
+
+    def shown_names(self) -> dict[int, str] | None:
+        """The names a game gave the objects of the frame on display (None: the document's
+        objects are on display, named by the document)."""
+        if not self._shows_frame():
+            return None
+        names = getattr(self.frame_source, "shown_names", None)
+        return names() if names is not None else None
 
     def shown_index(self):
         """The index on screen: the displayed frame's (simulation, replay) or the document's."""
@@ -499,16 +518,28 @@ class EditorState(QObject):
             self.queries_changed.emit()
 
     def _rerun_queries(self) -> None:
-        index = self.shown_index()  # the traced rows must be rows of the node table on screen
-        n = index.objects.count if hasattr(index, "objects") else len(index)
-        if self.ray is not None:
-            self.ray.result = index.query_ray(self.ray.origin, self.ray.direction, self.ray.max_t,
-                                              trace=True)
-            self.ray.brute_tested = int(n)
-        if self.frustum is not None:
-            self.frustum.result = index.query_frustum(self.frustum.shot.planes(), trace=True)
-            self.frustum.brute_tested = int(n)
+        # the traced rows must be rows of the node table on screen: a live frame's answers
+        # come with its table, else the shown index is asked
+        ray, frustum = self.ray, self.frustum
+        ask = QueryAsk(None if ray is None else (ray.origin, ray.direction, ray.max_t),
+                       None if frustum is None else frustum.shot.planes())
+        answers = self._frame_answers(ask)
+        if answers is None:
+            answers = answer(self.shown_index(), ask)
+        for query, result in ((ray, answers.ray), (frustum, answers.frustum)):
+            if query is not None:
+                query.result, query.brute_tested = result, answers.objects
+                query.index_name = answers.index_name
         self.queries_changed.emit()
+
+    def _frame_answers(self, ask: QueryAsk) -> QueryAnswers | None:
+        """The shown frame's answers to ``ask``, made where its index lives (a live game's
+        processing), or None. Told of every ask, so the next frames come with answers."""
+        source = self.frame_source
+        asker = getattr(source, "shown_query_answers", None) if source is not None else None
+        if asker is None or not self._shows_frame():
+            return None
+        return asker(ask)
 
     def pick(self, origin, direction) -> list[int]:
         """Ids hit by a ray through the live index, nearest first (picking is a CPU ray cast).

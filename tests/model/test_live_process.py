@@ -216,3 +216,40 @@ def test_bytes_the_child_has_not_parsed_stay_bounded_and_the_rest_wait_in_the_qu
     # at most the bound and one frame's bytes (sent while under it)
     assert most_ahead <= limit + len(chunks[1])
     assert processor.stop(timeout=10)
+
+
+@pytest.mark.parametrize("kind", [LiveProcessor, ProcessLiveProcessor])
+def test_the_displays_ray_and_frustum_are_answered_on_each_frame_handed_over(kind):
+    """A ray and frustum the display shows are answered where the frame's index is: the
+    frames come with the answers their own index gives, and no index is brought over."""
+    from editor.model.query_answers import QueryAsk, answer
+    from spatial.geometry import frustum_planes_from_camera
+
+    planes = frustum_planes_from_camera(np.array([450.0, -300, 450]), np.array([0.0, 1, 0]),
+                                        np.array([0.0, 0, 1]), 60.0, 1.5, 1.0, 2000.0)
+    ask = QueryAsk((np.array([-50.0, 450, 450]), np.array([1.0, 0, 0]), np.inf), planes)
+    feed = _Feed()
+    processor = kind(feed.take, feed.wake, _grid())
+    processor.queries = ask  # before the child started: sent once it has
+    feed.put(("connected", "game:1"), *[("data", c) for c in _stream(30)])
+    _, newest = _drain(processor, lambda ev: _frames(ev)[-1:] == [30])
+    answered = [frame for frame in newest if frame.answers is not None]
+    assert answered and answered[-1] is newest[-1]
+    assert all(frame.answers.ask.same_as(ask) for frame in answered)
+    if kind is ProcessLiveProcessor:
+        assert processor.fetches == 0 and not newest[-1].copies.held
+    last = newest[-1]
+    expected = answer(last.index, ask)  # the frame's own tree, asked here
+    got = last.answers
+    assert np.array_equal(got.ray.ids, expected.ray.ids) and np.array_equal(got.ray.t, expected.ray.t)
+    assert np.array_equal(got.ray.visited, expected.ray.visited) and len(got.ray.ids) > 0
+    assert np.array_equal(np.sort(got.frustum.ids), np.sort(expected.frustum.ids))
+    assert np.array_equal(got.frustum.visited, expected.frustum.visited)
+    assert got.objects == 80 + 300
+    assert got.ray.visited.max() < len(last.nodes)  # rows of the frame's own node table
+    # nothing asked: frames come without answers
+    processor.queries = QueryAsk()
+    feed.put(*[("data", c) for c in _stream(40)[31:]])
+    _, later = _drain(processor, lambda ev: _frames(ev)[-1:] == [40])
+    assert later and later[-1].answers is None
+    assert processor.stop(timeout=10)

@@ -84,6 +84,48 @@ def test_a_game_streams_into_the_window_pause_scrub_resume_and_disconnect(live_w
         game.kill()
 
 
+def test_a_ray_on_a_live_game_is_answered_by_each_frame_shown(
+        live_window, qtbot):
+    """The Ray tool drawn over a streaming game: every frame shown after it comes with the
+    ray's answer from its own tree, made by the processing (while the drag changed the ray,
+    the frames shown had no answer to it yet and their trees were asked here)."""
+    from .conftest import drag
+
+    w = live_window
+    link, c, st = w.live_link, w.timeline, w.state
+    port = int(link.address.rsplit(":", 1)[1])
+    game = start_game(port, frames=600, movers=300)
+    try:
+        qtbot.waitUntil(lambda: c.frame >= 15, timeout=30_000)
+        top = w.views2d["Top"]
+        (u0, u1), (v0, v1) = top.vb.viewRange()
+        w.tool_actions["ray"].trigger()
+        drag(top, (u0 + 0.1 * (u1 - u0), (v0 + v1) / 2), (u1 - 0.1 * (u1 - u0), (v0 + v1) / 2))
+        assert st.ray is not None and st.ray.result is not None
+        seen: dict[int, tuple] = {}
+
+        def record() -> bool:
+            frame = link.source.newest
+            if frame is not None and frame.answers is not None and c.frame == frame.record.frame:
+                st.flush()
+                seen[c.frame] = (st.ray.result, frame)
+            return len(seen) >= 10
+
+        qtbot.waitUntil(record, timeout=60_000)
+        for result, frame in seen.values():
+            assert result is frame.answers.ray  # the frame's own answer, not asked here
+            assert len(result.visited) > 0 and result.visited.max() < len(frame.nodes)
+        # the answer is the frame's own tree's: asked of it here, once
+        result, frame = seen[max(seen)]
+        ray = st.ray
+        expect = frame.index.query_ray(ray.origin, ray.direction, ray.max_t, trace=True)
+        np.testing.assert_array_equal(result.ids, expect.ids)
+        np.testing.assert_array_equal(result.visited, expect.visited)
+        assert st.ray.brute_tested == frame.index.objects.count
+    finally:
+        game.kill()
+
+
 def test_other_games_connecting_meanwhile_are_refused_and_the_first_goes_on(live_window, qtbot):
     import socket
 

@@ -33,6 +33,7 @@ from spatial.contract import NodeTable, PairResult, SpatialIndex
 from ..frame_step import FrameStats
 from ..hotspots import HotspotWindow
 from ..recording import FrameRecord
+from ..query_answers import QueryAnswers, QueryAsk, answer
 from .frame_stream import StreamError
 from .session import LiveSession
 
@@ -92,6 +93,8 @@ class LiveFrame:
     processed: int               # frames the session had processed with this one
     serial: int                  # the game's connection, counted from 1
     display: object = None       # what the display's ``prepare`` hook made of the frame
+    #: the display's ray and frustum answered on this frame's index (None: not asked then)
+    answers: QueryAnswers | None = None
 
     @property
     def index(self) -> SpatialIndex:
@@ -222,6 +225,9 @@ class LiveProcessor:
         #: thread names of every frame step (a test proves the display thread steps none)
         self.step_threads: set[str] = set()
         self._handover = Handover()
+        #: the ray and frustum the display shows, answered on each frame handed over (set
+        #: from any thread; None or empty: nothing asked)
+        self.queries: QueryAsk | None = None
         self._offered = True  # the session's newest frame was handed over (or there is none)
         self._offered_at = 0.0  # when (perf_counter)
         self._stop = threading.Event()
@@ -365,11 +371,23 @@ class LiveProcessor:
         copies = FrameCopies(copy.deepcopy(session.index), session.hotspots.copy())
         frame = LiveFrame(record, record.stats, session.last_pairs, session.last_nodes, copies,
                           session.frames, self.serial,
-                          self.prepare(record) if self.prepare is not None else None)
+                          self.prepare(record) if self.prepare is not None else None,
+                          self._answers(session.index))
         self._handover.post(newest=frame)
         self._offered, self._offered_at = True, time.perf_counter()
         if self.offered is not None:  # the display takes it now, not at its next poll
             self.offered()
+
+    def _answers(self, index: SpatialIndex) -> QueryAnswers | None:
+        """The display's queries answered on ``index`` (None if none is asked, or the
+        backend failed on one: the display then asks the frame's index itself and reports it)."""
+        ask = self.queries
+        if ask is None or ask.empty:
+            return None
+        try:
+            return answer(index, ask)
+        except Exception:  # noqa: BLE001 (a plugin's query: the display's own path reports it)
+            return None
 
     def _post(self, event: tuple) -> None:
         self._handover.post(event)

@@ -1,7 +1,7 @@
 """The processing process's side of :mod:`.processor_process` (Qt-free).
 
 The child's main thread reads the editor's messages (the game's bytes and connection events,
-``want``, ``copies``, ``forget``, ``make_index``, ``stop``, ``abort``); a
+``want``, ``copies``, ``forget``, ``make_index``, ``queries``, ``stop``, ``abort``); a
 :class:`~.processor.LiveProcessor` thread steps the session and hands a frame over when asked;
 a *live-ship* thread sends back what it hands over (:mod:`.shipment`), keeping each frame's
 copies of the index and hotspot window until the editor fetches them or lets the frame go.
@@ -86,6 +86,8 @@ class _ChildServer:
                 self._send_copies(message[1])
             elif kind == "make_index":
                 processor.make_index = message[1]
+            elif kind == "queries":
+                processor.queries = message[1]
             elif kind == "abort":
                 processor.abort()
                 return False
@@ -126,7 +128,7 @@ class _ChildServer:
                 while len(self._kept) > MAX_KEPT_FRAMES:  # the editor holds frames it never let go
                     self._kept.popitem(last=False)
         light = None if newest is None else (newest.record, newest.stats, newest.pairs, newest.nodes,
-                                             newest.processed, newest.serial)
+                                             newest.processed, newest.serial, newest.answers)
         counts = (processor.parsed_bytes, tuple(processor.received_at),
                   tuple(processor.processed_at), tuple(processor.step_threads))
         shipment.send(self.conn, self._send_lock, self._writer,

@@ -48,6 +48,7 @@ from spatial.contract import SpatialIndex
 from ..hotspots import HotspotWindow
 from ..recording import FrameRecord, Recording
 from . import shipment
+from ..query_answers import QueryAsk
 from .processor import FrameCopies, Handover, LiveFrame, LiveHeader, SessionSummary
 from .processor_child import serve_child
 
@@ -103,6 +104,7 @@ class ProcessLiveProcessor:
         self.prepare = prepare
         self.offered = offered
         self._make_index = self._started_with = make_index
+        self._queries: QueryAsk | None = None
         context = process_context()
         self._conn, self._child_conn = context.Pipe()
         self._process = context.Process(target=serve_child, args=(self._child_conn, make_index),
@@ -172,6 +174,17 @@ class ProcessLiveProcessor:
         self._send(("make_index", factory))
 
     @property
+    def queries(self) -> QueryAsk | None:
+        """The ray and frustum answered on each frame handed over (see
+        :attr:`LiveProcessor.queries`); set here, sent to the child."""
+        return self._queries
+
+    @queries.setter
+    def queries(self, ask: QueryAsk | None) -> None:
+        self._queries = ask
+        self._send(("queries", ask))
+
+    @property
     def running(self) -> bool:
         return not self._ended.is_set()
 
@@ -194,11 +207,11 @@ class ProcessLiveProcessor:
 
     # ------------------------------------------------------------------ the forwarding thread
     def _send(self, message: tuple) -> None:
-        if not self._started.is_set():
-            if message[0] == "abort":
-                self._ended.set()
-            return  # before the child started: it starts with the newest factory
         with self._send_lock:
+            if not self._started.is_set():
+                if message[0] == "abort":
+                    self._ended.set()
+                return  # before the child started: it starts with the newest factory and ask
             try:
                 self._conn.send(message)
             except (OSError, ValueError):  # the child is gone
@@ -214,10 +227,12 @@ class ProcessLiveProcessor:
         finally:
             self._child_conn.close()
         self.pid = self._process.pid
-        if not _same_factory(self._make_index, self._started_with):  # changed meanwhile
-            with self._send_lock:
+        with self._send_lock:  # what was set before the child started
+            if not _same_factory(self._make_index, self._started_with):
                 self._conn.send(("make_index", self._make_index))
-        self._started.set()
+            if self._queries is not None:
+                self._conn.send(("queries", self._queries))
+            self._started.set()  # under the lock: a value set meanwhile is sent after these
         self._collect.start()
         if self._stop.is_set():
             self._send(("abort",))
@@ -276,12 +291,13 @@ class ProcessLiveProcessor:
                 self._header = event[1]
         newest = None
         if light is not None:
-            record, stats, pairs, nodes, processed, serial = light
+            record, stats, pairs, nodes, processed, serial, answers = light
             copies = FrameCopies(fetch=lambda: self._fetch_copies(key, record))
             # once no frame here holds them, the child lets its copies go
             weakref.finalize(copies, self._forget, key)
             newest = LiveFrame(record, stats, pairs, nodes, copies, processed, serial,
-                               self.prepare(record) if self.prepare is not None else None)
+                               self.prepare(record) if self.prepare is not None else None,
+                               answers)
         self._handover.post(*events, newest=newest, summary=summary)
         self.consumed_bytes, self.received_at, self.processed_at, threads = counts
         self.step_threads.update(threads)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 
 from editor.model.frame_step import FrameStats
 from editor.model.simulation import SimulationConfig
 
 from ..recording import DEFAULT_MAX_BYTES, FrameRecord, Recording
+from ..query_answers import QueryAnswers, QueryAsk
 from .processor import LiveFrame, LiveHeader
 from .session import DEFAULT_LIVE_CAPACITY
 
@@ -45,6 +47,10 @@ class LiveSource:
         self.shown_at: deque[float] = deque(maxlen=120)
         self._shown = -1         # the last frame handed to the display
         self.added_when_shown = 0  # frames_added when the frame on display was handed over
+        #: called with a new :class:`~editor.model.query_answers.QueryAsk` when the display asks other
+        #: queries (the link passes it on to the processing, which answers each frame)
+        self.ask_queries: Callable[[QueryAsk], None] | None = None
+        self.asked: QueryAsk | None = None
 
     # ------------------------------------------------------------------ fed by the link
     def add_header(self, header: LiveHeader) -> None:
@@ -84,6 +90,18 @@ class LiveSource:
         """A callable giving the index of the newest frame now, read only when called."""
         frame = self.newest
         return lambda: frame.index if frame is not None else None
+
+    def query_answers(self, ask: QueryAsk) -> QueryAnswers | None:
+        """The newest frame's answers to ``ask``, if it was handed over with them; else None
+        (the caller asks the frame's index). Passes a changed ``ask`` on to the processing
+        first, so the frames handed over next carry its answers."""
+        if not ask.same_as(self.asked):
+            self.asked = ask
+            if self.ask_queries is not None:
+                self.ask_queries(ask)
+        frame = self.newest
+        answers = frame.answers if frame is not None else None
+        return answers if answers is not None and ask.same_as(answers.ask) else None
 
     @property
     def hotspots(self):

@@ -237,6 +237,12 @@ class LiveLink(QObject):
             controller.play_state == controller.PLAYING
         sync.min_interval = 1.0 / LIVE_COMPOSITES_PER_S if playing else None
 
+    def _ask_queries(self, ask) -> None:
+        """The display asks a new ray or frustum: the processing answers it on each frame it
+        hands over from now on (where the frame's index is, instead of bringing it here)."""
+        if self.processor is not None:
+            self.processor.queries = ask
+
     def behind(self) -> bool:
         """More than two frames' bytes wait to be processed: the display then takes a frame
         at most :data:`BEHIND_DISPLAY_FPS` times a second, leaving the processor the time."""
@@ -250,6 +256,7 @@ class LiveLink(QObject):
         kind = event[0]
         if kind == "connected":
             self.source = LiveSource(f"tcp://{event[1]}")
+            self.source.ask_queries = self._ask_queries
             self.peer = event[1]
             self.connection = f"connected to {event[1]}"
             self.connected = True

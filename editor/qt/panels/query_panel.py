@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
+from editor.model.hotspot_pairs import object_label
+
 from ..colors import CULLED, QUERY_HIT, QUERY_RAY, VISITED
 from ..quiet import set_checked_quietly, signals_blocked
 from ..tools.edit_ops import select
@@ -134,13 +136,11 @@ class QueryPanel(StatePanel):
             d = ", ".join(f"{x:.2f}" for x in ray.direction)
             self.ray_info.setText(
                 f"<b>Ray</b> from ({o}) along ({d}): {len(r.ids)} hits.<br>"
-                f"{st.shown_index().name}: {r.nodes_visited} nodes visited, {r.objects_tested} objects tested "
+                f"{ray.index_name}: {r.nodes_visited} nodes visited, {r.objects_tested} objects tested "
                 f"— brute force tests {ray.brute_tested}.")
-            scene = st.document.scene
+            scene, names = st.document.scene, st.shown_names()  # a game's frame: its names
             for oid, t in zip(r.ids.tolist(), r.t.tolist()):
-                obj = scene.get(oid)
-                name = obj.classname if obj is not None and hasattr(obj, "classname") else "brush"
-                item = QListWidgetItem(f"{t:9.1f}   {oid}  {name}")
+                item = QListWidgetItem(f"{t:9.1f}   {object_label(oid, scene, names)}")
                 item.setData(Qt.ItemDataRole.UserRole, oid)
                 self.hits.addItem(item)
         else:
@@ -150,7 +150,7 @@ class QueryPanel(StatePanel):
             r = fr.result
             culled = len(r.culled) if r.culled is not None else 0
             self.frustum_info.setText(
-                f"<b>Frustum</b>: {len(r.ids)} objects inside.<br>{st.shown_index().name}: "
+                f"<b>Frustum</b>: {len(r.ids)} objects inside.<br>{fr.index_name}: "
                 f"{r.nodes_visited} nodes visited ({culled} culled), {r.objects_tested} objects tested "
                 f"— brute force tests {fr.brute_tested}.")
         else:

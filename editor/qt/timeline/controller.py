@@ -206,6 +206,15 @@ class TimelineController(QObject):
         index = self.shown_index()
         return lambda: index
 
+    def shown_query_answers(self, ask):
+        """The displayed live frame's answers to ``ask`` (a
+        :class:`~editor.model.query_answers.QueryAsk`), made where its index lives; None
+        when no live frame is shown or it came without them (then ask :meth:`shown_index`)."""
+        sim = self.simulation
+        if sim is not None and self.replay_frame < 0 and hasattr(sim, "query_answers"):
+            return sim.query_answers(ask)
+        return None
+
     def shown_nodes(self):
         """Node table of the displayed frame (the live one is read once per frame already)."""
         sim = self.simulation

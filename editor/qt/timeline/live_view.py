@@ -47,7 +47,7 @@ class LiveView:
         self.state.frame_source = self.controller
 
     def _on_frame_changed(self, stats) -> None:
-        self.state.set_overlay_settings()  # marks the overlay dirty; rebuilt once this turn
+        self.state.frame_shown()  # overlay and queries recomputed once this turn
         self._draw_bodies()
 
     # ------------------------------------------------------------------ bodies
