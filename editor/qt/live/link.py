@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from editor.model.live.processor import LiveHeader, LiveProcessor, SessionSummary
 from editor.model.live.processor_process import ProcessLiveProcessor, runs_in_child
 from editor.model.live.source import LiveSource
+from editor.model.stats_history import StatsHistory
 from spatial.contract import SpatialIndex
 
 from .receiver import Receiver
@@ -284,13 +285,16 @@ class LiveLink(QObject):
         source = self.source
         assert source is not None  # frames come after their game's "connected"
         source.add_frame(record)
-        self.controller.history[stats.frame] = stats
+        history = self.controller.history
+        history[stats.frame] = stats
+        if len(source.recording):  # plot only the frames the recording still holds
+            history.drop_before(source.recording.first_frame)
 
     def _install_source(self, source: LiveSource) -> None:
         controller = self.controller
         controller.stop()
         controller.simulation = source
-        controller.history = {r.frame: r.stats for r in source.recording if r.stats is not None}
+        controller.history = StatsHistory(r.stats for r in source.recording if r.stats is not None)
         controller.source_changed.emit()
         controller.play()
 

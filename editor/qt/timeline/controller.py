@@ -49,6 +49,7 @@ from editor.model.hotspots import HotspotWindow
 from editor.model.live.session import parse_names
 from editor.model.recording import Recording, Replay, load_recording, save_recording
 from editor.model.simulation import Simulation
+from editor.model.stats_history import StatsHistory
 from editor.model.work_budget import WorkBudgetError
 
 from ..workers import CallWorker
@@ -99,7 +100,7 @@ class TimelineController(QObject):
         self.loaded_name = ""
         self.replay: Replay | None = None
         self.replay_frame = -1                   # -1: the playhead is at the live edge
-        self.history: dict[int, FrameStats] = {}  # stats of every frame shown, for the plots
+        self.history = StatsHistory()  # stats of every frame shown, for the plots
         self.last_stats: FrameStats | None = None
         # a loaded recording has no simulation to keep hotspots: its replay feeds this window
         self.replay_hotspots = HotspotWindow()
@@ -268,11 +269,7 @@ class TimelineController(QObject):
 
     def plot_columns(self) -> dict[str, np.ndarray]:
         """Per-frame stats of every stepped frame shown (frame 0, the edited state, excluded)."""
-        frames = sorted(f for f in self.history if f > self._first_plotted())
-        cols = {"frame": np.array(frames, dtype=np.int64)}
-        for name in ("candidates", "overlapping", "nodes", "update_ms", "awake"):
-            cols[name] = np.array([getattr(self.history[f], name) for f in frames], dtype=np.float64)
-        return cols
+        return self.history.columns(after=self._first_plotted())
 
     def _first_plotted(self) -> int:
         return 0 if self.loaded is None else self.loaded.first_frame - 1
@@ -303,7 +300,7 @@ class TimelineController(QObject):
         if simulation.config.record != self.record:  # switched while it was made
             simulation.config = dataclasses.replace(simulation.config, record=self.record)
         self.simulation = simulation
-        self.history = {}
+        self.history.clear()
         self.replay = None
         self.replay_frame = -1
         self._stepped_ahead = None
@@ -325,7 +322,7 @@ class TimelineController(QObject):
         self.stop()
         self.loaded = rec
         self.loaded_name = path
-        self.history = {}
+        self.history.clear()
         self.replay_hotspots.clear()
         self.source_changed.emit()
         self.seek(rec.first_frame)
@@ -460,7 +457,7 @@ class TimelineController(QObject):
         self._stepped_ahead = None
         self.replay = None
         self.replay_frame = -1
-        self.history = {}
+        self.history.clear()
         self.last_stats = None
         self._set_state(self.STOPPED)
         if was_active:

@@ -84,7 +84,12 @@ class LivePlots(PlaybackRefresh, Panel):
             else:
                 plot.setXLink(first)
             for column, colour, label in series:
-                self.curves[column] = plot.plot([], [], pen=pg.mkPen(colour, width=1.5), name=label)
+                curve = plot.plot([], [], pen=pg.mkPen(colour, width=1.5), name=label)
+                # a long run (a game streaming for minutes: tens of thousands of frames) is
+                # drawn as a few points per pixel column, its peaks kept, not every frame
+                curve.setDownsampling(auto=True, method="peak")
+                curve.setClipToView(True)
+                self.curves[column] = curve
             cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen((255, 255, 255, 90)))
             plot.addItem(cursor, ignoreBounds=True)
             self.cursors.append(cursor)
