@@ -36,6 +36,7 @@ from ..recording import FrameRecord
 from ..query_answers import QueryAnswers, QueryAsk, answer
 from .frame_stream import StreamError
 from .session import LiveSession
+from .warm_session import warm_live_session
 
 #: bytes fed to the session at a time (the display's copies are offered between pieces)
 PIECE_BYTES = 256 * 1024
@@ -201,14 +202,20 @@ class LiveProcessor:
         Hand a frame over only when asked (:meth:`request`; the first is asked for): the
         newest frame processed, at once if the thread waits for bytes, else at the end of the
         frame in hand. No copy is made that the display did not ask for.
+    warm : bool
+        Before anything else, load the backend's kernels on a tiny game
+        (:func:`~.warm_session.warm_live_session`): a fresh process then has them in place
+        when a game connects (what arrives meanwhile waits).
     """
 
     def __init__(self, take: Callable[[], list], wake: threading.Event,
                  make_index: Callable[[], SpatialIndex],
                  prepare: Callable[[FrameRecord], object] | None = None,
                  offered: Callable[[], None] | None = None,
-                 offer_interval: float = OFFER_INTERVAL_S, on_request: bool = False) -> None:
+                 offer_interval: float = OFFER_INTERVAL_S, on_request: bool = False,
+                 warm: bool = False) -> None:
         self._take = take
+        self.warm = warm
         self.offer_interval = offer_interval
         self.on_request = on_request
         self._requested = True
@@ -274,6 +281,11 @@ class LiveProcessor:
 
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
+        if self.warm:
+            try:
+                warm_live_session(self.make_index)
+            except Exception:  # noqa: BLE001 (a backend failing here fails its game's session, reported then)
+                pass
         while not self._stop.is_set():
             # a frame not handed over yet (too soon after the last) is offered once due
             self._wake.wait(0.05 if self._offered else self.offer_interval / 2)

@@ -47,7 +47,7 @@ class _ChildServer:
         self._kept: OrderedDict[int, FrameCopies] = OrderedDict()
         self._sent_frames = 0  # frames sent (their keys)
         self.processor = LiveProcessor(self._take, self._wake, make_index,
-                                       offered=self._offered.set, on_request=True)
+                                       offered=self._offered.set, on_request=True, warm=True)
 
     def run(self) -> None:
         shipper = threading.Thread(target=self._ship_run, name="live-ship", daemon=True)
