@@ -90,6 +90,13 @@ def test_the_saved_bytes_replay_with_simulate_to_the_same_pairs(tmp_path):
     assert live_pairs == replayed and any(replayed)
     assert live.names == {1003: "door", 5: "ogre"}
     assert [s.overlapping for s in live.stats] == [len(p) for p in replayed]
+    # a session that keeps no stats list (a window following a game for hours) counts the
+    # same frames and keeps each frame's stats with its record
+    lean = LiveSession(backend(), "test", kept_stats=0)
+    lean.feed(data)
+    lean.finish()
+    assert lean.frames == live.frames == 12 and len(lean.stats) == 0
+    assert [r.stats.overlapping for r in lean.recording] == [len(p) for p in replayed]
 
 
 @pytest.mark.parametrize("mutate, message", [

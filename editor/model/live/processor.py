@@ -322,7 +322,9 @@ class LiveProcessor:
             self._post(event)
 
     def _start_session(self, peer: str) -> None:
-        self.session = LiveSession(self.make_index(), f"tcp://{peer}", on_frame=self._on_frame)
+        # the display has each frame's stats with its record: none kept here for hours of play
+        self.session = LiveSession(self.make_index(), f"tcp://{peer}", on_frame=self._on_frame,
+                                   kept_stats=0)
         self.serial += 1
         self._offered = True
         self._offered_at = 0.0

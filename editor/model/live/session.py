@@ -12,6 +12,7 @@ A stream fault stops the parser, never the session: everything before it stays.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 
 import numpy as np
@@ -44,13 +45,18 @@ class LiveSession:
         ``on_frame(record, stats)`` after each frame is processed.
     limit : int, optional
         Frames processed at most; later frames are parsed (checked) but not processed.
+    kept_stats : int, optional
+        Keep the stats of this many last frames in :attr:`stats` (None: every frame's, as
+        ``listen --json`` prints them). A window following a game for hours keeps none here:
+        it has each frame's stats from its own record.
     """
 
     def __init__(self, index: SpatialIndex, source: str = "stream",
                  capacity: int = DEFAULT_LIVE_CAPACITY, hotspot_window: int = 60,
                  on_frame: Callable[[FrameRecord, FrameStats], None] | None = None,
                  max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-                 max_bytes: int = DEFAULT_MAX_BYTES, limit: int | None = None) -> None:
+                 max_bytes: int = DEFAULT_MAX_BYTES, limit: int | None = None,
+                 kept_stats: int | None = None) -> None:
         self.index = index
         self.limit = limit
         self.source = source
@@ -58,7 +64,10 @@ class LiveSession:
         self.recording = Recording(capacity=capacity, meta={"source": source}, max_bytes=max_bytes)
         self.hotspots = HotspotWindow(hotspot_window)
         self.on_frame = on_frame
-        self.stats: list[FrameStats] = []
+        #: the stats of every frame processed (the last ``kept_stats``)
+        self.stats: list[FrameStats] | deque[FrameStats] = [] if kept_stats is None \
+            else deque(maxlen=kept_stats)
+        self._frames = 0
         self.last_pairs: PairResult | None = None
         self.last_record: FrameRecord | None = None
         self.last_nodes: NodeTable | None = None
@@ -131,6 +140,7 @@ class LiveSession:
         self.recording.append(record)
         self.last_record = record
         self.stats.append(stats)
+        self._frames += 1
         if self.on_frame is not None:
             self.on_frame(record, stats)
         return stats
@@ -150,7 +160,7 @@ class LiveSession:
     @property
     def frames(self) -> int:
         """Frames processed."""
-        return len(self.stats)
+        return self._frames
 
     @property
     def done(self) -> bool:
