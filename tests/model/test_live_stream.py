@@ -170,3 +170,18 @@ def test_line_numbers_and_the_last_line_do_not_depend_on_chunking():
     parser = FrameStreamParser("s")
     frames = _feed_in_chunks(parser, binary + b'{"frame": 2, "objects": []}', 7)
     assert [f.frame for f in frames] == [1, 2]  # a last line without a newline still counts
+
+
+def test_frames_the_game_dropped_are_counted_after_the_recording_let_old_frames_go():
+    from editor.model.live.processor import summarize
+
+    ids = np.arange(4)
+    lo = np.zeros((4, 3))
+    numbers = [5, 6, 8, 9, 10, 14, 15]  # the game dropped 7, 11, 12 and 13
+    session = LiveSession(default_registry().backend("brute")(), "game", capacity=3)
+    for n in numbers:
+        session.feed(encode_binary_frame(n, ids, lo + n, lo + n + 1, np.ones(4, dtype=bool)))
+    assert session.recording.first_frame == 10  # the ring holds the last three
+    summary = summarize(session)
+    assert (summary.first_frame, summary.last_frame, summary.received) == (5, 15, 7)
+    assert summary.dropped_by_game == 4

@@ -101,6 +101,7 @@ class FrameStreamParser:
         self.line = 1              # line number of the next line (binary frames count as one)
         self.frames = 0            # frames parsed
         self.last_frame = -1
+        self.first_frame = -1      # the number of the first frame parsed
         self.error: StreamError | None = None
         self.meta: dict = {}
         self._static_ids = np.empty(0, dtype=np.int64)
@@ -331,6 +332,8 @@ class FrameStreamParser:
             spawned = np.empty(0, dtype=np.int64) if first else np.setdiff1d(ids, self._previous, assume_unique=True)
             despawned = np.setdiff1d(self._previous, ids, assume_unique=True)
         self._previous = ids
+        if first:
+            self.first_frame = frame
         self.last_frame = frame
         self.frames += 1
         return FrameRecord(frame, ids, lo, hi, awake, spawned, despawned)

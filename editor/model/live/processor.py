@@ -128,9 +128,17 @@ class SessionSummary:
     frames: int           # frames processed
     received: int         # frames parsed (processed or not yet)
     last_frame: int       # the game's number of the last frame parsed (-1: none yet)
-    first_frame: int      # the first frame the session's recording still holds (0: none)
+    first_frame: int      # the game's number of the first frame parsed (-1: none yet)
     received_bytes: int   # bytes of the stream parsed
     broken: bool          # the stream broke (a fault was posted); nothing after it is parsed
+
+    @property
+    def dropped_by_game(self) -> int:
+        """Frames the game dropped: the gaps in its frame numbers since its first frame (its
+        send buffer was full), however many frames the recording still holds."""
+        if not self.received:
+            return 0
+        return max(0, self.last_frame - self.first_frame + 1 - self.received)
 
 
 class Handover:
@@ -172,10 +180,9 @@ def summarize(session: LiveSession | None) -> SessionSummary | None:
     """``session``'s counts now (``None``: no game connected yet)."""
     if session is None:
         return None
-    rec, parser = session.recording, session.parser
+    parser = session.parser
     return SessionSummary(session.source, session.frames, parser.frames, parser.last_frame,
-                          rec.first_frame if len(rec) else 0, session.received_bytes,
-                          session.error is not None)
+                          parser.first_frame, session.received_bytes, session.error is not None)
 
 
 class LiveProcessor:

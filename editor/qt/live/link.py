@@ -312,13 +312,11 @@ class LiveLink(QObject):
         session, processor, source = self.session, self.processor, self.source
         received = session.received if session is not None else 0
         processed = session.frames if session is not None else 0
-        first = session.first_frame if session is not None else 0
-        last = session.last_frame if session is not None else -1
         return {"received": received, "processed": processed,
                 "shown": source.frames_shown if source is not None else 0,
                 # frames processed after the one on display (it waits for the next paint)
                 "lag_frames": processed - source.added_when_shown if source is not None else processed,
-                "dropped_by_game": max(0, last - first + 1 - received) if received else 0,
+                "dropped_by_game": session.dropped_by_game if session is not None else 0,
                 "display_skipped": source.display_skipped if source is not None else 0,
                 "lag_bytes": (processor.pending_bytes if processor is not None else 0) +
                              (self.receiver.queued_bytes if self.receiver is not None else 0),
