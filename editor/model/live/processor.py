@@ -38,6 +38,8 @@ from .frame_stream import StreamError
 from .session import LiveSession
 from .warm_session import warm_live_session
 
+#: frames the processing's own session keeps (the next frame's delta needs the last one)
+SESSION_FRAMES_KEPT = 2
 #: bytes fed to the session at a time (the display's copies are offered between pieces)
 PIECE_BYTES = 256 * 1024
 #: the newest frame is handed over (copied) at most this often: a window paints 20-30 times a
@@ -329,9 +331,11 @@ class LiveProcessor:
             self._post(event)
 
     def _start_session(self, peer: str) -> None:
-        # the display has each frame's stats with its record: none kept here for hours of play
+        # the display keeps its own copy of the recording, each frame's stats with its record:
+        # the session here keeps the last frames only (at 10,000 movers its ring held up to
+        # 512 MB beside the display's), and no stats list, for hours of play
         self.session = LiveSession(self.make_index(), f"tcp://{peer}", on_frame=self._on_frame,
-                                   kept_stats=0)
+                                   capacity=SESSION_FRAMES_KEPT, kept_stats=0)
         self.serial += 1
         self._offered = True
         self._offered_at = 0.0
