@@ -7,8 +7,9 @@ the job so its result is dropped when it arrives, and the GUI moves on at once.
 from __future__ import annotations
 
 import time
+import warnings
 
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import QThread, QTimer, Signal
 
 #: workers whose thread may still run: a QThread destroyed while running aborts the process,
 #: so each one is kept alive here until its thread has really finished
@@ -30,14 +31,47 @@ def wait_for_workers(timeout_ms: int = 10000) -> list:
 
 
 class _Cancellable(QThread):
+    """A worker thread that lets go of its job and its receivers once it finished.
+
+    Whoever starts a worker usually connects its signals to a closure that names the worker
+    (to tell a superseded answer), and the job is a closure over what it reads: a frame with
+    its trees, an index snapshot. A connection is held on Qt's side, out of reach of Python's
+    collector, so that cycle kept every worker and everything its job read alive (a live
+    game's Hotspots search leaked a frame a second). When the thread has finished and its
+    answer was delivered, :meth:`_release` drops the job and disconnects the signals.
+    """
+
+    #: the worker's own signals, disconnected once it finished (see :meth:`_release`)
+    RELEASED_SIGNALS: tuple[str, ...] = ()
+
     def __init__(self) -> None:
         super().__init__()
         self._cancelled = False
-        self.finished.connect(lambda: _RUNNING.discard(self))
+        self.finished.connect(self._on_finished)
 
     def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
         _RUNNING.add(self)  # kept alive until finished (see _RUNNING)
         super().start(priority)
+
+    def _on_finished(self) -> None:
+        # queued after the answer's signals, so those were delivered; released on the next
+        # turn, not while Qt still delivers this signal of the object
+        QTimer.singleShot(0, self._release)
+
+    def _release(self) -> None:
+        self.wait()  # the thread has ended its last instructions too
+        _RUNNING.discard(self)
+        self._drop_job()
+        for name in (*self.RELEASED_SIGNALS, "finished"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # nothing was connected
+                try:
+                    getattr(self, name).disconnect()
+                except (RuntimeError, TypeError):
+                    pass
+
+    def _drop_job(self) -> None:
+        """Forget the job's callables (and what their closures read)."""
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -61,6 +95,7 @@ class LoadWorker(_Cancellable):
     progress = Signal(float, str)
     loaded = Signal(object)
     failed = Signal(str)
+    RELEASED_SIGNALS = ("progress", "loaded", "failed")
 
     def __init__(self, path: str | None, prepare=None, before_reading=None) -> None:
         super().__init__()
@@ -96,6 +131,9 @@ class LoadWorker(_Cancellable):
         if not self._cancelled:
             self.loaded.emit(result)
 
+    def _drop_job(self) -> None:
+        self._prepare = self._before_reading = None
+
 
 class RebuildWorker(_Cancellable):
     """Run ``build()`` (which returns a ready index) on a worker thread.
@@ -107,6 +145,7 @@ class RebuildWorker(_Cancellable):
 
     finished_index = Signal(object, float)
     failed = Signal(object)  # the exception the build raised (plugin code: even SystemExit)
+    RELEASED_SIGNALS = ("finished_index", "failed")
 
     def __init__(self, build, prepare=None) -> None:
         super().__init__()
@@ -131,6 +170,9 @@ class RebuildWorker(_Cancellable):
         if not self._cancelled:
             self.finished_index.emit(index, (time.perf_counter() - start) * 1e3)
 
+    def _drop_job(self) -> None:
+        self._build = self._prepare = None
+
 
 class CallWorker(_Cancellable):
     """Run ``job()`` on a worker thread and hand its value back.
@@ -141,6 +183,7 @@ class CallWorker(_Cancellable):
 
     result = Signal(object, float)
     failed = Signal(str)
+    RELEASED_SIGNALS = ("result", "failed")
 
     def __init__(self, job) -> None:
         super().__init__()
@@ -156,3 +199,6 @@ class CallWorker(_Cancellable):
             return
         if not self._cancelled:
             self.result.emit(value, (time.perf_counter() - start) * 1e3)
+
+    def _drop_job(self) -> None:
+        self._job = None

@@ -126,6 +126,38 @@ def test_a_ray_on_a_live_game_is_answered_by_each_frame_shown(
         game.kill()
 
 
+def test_a_long_game_holds_a_few_frames_however_often_the_hotspots_are_searched(live_window, qtbot):
+    """The Hotspots list searches the newest frame on a worker every few refreshes; each
+    search's frame (its trees brought over from the processing) is let go once it answered."""
+    import gc
+
+    from editor.model.live.processor import LiveFrame
+
+    w = live_window
+    link, c = w.live_link, w.timeline
+    w.docks["hotspots"].raise_()
+    port = int(link.address.rsplit(":", 1)[1])
+    game = start_game(port, frames=900, movers=300, fps=240)
+    try:
+        qtbot.waitUntil(lambda: c.frame >= 20, timeout=30_000)
+        searches: set[str] = set()
+
+        def game_over() -> bool:  # meanwhile, note every list the Hotspots panel showed
+            searches.add(w.hotspot_panel.summary.text().partition(":")[0])
+            return game.poll() is not None
+
+        qtbot.waitUntil(game_over, timeout=60_000)
+        assert game.returncode == 0
+        qtbot.waitUntil(lambda: "disconnected" in link.connection, timeout=30_000)
+        gc.collect()
+        held = [o for o in gc.get_objects() if type(o) is LiveFrame]
+    finally:
+        game.kill()
+    assert link.session.frames == 900
+    assert len(searches) >= 3, "the list was searched again and again while the game played"
+    assert len(held) <= 4, sorted(f.record.frame for f in held)
+
+
 def test_other_games_connecting_meanwhile_are_refused_and_the_first_goes_on(live_window, qtbot):
     import socket
 
