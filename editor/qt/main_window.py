@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -443,10 +444,21 @@ class MainWindow(QMainWindow):
         duplicate_selection(self.document, (g, g, 0))
 
     def frame_all(self) -> None:
+        """Frame the level in every view, with a live game's boxes when one is shown."""
+        bounds = self.shown_bounds()
         for v in self.views2d.values():
-            v.frame_scene()
+            v.frame_scene(bounds)
         if self.view3d is not None:
-            self.view3d.frame_scene()
+            self.view3d.frame_scene(bounds)
+
+    def shown_bounds(self):
+        """``(lo, hi)`` around the level and the live game shown (None: the level's own)."""
+        game = getattr(self.timeline.simulation, "game_bounds", None) if hasattr(self, "timeline") else None
+        game = game() if callable(game) else None
+        if game is None or self.document is None:
+            return game
+        lo, hi = self.document.scene.bounds()
+        return np.minimum(lo, game[0]), np.maximum(hi, game[1])
 
     def _on_tool_changed(self, name: str) -> None:
         self.tool_actions[name].setChecked(True)

@@ -140,6 +140,13 @@ def test_a_long_game_holds_a_few_frames_however_often_the_hotspots_are_searched(
     game = start_game(port, frames=900, movers=300, fps=240)
     try:
         qtbot.waitUntil(lambda: c.frame >= 20, timeout=30_000)
+        # the game's boxes lie beyond the open level: every view was framed on both
+        rec = link.source.recording
+        game_lo, game_hi = rec.static_lo.min(axis=0), rec.static_hi.max(axis=0)
+        level_lo, level_hi = w.document.scene.bounds()
+        assert not (level_lo <= game_lo).all() or not (game_hi <= level_hi).all()
+        for view in w.views2d.values():
+            assert view.shows(game_lo, game_hi) and view.shows(level_lo, level_hi), view.vb.viewRange()
         searches: set[str] = set()
 
         def game_over() -> bool:  # meanwhile, note every list the Hotspots panel showed

@@ -45,7 +45,7 @@ def test_every_game_frame_is_processed_in_a_process_of_its_own_and_the_static_ti
     window.act_connect_game.trigger()
     link, controller = window.live_link, window.timeline
     port = int(link.address.rsplit(":", 1)[1])
-    frames = 150
+    frames = 360
     game = _example_game(port, frames, movers=200, static=3000)
     try:
         qtbot.waitUntil(lambda: controller.frame >= 20, timeout=60_000)
@@ -56,6 +56,15 @@ def test_every_game_frame_is_processed_in_a_process_of_its_own_and_the_static_ti
         assert len(prepared_on) == 1 and prepared_on[0] != threading.main_thread().name
         movers = window.live_view.items2d["Top"]
         qtbot.waitUntil(lambda: static.paints() > 0, timeout=10_000)  # each tile drawn once
+        # the views were framed on the game as it connected, and the window's docks settle
+        # around the timeline: once the range is still, the tiles are drawn for good
+        settled = []
+
+        def range_still() -> bool:
+            settled.append((tuple(map(tuple, window.views2d["Top"].vb.viewRange())), static.paints()))
+            return len(settled) > 15 and len(set(settled[-15:])) == 1
+
+        qtbot.waitUntil(range_still, timeout=10_000)
         static_paints, mover_paints, shown = static.paints(), movers.paints, controller.frame
         qtbot.waitUntil(lambda: controller.frame >= shown + 20, timeout=60_000)
         qtbot.wait(100)

@@ -16,6 +16,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+import numpy as np
+
 from editor.model.frame_step import FrameStats
 from editor.model.simulation import SimulationConfig
 
@@ -131,6 +133,19 @@ class LiveSource:
     def newest_shown(self) -> bool:
         """The newest adopted frame was handed to the display (or there is none)."""
         return self.newest is None or self.newest.stats.frame == self._shown
+
+    def game_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(lo, hi)`` around the game's static boxes and the newest frame's movers (finite
+        coordinates only); None before any box arrived."""
+        rec, record = self.recording, self.last_record
+        los = [rec.static_lo, rec.static_hi] + ([record.lo, record.hi] if record is not None else [])
+        points = [np.asarray(a, dtype=np.float64).reshape(-1, 3) for a in los]
+        points = [a[np.isfinite(a).all(axis=1)] for a in points]
+        points = [a for a in points if len(a)]
+        if not points:
+            return None
+        return (np.min([a.min(axis=0) for a in points], axis=0),
+                np.max([a.max(axis=0) for a in points], axis=0))
 
     def bodies_bounds(self):
         """``(ids, lo, hi, awake)`` of the newest frame's movers."""

@@ -297,6 +297,17 @@ class LiveLink(QObject):
         controller.history = StatsHistory(r.stats for r in source.recording if r.stats is not None)
         controller.source_changed.emit()
         controller.play()
+        self._frame_game(source)
+
+    def _frame_game(self, source: LiveSource) -> None:
+        """A new game's first frame: frame every view on the level and the game when the
+        Top view does not show all of the game's boxes (a game reconnecting where the user
+        looks stays as it is)."""
+        bounds = source.game_bounds()
+        top = getattr(self.window, "views2d", {}).get("Top")
+        if bounds is None or (top is not None and top.shows(*bounds)):
+            return
+        self.window.frame_all()
 
     def _finish(self, reason: str) -> None:
         session = self.session

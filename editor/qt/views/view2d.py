@@ -205,17 +205,24 @@ class View2D(pg.PlotWidget):
     def pixel_size(self) -> float:
         return float(self.vb.viewPixelSize()[0])
 
-    def frame_scene(self) -> None:
+    def frame_scene(self, bounds=None) -> None:
+        """Show the whole level, or the box ``bounds`` (``(lo, hi)``) when given."""
         doc = self.state.document
-        if doc is None:
+        if bounds is None and doc is None:
             return
-        lo, hi = doc.scene.bounds()
+        lo, hi = bounds if bounds is not None else doc.scene.bounds()
         u, v = self.axes
         pad = max(hi[u] - lo[u], hi[v] - lo[v], 64) * 0.06
         self.vb.setRange(QRectF(lo[u] - pad, lo[v] - pad, hi[u] - lo[u] + 2 * pad, hi[v] - lo[v] + 2 * pad),
                          padding=0)
 
     # ------------------------------------------------------------------ tool plumbing
+    def shows(self, lo, hi) -> bool:
+        """The box ``lo``..``hi`` is inside the visible range."""
+        (u0, u1), (v0, v1) = self.vb.viewRange()
+        u, v = self.axes
+        return u0 <= lo[u] and hi[u] <= u1 and v0 <= lo[v] and hi[v] <= v1
+
     def tool_event(self, kind: str, point: QPointF, modifiers) -> None:
         self.setFocus()
         tool = self.tools.current()

@@ -207,12 +207,12 @@ class View3D(RasterGLView):
         follow_state(self, state)
 
     # ------------------------------------------------------------------ model -> items
-    def frame_scene(self) -> None:
-        """Point the camera at the whole level."""
+    def frame_scene(self, bounds=None) -> None:
+        """Point the camera at the whole level, or at the box ``bounds`` (``(lo, hi)``)."""
         doc = self.state.document
-        if doc is None:
+        if bounds is None and doc is None:
             return
-        lo, hi = doc.scene.bounds()
+        lo, hi = bounds if bounds is not None else doc.scene.bounds()
         centre = (lo + hi) / 2
         radius = max(float(np.linalg.norm(hi - lo)) / 2, 64.0)
         self.setCameraPosition(pos=QVector3D(*centre), distance=radius * 1.6, elevation=35,
