@@ -40,7 +40,8 @@ class QueryAsk:
             (o1, d1, t1), (o2, d2, t2) = self.ray, other.ray
             if not (np.array_equal(o1, o2) and np.array_equal(d1, d2) and t1 == t2):
                 return False
-        return self.planes is None or np.array_equal(self.planes, other.planes)
+        return self.planes is None or (other.planes is not None
+                                       and np.array_equal(self.planes, other.planes))
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ class StatsHistory:
             self._rebuild()
         frames = self._frames[self._start:self._end]
         first = self._start + int(np.searchsorted(frames, after, side="right"))
-        out = {"frame": self._frames[first:self._end]}
+        out: dict[str, np.ndarray] = {"frame": self._frames[first:self._end]}
         for k, name in enumerate(COLUMNS):
             out[name] = self._values[k, first:self._end]
         return out

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QLabel
 
-
 #: characters of the shortest form a label is never narrower than (then elided)
 MIN_CHARS = 12
 

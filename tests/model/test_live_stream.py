@@ -92,7 +92,8 @@ def test_the_saved_bytes_replay_with_simulate_to_the_same_pairs(tmp_path):
     assert [s.overlapping for s in live.stats] == [len(p) for p in replayed]
     # a session that keeps no stats list (a window following a game for hours) counts the
     # same frames and keeps each frame's stats with its record
-    lean = LiveSession(backend(), "test", kept_stats=0)
+    lean = LiveSession(backend(), "test")
+    lean.keep_last_stats(0)
     lean.feed(data)
     lean.finish()
     assert lean.frames == live.frames == 12 and len(lean.stats) == 0

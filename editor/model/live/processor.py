@@ -32,8 +32,8 @@ from spatial.contract import NodeTable, PairResult, SpatialIndex
 
 from ..frame_step import FrameStats
 from ..hotspots import HotspotWindow
-from ..recording import FrameRecord
 from ..query_answers import QueryAnswers, QueryAsk, answer
+from ..recording import FrameRecord
 from .frame_stream import StreamError
 from .session import LiveSession
 from .warm_session import warm_live_session
@@ -335,7 +335,8 @@ class LiveProcessor:
         # the session here keeps the last frames only (at 10,000 movers its ring held up to
         # 512 MB beside the display's), and no stats list, for hours of play
         self.session = LiveSession(self.make_index(), f"tcp://{peer}", on_frame=self._on_frame,
-                                   capacity=SESSION_FRAMES_KEPT, kept_stats=0)
+                                   capacity=SESSION_FRAMES_KEPT)
+        self.session.keep_last_stats(0)
         self.serial += 1
         self._offered = True
         self._offered_at = 0.0

@@ -46,9 +46,9 @@ from collections.abc import Callable
 from spatial.contract import SpatialIndex
 
 from ..hotspots import HotspotWindow
+from ..query_answers import QueryAsk
 from ..recording import FrameRecord, Recording
 from . import shipment
-from ..query_answers import QueryAsk
 from .processor import FrameCopies, Handover, LiveFrame, LiveHeader, SessionSummary
 from .processor_child import serve_child
 
@@ -293,8 +293,10 @@ class ProcessLiveProcessor:
         if light is not None:
             record, stats, pairs, nodes, processed, serial, answers = light
             copies = FrameCopies(fetch=lambda: self._fetch_copies(key, record))
-            # once no frame here holds them, the child lets its copies go
-            weakref.finalize(copies, self._forget, key)
+            # once no frame here holds them, the child lets its copies go (the finaliser names
+            # this processor weakly: held strongly, it kept the processor and its newest frame
+            # alive for good, as that frame holds these copies)
+            weakref.finalize(copies, _forget_copies, weakref.ref(self), key)
             newest = LiveFrame(record, stats, pairs, nodes, copies, processed, serial,
                                self.prepare(record) if self.prepare is not None else None,
                                answers)
@@ -351,6 +353,13 @@ class ProcessLiveProcessor:
 
     def _post(self, event: tuple) -> None:
         self._handover.post(event)
+
+
+def _forget_copies(processor_ref, key: int) -> None:
+    """A frame's copies were let go: tell its processor, if it is still there."""
+    processor = processor_ref()
+    if processor is not None:
+        processor._forget(key)
 
 
 def _defined_under(module, top) -> bool:

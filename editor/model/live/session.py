@@ -45,18 +45,13 @@ class LiveSession:
         ``on_frame(record, stats)`` after each frame is processed.
     limit : int, optional
         Frames processed at most; later frames are parsed (checked) but not processed.
-    kept_stats : int, optional
-        Keep the stats of this many last frames in :attr:`stats` (None: every frame's, as
-        ``listen --json`` prints them). A window following a game for hours keeps none here:
-        it has each frame's stats from its own record.
     """
 
     def __init__(self, index: SpatialIndex, source: str = "stream",
                  capacity: int = DEFAULT_LIVE_CAPACITY, hotspot_window: int = 60,
                  on_frame: Callable[[FrameRecord, FrameStats], None] | None = None,
                  max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-                 max_bytes: int = DEFAULT_MAX_BYTES, limit: int | None = None,
-                 kept_stats: int | None = None) -> None:
+                 max_bytes: int = DEFAULT_MAX_BYTES, limit: int | None = None) -> None:
         self.index = index
         self.limit = limit
         self.source = source
@@ -64,9 +59,8 @@ class LiveSession:
         self.recording = Recording(capacity=capacity, meta={"source": source}, max_bytes=max_bytes)
         self.hotspots = HotspotWindow(hotspot_window)
         self.on_frame = on_frame
-        #: the stats of every frame processed (the last ``kept_stats``)
-        self.stats: list[FrameStats] | deque[FrameStats] = [] if kept_stats is None \
-            else deque(maxlen=kept_stats)
+        #: the stats of every frame processed (the last few: :meth:`keep_last_stats`)
+        self.stats: list[FrameStats] | deque[FrameStats] = []
         self._frames = 0
         self.last_pairs: PairResult | None = None
         self.last_record: FrameRecord | None = None
@@ -156,6 +150,12 @@ class LiveSession:
         self._built = True
         self.last_pairs = result
         return _stats(record, FrameDelta(), result, build_ms, pairs_ms)
+
+    def keep_last_stats(self, count: int) -> None:
+        """Keep the stats of the last ``count`` frames in :attr:`stats` from now on, not every
+        frame's (``listen --json`` prints them all). A window following a game for hours keeps
+        none here: it has each frame's stats with its record."""
+        self.stats = deque(self.stats, maxlen=max(0, int(count)))
 
     @property
     def frames(self) -> int:

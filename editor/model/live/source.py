@@ -21,8 +21,8 @@ import numpy as np
 from editor.model.frame_step import FrameStats
 from editor.model.simulation import SimulationConfig
 
-from ..recording import DEFAULT_MAX_BYTES, FrameRecord, Recording
 from ..query_answers import QueryAnswers, QueryAsk
+from ..recording import DEFAULT_MAX_BYTES, FrameRecord, Recording
 from .processor import LiveFrame, LiveHeader
 from .session import DEFAULT_LIVE_CAPACITY
 

@@ -12,7 +12,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog
 
 from ..fitting_label import FittingLabel
-
 from .level_save import save_live_level
 from .link import LiveLink
 from .receiver import parse_address
